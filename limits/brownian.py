@@ -1,0 +1,216 @@
+"""A seeded Brownian path on a dyadic grid, readable by a ResNet and by ``torchsde.sdeint``.
+
+:class:`BrownianGrid` is a batch of N independent Brownian motions B in R^m on [0, T], known on the
+grid t_i = i T / n (n = ``steps``, a power of two). The fine increments
+
+    ΔB_i = B_{t_{i+1}} − B_{t_i} ~ N(0, (T/n) I_m),   i = 0, …, n − 1,
+
+are drawn in blocks of ``block_steps`` consecutive steps, block b from its own generator seeded by
+``(seed, "brownian", b)``; any block can be regenerated at any time, so nothing of size n is ever held.
+
+**Dyadic coarsening.** The increment over a dyadic interval of 2^j fine steps is defined as the pairwise
+(tree) sum of its two halves, recursively. Every consumer — :meth:`BrownianGrid.__call__` (used by
+``sdeint`` and by a ResNet reading increments on the grid k/L) and the one-pass study engine
+(:func:`dyadic_levels`) — uses this same tree, so the coarse increment of depth L is *bit for bit* the
+same number whoever asks for it, and equals the sum of the fine ones (exactly in real arithmetic, to
+rounding in floating point).
+
+It implements torchsde's ``BaseBrownian`` interface, so ``sdeint(sde, y0, ts, bm=grid, dt=T/L)`` reads
+the same path as the network. Query times must lie on the grid (as they do for ``dt = T/L`` with L a
+power of two dividing n, since dyadic sums are exact in binary floating point).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torchsde._brownian import BaseBrownian
+
+from .seeding import generator
+
+__all__ = ["BrownianGrid", "tree_sum", "dyadic_levels", "default_block_steps"]
+
+
+def tree_sum(x: torch.Tensor) -> torch.Tensor:
+    """Pairwise sum over dim 0 of a tensor whose leading size is a power of two.
+
+    ``tree_sum(x) == (x[0] + x[1]) + (x[2] + x[3])`` etc.: the canonical dyadic summation order.
+    """
+    while x.shape[0] > 1:
+        x = x[0::2] + x[1::2]
+    return x[0]
+
+
+def dyadic_levels(fine: torch.Tensor) -> list[torch.Tensor]:
+    """All dyadic coarsenings of a block of fine increments.
+
+    Returns ``levels`` with ``levels[j]`` of shape (n / 2^j, …): the increments over consecutive groups
+    of 2^j fine steps, each computed by the same pairwise tree as :func:`tree_sum`.
+    """
+    levels = [fine]
+    while levels[-1].shape[0] > 1:
+        x = levels[-1]
+        levels.append(x[0::2] + x[1::2])
+    return levels
+
+
+def default_block_steps(samples: int, size: int, steps: int, budget: int = 1 << 22) -> int:
+    """Largest power of two ≤ ``steps`` with block_steps · samples · size ≤ ``budget`` elements (≥ 1)."""
+    per_step = max(1, samples * size)
+    block = 1
+    while block * 2 <= steps and block * 2 * per_step <= budget:
+        block *= 2
+    return block
+
+
+def _is_power_of_two(n: int) -> bool:
+    return n >= 1 and (n & (n - 1)) == 0
+
+
+class BrownianGrid(BaseBrownian):
+    """N independent Brownian motions in R^m on a dyadic grid of [0, T] (see module docstring).
+
+    Args:
+        samples: batch size N ≥ 1.
+        size: dimension m ≥ 1 of each Brownian motion (torchsde's "noise channels").
+        steps: number n of fine steps, a power of two.
+        seed: integer seed; (seed, samples, size, steps, block_steps, dtype) fix the path.
+        t1: final time T > 0 (the path starts at t0 = 0).
+        dtype, device: of the increments.
+        block_steps: fine steps per generated block (a power of two ≤ steps); by default the largest
+            with block_steps · N · m ≤ 2^22 elements, so a block is 32 MB in float64.
+    """
+
+    __slots__ = (
+        "samples", "channels", "steps", "seed", "t1", "block_steps", "_dtype", "_device",
+        "_scale", "_cache_index", "_cache",
+    )
+
+    def __init__(
+        self,
+        samples: int,
+        size: int,
+        steps: int,
+        seed: int = 0,
+        t1: float = 1.0,
+        dtype: torch.dtype = torch.float64,
+        device: torch.device | str = "cpu",
+        block_steps: int | None = None,
+    ) -> None:
+        if samples < 1:
+            raise ValueError(f"samples={samples} must be ≥ 1")
+        if size < 1:
+            raise ValueError(f"size={size} must be ≥ 1")
+        if not _is_power_of_two(steps):
+            raise ValueError(f"steps={steps} must be a power of two (1, 2, 4, …)")
+        if not t1 > 0:
+            raise ValueError(f"t1={t1} must be > 0")
+        if block_steps is None:
+            block_steps = default_block_steps(samples, size, steps)
+        if not _is_power_of_two(block_steps) or block_steps > steps:
+            raise ValueError(f"block_steps={block_steps} must be a power of two ≤ steps={steps}")
+        self.samples = int(samples)
+        self.channels = int(size)
+        self.steps = int(steps)
+        self.seed = int(seed)
+        self.t1 = float(t1)
+        self.block_steps = int(block_steps)
+        self._dtype = dtype
+        self._device = torch.device(device)
+        self._scale = math.sqrt(self.t1 / self.steps)
+        self._cache_index: int | None = None
+        self._cache: torch.Tensor | None = None
+
+    # ------------------------------------------------------------------ torchsde's BaseBrownian API
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.samples, self.channels)
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self._dtype
+
+    @property
+    def device(self) -> torch.device:
+        return self._device
+
+    @property
+    def levy_area_approximation(self) -> str:
+        return "none"
+
+    def __repr__(self) -> str:
+        return (
+            f"BrownianGrid(samples={self.samples}, size={self.channels}, steps={self.steps}, seed={self.seed}, "
+            f"t1={self.t1}, block_steps={self.block_steps}, dtype={self._dtype}, device={self._device})"
+        )
+
+    def __call__(self, ta, tb=None, return_U: bool = False, return_A: bool = False) -> torch.Tensor:
+        """B(tb) − B(ta) for grid times ta ≤ tb (B(ta) − B(0) when tb is None), shape (N, m)."""
+        if return_U or return_A:
+            raise ValueError("BrownianGrid provides increments only (no space-time or Lévy area)")
+        if tb is None:
+            ta, tb = 0.0, ta
+        start, stop = self.index(ta), self.index(tb)
+        if stop < start:
+            raise ValueError(f"query times out of order: ta={float(ta)} > tb={float(tb)}")
+        return self.increment(start, stop)
+
+    # ------------------------------------------------------------------ grid access
+    @property
+    def num_blocks(self) -> int:
+        return self.steps // self.block_steps
+
+    @property
+    def dt(self) -> float:
+        """The fine step T / n."""
+        return self.t1 / self.steps
+
+    def index(self, t) -> int:
+        """The fine-grid index of time ``t``; raises if ``t`` is not on the grid or outside [0, T]."""
+        position = float(t) / self.t1 * self.steps
+        index = round(position)
+        if abs(position - index) > 1e-6 or not 0 <= index <= self.steps:
+            raise ValueError(
+                f"time {float(t)!r} is not on the grid of {self.steps} steps over [0, {self.t1}]"
+            )
+        return index
+
+    def block(self, b: int) -> torch.Tensor:
+        """Fine increments of block b, shape (block_steps, N, m); the latest block is cached."""
+        if not 0 <= b < self.num_blocks:
+            raise IndexError(f"block {b} outside 0…{self.num_blocks - 1}")
+        if self._cache_index != b:
+            gen = generator(self.seed, "brownian", b, device=self._device)
+            noise = torch.randn(
+                (self.block_steps, self.samples, self.channels), generator=gen, dtype=self._dtype,
+                device=self._device,
+            )
+            self._cache = noise.mul_(self._scale)
+            self._cache_index = b
+        return self._cache
+
+    def dyadic_increment(self, start: int, length: int) -> torch.Tensor:
+        """Tree sum of the ``length`` (a power of two) fine increments from index ``start``,
+        which must be a multiple of ``length`` (an aligned dyadic interval)."""
+        if length <= self.block_steps:
+            b, offset = divmod(start, self.block_steps)
+            return tree_sum(self.block(b)[offset:offset + length])
+        half = length // 2
+        return self.dyadic_increment(start, half) + self.dyadic_increment(start + half, half)
+
+    def increment(self, start: int, stop: int) -> torch.Tensor:
+        """Sum of fine increments start…stop−1, as a left-to-right sum of maximal aligned dyadic blocks
+        (for an aligned dyadic interval: exactly its tree sum)."""
+        total: torch.Tensor | None = None
+        i = start
+        while i < stop:
+            length = i & -i if i else self.steps
+            while i + length > stop:
+                length //= 2
+            piece = self.dyadic_increment(i, length)
+            total = piece if total is None else total + piece
+            i += length
+        if total is None:
+            return torch.zeros(self.shape, dtype=self._dtype, device=self._device)
+        return total

@@ -1,0 +1,91 @@
+"""res-1 with i.i.d. Gaussian weights ↔ the neural SDE dH = (s/√d) dB σ(H) (THEORY §1, Marion et al. Prop. 10).
+
+Discrete network, depth L:
+
+    h_{k+1} = h_k + L^{-1/2} V_{k+1} σ(h_k),   V_{k+1} entries i.i.d. N(0, s²/d).
+
+Coupling on one d×d Brownian path B: V_{k+1} = √L (s/√d) (B_{(k+1)/L} − B_{k/L}), so that
+
+    h_{k+1} = h_k + (s/√d) ΔB_k σ(h_k),          (component i: h_i += (s/√d) Σ_j ΔB_ij σ(h_j))
+
+which is, step for step, the Euler–Maruyama scheme of the Itô SDE
+
+    dH_t = (s/√d) dB_t σ(H_t),   H_0 = h_0,   t ∈ [0, 1].
+
+Both readers evaluate the block through :func:`matrix_noise_product`, so the network equals
+``sdeint(method="euler", dt=1/L)`` on the same path bit for bit; the continuous H is the same scheme on
+a grid much finer than the deepest network. The noise is non-commutative, so the strong rate of Euler,
+and hence of the network, is 1/2.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .pairs import SDEPair, register
+
+__all__ = ["Res1SDE", "Res1Limit", "matrix_noise_product"]
+
+
+def matrix_noise_product(dW: torch.Tensor, x: torch.Tensor, scale: float) -> torch.Tensor:
+    """scale · ΔW x for a batch: dW of shape (N, d·d) read row-major as (N, d, d), x of shape (N, d)."""
+    n, d = x.shape
+    return scale * torch.bmm(dW.view(n, d, d), x.unsqueeze(-1)).squeeze(-1)
+
+
+class Res1Limit(torch.nn.Module):
+    """The Itô SDE dH = (s/√d) dB σ(H) for torchsde, with ``g_prod`` only (no d×d² diffusion matrix)."""
+
+    sde_type = "ito"
+    noise_type = "general"
+
+    def __init__(self, activation, scale: float) -> None:
+        super().__init__()
+        self.activation = activation
+        self.scale = scale
+
+    def f(self, t, y: torch.Tensor) -> torch.Tensor:
+        return torch.zeros_like(y)
+
+    def g_prod(self, t, y: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return matrix_noise_product(v, self.activation(y), self.scale)
+
+    def f_and_g_prod(self, t, y: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.f(t, y), self.g_prod(t, y, v)
+
+
+@register
+class Res1SDE(SDEPair):
+    """res-1, i.i.d. N(0, s²/d) weights, scaling L^{-1/2}; limit dH = (s/√d) dB σ(H). Uses ``width``,
+    ``activation`` (default tanh), ``weight_var`` (s², default 1; 2 is He initialisation as in the paper)
+    and ``input_dim``."""
+
+    name = "res1"
+    description = "res-1, i.i.d. weights, L^-1/2 scaling  <->  neural SDE dH = (s/sqrt d) dB sigma(H)"
+    theory_source = "THEORY.md §1; Marion et al. 2022, Prop. 10"
+    default_activation = "tanh"
+
+    @property
+    def theory_rate(self) -> float:
+        return 0.5
+
+    @property
+    def noise_dim(self) -> int:
+        return self.width * self.width
+
+    @property
+    def scale(self) -> float:
+        """s/√d."""
+        return math.sqrt(self.config.weight_var / self.width)
+
+    def network_step(self, h: torch.Tensor, t: float, dt: float, dW: torch.Tensor) -> torch.Tensor:
+        return h + matrix_noise_product(dW, self.activation(h), self.scale)
+
+    def layer_weights(self, dt: float, dW: torch.Tensor) -> torch.Tensor:
+        """The layer's weight matrix V_{k+1} = √L (s/√d) ΔB_k (entries N(0, s²/d)), shape (N, d, d)."""
+        return (self.scale / math.sqrt(dt)) * dW.view(-1, self.width, self.width)
+
+    def limit_sde(self) -> Res1Limit:
+        return Res1Limit(self.activation, self.scale)

@@ -1,0 +1,83 @@
+"""The command line: bad input gets one line naming the value and exit status 2; results are written."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from validation.convergence import main
+
+
+def run(*argv):
+    return subprocess.run([sys.executable, "-m", "validation.convergence", *argv], capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["--depths", "4,12,16"], "12 is not a power of two"),
+        (["--depths", "16,8"], "strictly increasing"),
+        (["--depths", "4:4"], "low to high"),
+        (["--depths", "8", "--reference-steps", "64"], "at least two depths"),
+        (["--depths", "4,8", "--reference-steps", "8"], "finer than the deepest depth 8"),
+        (["--depths", "4,8", "--reference-steps", "48"], "power of two"),
+        (["--width", "0"], "must be ≥ 1"),
+        (["--samples", "1"], "must be ≥ 2"),
+        (["--model", "res9"], "known models: "),
+        (["--activation", "sigmoidish"], "unknown activation 'sigmoidish'; allowed"),
+        (["--weight-var", "-1"], "-1.0 is negative"),
+        (["--tolerance", "0"], "must be > 0"),
+        (["--model", "res1-ode", "--reference-steps", "64"], "SDE pairs only"),
+        (["--fit-from", "512"], "fewer than two"),
+        (["--set", "oops"], "NAME=VALUE"),
+        (["--set", "foo=1"], "no setting 'foo'"),
+        (["--device", "tpu"], "device 'tpu' unknown"),
+    ],
+)
+def test_bad_input_one_line_exit_2(argv, needle, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        from validation.cli import run_cli
+
+        code = run_cli(main, argv)
+        raise SystemExit(code)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert needle in err
+    assert "Traceback" not in err
+
+
+def test_end_to_end_small_run_writes_json_csv_plot(tmp_path):
+    out = run("--model", "res1", "--depths", "2:16", "--samples", "40", "--width", "3", "--reference-steps", "256",
+              "--fit-from", "1", "--bootstrap", "200", "--quiet", "--seed", "3",
+              "--json", str(tmp_path / "r.json"), "--csv", str(tmp_path / "r.csv"), "--plot", str(tmp_path / "r.png"))
+    assert out.returncode in (0, 1), out.stderr
+    assert "verdict:" in out.stdout and "local slope" in out.stdout
+    result = json.loads((tmp_path / "r.json").read_text())
+    for key in ("model", "depths", "errors", "rate", "rate_ci", "theory_rate", "verdict", "seed", "samples",
+                "width", "dtype", "device", "versions"):
+        assert key in result
+    assert result["verdict"] == ("PASS" if out.returncode == 0 else "FAIL")
+    assert result["versions"]["torchsde"] and result["seed"] == 3 and result["dtype"] == "float64"
+    assert result["rate_ci"][0] <= result["rate"] <= result["rate_ci"][1]
+    assert (tmp_path / "r.csv").read_text().startswith("depth,rms_error")
+    assert (tmp_path / "r.png").stat().st_size > 10_000
+
+
+def test_help_explains_every_flag():
+    out = run("--help")
+    assert out.returncode == 0
+    for flag in ("--model", "--depths", "--samples", "--width", "--seed", "--activation", "--weight-var", "--dtype",
+                 "--device", "--reference-steps", "--json", "--plot", "--tolerance", "exit status"):
+        assert flag in out.stdout
+
+
+def test_nan_errors_are_reported_not_fitted(capsys):
+    # s² = 1e6 with identity σ overflows float32 quickly: the run must say so and FAIL, not fit through inf
+    code = main(["--model", "res1", "--activation", "identity", "--weight-var", "1e30", "--dtype", "float32",
+                 "--depths", "2,4,8", "--samples", "8", "--width", "3", "--reference-steps", "64", "--quiet",
+                 "--fit-from", "1", "--bootstrap", "100"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "NaN/inf" in out

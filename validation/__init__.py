@@ -1,0 +1,1 @@
+"""Studies that measure how fast discrete ResNets approach their continuous-depth limits."""

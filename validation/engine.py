@@ -1,0 +1,259 @@
+"""One pass over the weight process computes every depth and the references.
+
+**SDE pairs** (:func:`sde_errors`). The shared Brownian path (:class:`~limits.brownian.BrownianGrid`,
+n = ``reference_steps`` fine steps) is streamed block by block. For each block of fine increments:
+
+1. the dyadic coarsenings of the block are formed once (:func:`~limits.brownian.dyadic_levels`); a
+   depth L with r = n/L fine steps per layer reads level log2(r); a depth whose layers span several
+   blocks reads tree sums of block totals merged by a binary carry stack — the same tree as
+   ``BrownianGrid.__call__``, so every depth sees exactly the increments a stand-alone network would;
+2. the limit is advanced over the block by ``torchsde.sdeint(method="euler", dt=1/n, bm=path)``,
+   with outputs on the grid of the deepest network, and a second reference with dt = 2/n on the same
+   path (THEORY §6: the slope against both must agree, or the reference is too coarse);
+3. every network is stepped through its layers in the block and compared with the reference at each of
+   its grid points (running max for the sup-over-grid error).
+
+Memory is one block of increments plus O(N·d) per depth, whatever n and L.
+
+**ODE pairs** (:func:`ode_errors`). The grid of the deepest network is streamed in chunks: the weights
+are evaluated once per chunk for all its grid times, the reference is advanced with torchdiffeq
+(adaptive, tight tolerances) with outputs on the grid, and every network is stepped and compared. The
+second reference is the same solver at 100× looser tolerances.
+
+Both return a :class:`StudyErrors` of per-sample squared errors, on which :mod:`validation.stats` fits
+rates with a paired bootstrap.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+import torchsde
+from tqdm.auto import tqdm
+
+from limits.brownian import BrownianGrid, default_block_steps, dyadic_levels
+from limits.pairs import ODEPair, Pair, SDEPair
+
+__all__ = ["StudyErrors", "sde_errors", "ode_errors", "study_errors"]
+
+
+@dataclass
+class StudyErrors:
+    """Per-sample squared errors of every depth (arrays of shape (N, number of depths)).
+
+    Attributes:
+        depths: the depths L, increasing powers of two.
+        final_sq: ‖h_L − H_1‖² against the primary reference.
+        final_sq_second: ‖h_L − H̃_1‖² against the second (coarser / looser) reference.
+        sup_sq: max over the grid k/L of ‖h_k − H_{k/L}‖².
+        successive_sq: ‖h_L − h_{2L}‖² for consecutive depths (N, number of depths − 1); needs no
+            reference.
+        reference_gap_sq: ‖H̃_1 − H_1‖², the two references' disagreement, shape (N,).
+        reference: how the references were computed.
+    """
+
+    depths: list[int]
+    final_sq: np.ndarray
+    final_sq_second: np.ndarray
+    sup_sq: np.ndarray
+    successive_sq: np.ndarray
+    reference_gap_sq: np.ndarray
+    reference: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def samples(self) -> int:
+        return self.final_sq.shape[0]
+
+
+def _sq_norm(x: torch.Tensor) -> torch.Tensor:
+    return (x * x).sum(-1)
+
+
+class _DepthTracker:
+    """State of one network during the pass: h, the running sup error, and its grid spacing."""
+
+    def __init__(self, depth: int, h0: torch.Tensor, fine_per_layer: int) -> None:
+        self.depth = depth
+        self.h = h0.clone()
+        self.r = fine_per_layer
+        self.sup = torch.zeros(h0.shape[0], dtype=h0.dtype, device=h0.device)
+
+    def compare(self, reference: torch.Tensor) -> None:
+        self.sup = torch.maximum(self.sup, _sq_norm(self.h - reference))
+
+
+def _finish(
+    depths: list[int],
+    trackers: list[_DepthTracker],
+    reference: torch.Tensor,
+    second: torch.Tensor,
+    info: dict[str, Any],
+) -> StudyErrors:
+    def stack(values: list[torch.Tensor]) -> np.ndarray:
+        return torch.stack(values, dim=1).cpu().double().numpy()
+
+    hs = [t.h for t in trackers]
+    return StudyErrors(
+        depths=list(depths),
+        final_sq=stack([_sq_norm(h - reference) for h in hs]),
+        final_sq_second=stack([_sq_norm(h - second) for h in hs]),
+        sup_sq=stack([t.sup for t in trackers]),
+        successive_sq=stack([_sq_norm(a - b) for a, b in zip(hs, hs[1:])]) if len(hs) > 1
+        else np.zeros((hs[0].shape[0], 0)),
+        reference_gap_sq=_sq_norm(second - reference).cpu().double().numpy(),
+        reference=info,
+    )
+
+
+def _check_depths(depths: list[int], finest: int) -> None:
+    if not depths or any(L < 1 or L & (L - 1) for L in depths):
+        raise ValueError(f"depths {depths} must be powers of two")
+    if list(depths) != sorted(set(depths)):
+        raise ValueError(f"depths {depths} must be strictly increasing")
+    if finest <= depths[-1]:
+        raise ValueError(f"reference resolution {finest} must be finer than the deepest depth {depths[-1]}")
+
+
+def sde_errors(
+    pair: SDEPair,
+    depths: list[int],
+    reference_steps: int,
+    seed: int,
+    progress: bool = False,
+    block_budget: int = 1 << 23,
+) -> StudyErrors:
+    """Errors of every depth against the Euler reference with ``reference_steps`` steps, in one pass.
+
+    Args:
+        pair: the SDE pair (its ``samples``, ``dtype`` and ``device`` size the path).
+        depths: increasing powers of two, all < ``reference_steps``.
+        reference_steps: n, a power of two; the second reference uses n/2 steps of the same path.
+        seed: seed of the Brownian path.
+        progress: show a progress bar over the path.
+        block_budget: elements of fine increments generated at once (sets the block length).
+    """
+    _check_depths(depths, reference_steps)
+    n = reference_steps
+    block = max(2, default_block_steps(pair.samples, pair.noise_dim, n, block_budget))
+    path = BrownianGrid(
+        pair.samples, pair.noise_dim, n, seed=seed, dtype=pair.dtype, device=pair.device, block_steps=block
+    )
+    h0 = pair.initial_state()
+    trackers = [_DepthTracker(L, h0, n // L) for L in depths]
+    by_fine_steps = {t.r: t for t in trackers}
+    sde = pair.limit_sde()
+    H = h0.clone()
+    H_second = h0.clone()
+    r_out = min(n // depths[-1], block)  # output spacing of the reference inside a block
+    out_offsets = torch.arange(r_out, block + 1, r_out, dtype=torch.float64)
+    carry: list[tuple[int, torch.Tensor]] = []
+
+    def step_layer(tracker: _DepthTracker, start: int, increment: torch.Tensor) -> None:
+        tracker.h = pair.network_step(tracker.h, start / n, tracker.r / n, increment)
+
+    blocks = range(path.num_blocks)
+    for b in tqdm(blocks, desc=f"{pair.name}: path", unit="block", disable=not progress, leave=False):
+        first = b * block
+        levels = dyadic_levels(path.block(b))
+        ts = ((first + torch.cat([torch.zeros(1, dtype=torch.float64), out_offsets])) / n).to(
+            dtype=pair.dtype, device=pair.device
+        )
+        ys = torchsde.sdeint(sde, H, ts, bm=path, method="euler", dt=1.0 / n)
+        ys_second = torchsde.sdeint(sde, H_second, ts[[0, -1]], bm=path, method="euler", dt=2.0 / n)
+        H, H_second = ys[-1], ys_second[-1]
+        for tracker in trackers:
+            if tracker.r > block:
+                continue
+            increments = levels[tracker.r.bit_length() - 1]
+            for i in range(block // tracker.r):
+                step_layer(tracker, first + i * tracker.r, increments[i])
+                tracker.compare(ys[(i + 1) * tracker.r // r_out])
+        # layers longer than a block: tree sums of block totals through a binary carry stack
+        node, size = levels[-1][0], block
+        while True:
+            tracker = by_fine_steps.get(size)
+            if tracker is not None and size > block:
+                step_layer(tracker, first + block - size, node)
+                tracker.compare(H)
+            if carry and carry[-1][0] == size:
+                node = carry.pop()[1] + node
+                size *= 2
+            else:
+                carry.append((size, node))
+                break
+    info = {
+        "kind": "sde",
+        "method": "torchsde.sdeint euler (Ito), g_prod, shared BrownianGrid",
+        "steps": n,
+        "second_steps": n // 2,
+        "block_steps": block,
+    }
+    return _finish(depths, trackers, H, H_second, info)
+
+
+def ode_errors(
+    pair: ODEPair,
+    depths: list[int],
+    rtol: float = 1e-10,
+    atol: float = 1e-10,
+    method: str = "dopri5",
+    progress: bool = False,
+    chunk_budget: int = 1 << 22,
+) -> StudyErrors:
+    """Errors of every depth against the adaptive ODE solution, in one pass over the deepest grid.
+
+    The second reference uses the same solver at ``100·rtol``, ``100·atol``.
+    """
+    _check_depths(depths, 2 * depths[-1])
+    finest = depths[-1]
+    h0 = pair.initial_state()
+    probe = pair.weights(torch.zeros(1, dtype=pair.dtype, device=pair.device))
+    per_time = sum(w[0].numel() for w in probe)
+    chunk = 1
+    while chunk * 2 <= finest and chunk * 2 * per_time <= chunk_budget:
+        chunk *= 2
+    trackers = [_DepthTracker(L, h0, finest // L) for L in depths]
+    pending: dict[int, torch.Tensor] = {}  # depth → h after a layer longer than a chunk, not yet compared
+    H = h0.clone()
+    H_second = h0.clone()
+    for c in tqdm(range(finest // chunk), desc=f"{pair.name}: grid", unit="chunk", disable=not progress,
+                  leave=False):
+        first = c * chunk
+        ts = torch.arange(first, first + chunk + 1, dtype=torch.float64) / finest
+        ts = ts.to(dtype=pair.dtype, device=pair.device)
+        ys = pair.solve_limit(H, ts, rtol=rtol, atol=atol, method=method)
+        H = ys[-1]
+        H_second = pair.solve_limit(H_second, ts[[0, -1]], rtol=100 * rtol, atol=100 * atol, method=method)[-1]
+        weights = pair.weights(ts[:-1])
+        for tracker in trackers:
+            r = tracker.r
+            if r <= chunk:
+                for i in range(0, chunk, r):
+                    tracker.h = pair.network_step(tracker.h, (first + i) / finest, r / finest,
+                                                  tuple(w[i] for w in weights))
+                    tracker.compare(ys[i + r])
+            else:
+                if first % r == 0:
+                    pending[tracker.depth] = pair.network_step(
+                        tracker.h, first / finest, r / finest, tuple(w[0] for w in weights)
+                    )
+                if (first + chunk) % r == 0:
+                    tracker.h = pending.pop(tracker.depth)
+                    tracker.compare(H)
+    info = {"kind": "ode", "method": f"torchdiffeq.odeint {method}", "rtol": rtol, "atol": atol,
+            "second_rtol": 100 * rtol, "second_atol": 100 * atol, "chunk": chunk}
+    return _finish(depths, trackers, H, H_second, info)
+
+
+def study_errors(pair: Pair, depths: list[int], *, reference_steps: int, seed: int, rtol: float = 1e-10,
+                 atol: float = 1e-10, progress: bool = False) -> StudyErrors:
+    """Dispatch on the pair's kind (SDE: Brownian reference with ``reference_steps``; ODE: adaptive)."""
+    if isinstance(pair, SDEPair):
+        return sde_errors(pair, depths, reference_steps, seed, progress=progress)
+    if isinstance(pair, ODEPair):
+        return ode_errors(pair, depths, rtol=rtol, atol=atol, progress=progress)
+    raise TypeError(f"unsupported pair type {type(pair).__name__}")

@@ -1,0 +1,95 @@
+"""Log–log error curves with fitted and theoretical slopes (matplotlib, Agg backend, no display needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import textwrap
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+__all__ = ["Curve", "plot_error_curves"]
+
+
+class Curve:
+    """One error curve: e(L) with optional per-depth interval and a fitted rate over some depths.
+
+    Args:
+        label: legend text (the fitted rate is appended when given).
+        depths, errors: the curve.
+        band: (low, high) arrays of a per-depth interval, or None.
+        rate, rate_ci: fitted rate and its interval, drawn as a line over ``fitted`` depths.
+        fitted: mask of depths in the fit.
+        style: matplotlib marker/line format, e.g. "o-".
+    """
+
+    def __init__(self, label: str, depths: Sequence[int], errors: np.ndarray, *, band=None, rate=None,
+                 rate_ci=None, fitted=None, style: str = "o-") -> None:
+        self.label = label
+        self.depths = np.asarray(depths, dtype=float)
+        self.errors = np.asarray(errors, dtype=float)
+        self.band = band
+        self.rate = rate
+        self.rate_ci = rate_ci
+        self.fitted = np.ones(len(depths), bool) if fitted is None else np.asarray(fitted, bool)
+        self.style = style
+
+
+def _fitted_line(curve: Curve) -> tuple[np.ndarray, np.ndarray]:
+    x = np.log(curve.depths[curve.fitted])
+    y = np.log(curve.errors[curve.fitted])
+    intercept = y.mean() + curve.rate * x.mean()
+    return np.exp(x), np.exp(intercept - curve.rate * x)
+
+
+def plot_error_curves(
+    path: str | Path,
+    curves: Sequence[Curve],
+    *,
+    title: str,
+    theory_rate: float | None = None,
+    theory_label: str = "theory",
+    subtitle: str | None = None,
+    ylabel: str = "strong error",
+) -> None:
+    """Write a log–log figure of ``curves`` with fitted lines and a theoretical slope triangle-free
+    guide line (anchored at the first curve's fitted centre) to ``path`` (PNG/PDF/SVG by suffix)."""
+    fig, ax = plt.subplots(figsize=(6.4, 4.6), constrained_layout=True)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, curve in enumerate(curves):
+        colour = colours[i % len(colours)]
+        label = curve.label
+        if curve.rate is not None and np.isfinite(curve.rate):
+            label += f": rate {curve.rate:.3f}"
+            if curve.rate_ci is not None:
+                label += f" [{curve.rate_ci[0]:.3f}, {curve.rate_ci[1]:.3f}]"
+        ax.plot(curve.depths, curve.errors, curve.style, color=colour, label=label, ms=5, lw=1.2)
+        if curve.band is not None:
+            ax.fill_between(curve.depths, curve.band[0], curve.band[1], color=colour, alpha=0.18, lw=0)
+        if curve.rate is not None and np.isfinite(curve.rate):
+            xs, ys = _fitted_line(curve)
+            ax.plot(xs, ys, "-", color=colour, lw=3, alpha=0.35)
+    if theory_rate is not None and curves and curves[0].rate is not None and np.isfinite(curves[0].rate):
+        first = curves[0]
+        x = np.log(first.depths[first.fitted])
+        y = np.log(first.errors[first.fitted])
+        xs = np.exp(np.linspace(x.min(), x.max(), 2))
+        ys = np.exp(y.mean() + theory_rate * x.mean() - theory_rate * np.log(xs)) * 0.8
+        ax.plot(xs, ys, "k--", lw=1.2, label=f"{theory_label}: slope -{theory_rate:g}")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("depth L")
+    ax.set_ylabel(ylabel)
+    heading = textwrap.fill(title, 72)
+    ax.set_title(heading if subtitle is None else f"{heading}\n{subtitle}", fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8, loc="best")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=150)
+    plt.close(fig)
