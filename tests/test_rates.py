@@ -82,3 +82,23 @@ def test_nonfinite_errors_are_not_fitted():
     fit = fit_rate([2, 4, 8], sq, resamples=100)
     assert not fit.finite and np.isnan(fit.rate)
     assert verdict(fit, 0.5, 0.1) == "FAIL"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["res1", "res1-ode", "res2-ode", "res3-ode"])
+def test_default_study_passes(model, tmp_path):
+    """The documented default run of each core pair: PASS; res1's interval contains 0.5 and is at
+    most ±0.05 wide; the ODE pairs' rates are within 0.05 of 1 (slow: ~10–30 s each)."""
+    import json
+
+    from validation.convergence import main
+
+    out = tmp_path / "r.json"
+    assert main(["--model", model, "--quiet", "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    low, high = result["rate_ci"]
+    assert result["verdict"] == "PASS"
+    if model == "res1":
+        assert low <= 0.5 <= high and (high - low) / 2 <= 0.05
+    else:
+        assert abs(result["rate"] - 1.0) < 0.05

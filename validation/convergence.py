@@ -38,7 +38,7 @@ from validation.stats import METRIC_HELP, RateFit, depth_intervals, fit_rate, ve
 
 #: study size when neither the command line nor the pair's ``default_study`` says otherwise
 #: ``fit_from`` drops the shallowest depth from the fit (it stays in the table, marked "not fitted"):
-#: measured over seeds 0–3 (res1, d = 10, N = 500), the local slope from L = 4 to 8 is 0.46–0.47 while
+#: measured over seeds 0–3 (res1, d = 10, N = 500), the local slope from L = 4 to 8 is 0.45–0.47 while
 #: the later ones scatter around 0.50; for the ODE pairs the slope from L = 8 to 16 is 1.03–1.20.
 KIND_DEFAULTS: dict[str, dict[str, Any]] = {
     "sde": {"depths": [4, 8, 16, 32, 64, 128, 256], "samples": 500, "reference_factor": 32, "width": 10,

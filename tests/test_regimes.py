@@ -1,0 +1,220 @@
+"""Scaling regimes at initialisation: exact identities, classification, backward pass, CLI errors."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from limits.chizat import chizat_constant, chizat_expected_spread, chizat_spread
+from limits.fractional import FractionalNoiseError
+from limits.initialisation import (
+    Block,
+    FractionalRegime,
+    IIDRegime,
+    SmoothRegime,
+    measure_ratios,
+    propagate,
+)
+from limits.seeding import generator
+from validation import phase, regimes
+from validation.cli import run_cli
+from validation.regime_stats import classify, critical_beta, fit_slope, lemma14_bounds
+
+torch.set_num_threads(1)
+
+
+def _iid_networks(law: str, n: int, depth: int, d: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    vs, ws = zip(*(IIDRegime(law).network_weights(seed, ("t", i), depth, d, torch.float64, torch.device("cpu"))
+                   for i in range(n)))
+    return torch.stack(vs, 1), torch.stack(ws, 1)
+
+
+@pytest.mark.parametrize("block", [Block("res3"), Block("res2", "tanh"), Block("res1", "prelu:0.7")])
+def test_backward_matches_autograd(block: Block) -> None:
+    gen = generator(0, "autograd")
+    n, d, c, depth = 3, 6, 4, 25
+    V = torch.randn((depth, n, d, d), generator=gen, dtype=torch.float64) / math.sqrt(d)
+    W = torch.randn((depth, n, d, d), generator=gen, dtype=torch.float64) / math.sqrt(d)
+    h0 = torch.randn((n, d, c), generator=gen, dtype=torch.float64)
+    p_last = torch.randn((n, d, 1), generator=gen, dtype=torch.float64)
+    alpha = torch.tensor([0.05, 0.2, 0.7, 1.0], dtype=torch.float64)
+    res = propagate(h0, V, W, alpha, p_last, block)
+    h = h0.clone().requires_grad_(True)
+    x = h
+    for k in range(depth):
+        pre = torch.bmm(W[k], x) if block.uses_w else x
+        x = x + alpha * torch.bmm(V[k], block.sigma(pre))
+    (grad,) = torch.autograd.grad((x * p_last).sum(), h)  # p_0 for ℒ with p_L = p_last
+    torch.testing.assert_close(res.r_h, (x - h0).norm(dim=1) / h0.norm(dim=1), rtol=1e-10, atol=0)
+    torch.testing.assert_close(res.r_p, (grad - p_last).norm(dim=1) / p_last.expand_as(grad).norm(dim=1),
+                               rtol=1e-10, atol=0)
+    torch.testing.assert_close(res.n_p, grad.norm(dim=1) / p_last.expand_as(grad).norm(dim=1), rtol=1e-10, atol=0)
+
+
+@pytest.mark.parametrize("law", ["uniform", "normal", "rademacher"])
+def test_res3_norm_identity(law: str) -> None:
+    """E‖h_{k+1}‖² = (1 + α²/2) E‖h_k‖² for res-3 with symmetric unit-variance weights, at every k."""
+    n, d, depth, alpha = 3000, 12, 8, 0.6
+    V, W = _iid_networks(law, n, depth, d, seed=1)
+    gen = generator(1, "h0", law)
+    h0 = torch.randn((n, d, 1), generator=gen, dtype=torch.float64)
+    res = propagate(h0, V, W, torch.tensor([alpha], dtype=torch.float64), h0[:, :, :1], Block("res3"),
+                    backward=False, record_norms=True)
+    ratio = (res.h_norms2 / res.h_norms2[0]).squeeze(-1)  # (L+1, n)
+    mean = ratio.mean(1)
+    se = ratio.std(1) / math.sqrt(n)
+    expected = torch.tensor([(1 + alpha**2 / 2) ** k for k in range(depth + 1)], dtype=torch.float64)
+    z = (mean - expected)[1:] / se[1:]
+    assert z.abs().max() < 4.0, z
+    wrong = torch.tensor([(1 + alpha**2) ** k for k in range(depth + 1)], dtype=torch.float64)  # the upper bound
+    assert ((mean - wrong)[-1] / se[-1]).abs() > 10  # the test can tell the bounds apart
+
+
+def test_res3_ratios_attain_lemma14_lower_bound() -> None:
+    """E r_h² and E r_p² equal (1 + α²/2)^L − 1 (the Lemma 14 / Prop. 7 lower bound) for res-3."""
+    depth, beta = 16, 0.5
+    res = measure_ratios(IIDRegime("uniform"), depth, [beta], networks=1500, inputs=1, width=10, n_in=8, seed=2,
+                         label=("lemma14",))
+    lower, upper = lemma14_bounds(beta, depth)
+    for r in (res.r_h, res.r_p):
+        r2 = r.reshape(-1) ** 2
+        z = (r2.mean() - lower) / (r2.std() / math.sqrt(r2.numel()))
+        assert abs(z) < 4.0, z
+        assert r2.mean() < upper
+
+
+def test_chizat_exact_spread() -> None:
+    d, m, layers, n = 8, 6, 12, 3000
+    su, sv = 1 / math.sqrt(d), 1.0
+    c = chizat_constant(d, su, sv)
+    assert c == pytest.approx(0.5)
+    alphas = [0.5 / math.sqrt(m * layers), 3.0 / math.sqrt(m * layers)]
+    spread = chizat_spread(alphas, d, m, layers, n, su, sv, seed=4)
+    for i, a in enumerate(alphas):
+        expected = chizat_expected_spread(a, m, layers, c)
+        mean = spread[i].mean(-1)
+        se = spread[i].std(-1) / math.sqrt(n)
+        z = (mean - expected)[1:] / se[1:]
+        assert z.abs().max() < 4.0, z
+        assert spread[i, 0].abs().max() == 0
+
+
+def test_small_iid_sweep_classifies_three_regimes() -> None:
+    depths, betas = [32, 128, 512], [0.25, 0.5, 1.0]
+    r = np.stack([measure_ratios(IIDRegime(), L, betas, networks=24, width=16, n_in=8, seed=3,
+                                 label=("sweep",)).r_h.reshape(3, -1).numpy() for L in depths])
+    classes = [classify(fit_slope(depths, r[:, j])["slope"]) for j in range(3)]
+    assert classes == ["explosion", "non-trivial", "identity"]
+    slopes = [fit_slope(depths, r[:, j])["slope"] for j in range(3)]
+    assert critical_beta(betas, slopes) == pytest.approx(0.5, abs=0.08)
+    assert slopes[2] == pytest.approx(-0.5, abs=0.1)
+
+
+def test_same_seed_same_numbers_and_chunking() -> None:
+    kw = dict(depth=20, betas=[0.5, 1.0], networks=5, inputs=2, width=6, n_in=4, seed=7)
+    a = measure_ratios(FractionalRegime(0.7), **kw)
+    b = measure_ratios(FractionalRegime(0.7), **kw, memory_mb=1e-3)  # one network per chunk
+    c = measure_ratios(FractionalRegime(0.7), **{**kw, "seed": 8})
+    assert torch.equal(a.r_h, b.r_h) and torch.equal(a.r_p, b.r_p)
+    assert not torch.equal(a.r_h, c.r_h)
+
+
+def test_smooth_weights_read_the_same_function() -> None:
+    """Smooth weights at depth L and 2L agree at the common times k/L (same GP, two grids)."""
+    reg = SmoothRegime(0.1)
+    v1, _ = reg.network_weights(0, ("s",), 10, 4, torch.float64, torch.device("cpu"))
+    v2, _ = reg.network_weights(0, ("s",), 20, 4, torch.float64, torch.device("cpu"))
+    torch.testing.assert_close(v1, v2[1::2], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: FractionalRegime(1.2), "0 < H < 1"),
+        (lambda: FractionalRegime(0.0), "0 < H < 1"),
+        (lambda: measure_ratios(IIDRegime(), 10, [-0.1], 2), "β ≥ 0"),
+        (lambda: measure_ratios(IIDRegime(), 0, [0.5], 2), "L ≥ 1"),
+        (lambda: IIDRegime("cauchy"), "allowed: uniform, normal, rademacher"),
+        (lambda: Block("res3", "tanh"), "res3 uses ReLU"),
+    ],
+)
+def test_bad_input_library(call, match: str) -> None:
+    with pytest.raises((ValueError, FractionalNoiseError), match=match):
+        call()
+
+
+@pytest.mark.parametrize(
+    "module, argv, needle",
+    [
+        (regimes, ["--preset", "fig1", "--betas", "0.5,-0.2"], "β=-0.2 is out of range"),
+        (regimes, ["--preset", "fig1", "--depths", "0,10"], "L=0 is out of range"),
+        (regimes, ["--preset", "fig1", "--regime", "fractional", "--hurst", "1.5"], "H='1.5' is out of range"),
+        (regimes, ["--preset", "fig1", "--regime", "fractional"], "needs --hurst"),
+        (regimes, ["--preset", "fig9"], "invalid choice"),
+        (phase, ["--hursts", "0.5,1.0"], "H=1 is out of range"),
+        (phase, ["--betas=-1:1:5"], "β=-1 is out of range"),
+        (phase, ["--depth", "0"], "must be ≥ 1"),
+    ],
+)
+def test_bad_cli_input(module, argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
+    try:
+        code = run_cli(module.main, argv)
+    except SystemExit as exc:  # argparse errors
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2
+    assert needle in err
+    assert "Traceback" not in err
+    assert [line for line in err.splitlines() if line.startswith("error:") or "error:" in line]
+
+
+def test_regimes_cli_small_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "r.json"
+    code = run_cli(regimes.main, ["--preset", "fig1", "--depths", "8,32", "--samples", "6", "--width", "8",
+                                  "--json", str(out), "--plot", str(tmp_path / "r.png"), "--quiet", "--seed", "3"])
+    assert code == 0
+    data = json.loads(out.read_text())
+    assert data["run"]["seed"] == 3 and data["run"]["dtype"] == "float64"
+    assert len(data["result"]["bounds"]) == 3 * 2  # (β, L) pairs, each checked for r_h and r_p
+    assert all(b["r_h"]["verdict"] and b["r_p"]["verdict"] for b in data["result"]["bounds"])
+    assert (tmp_path / "r.png").stat().st_size > 10_000
+    assert "critical β" in capsys.readouterr().out
+
+
+def test_phase_counts_explosions_without_crashing(tmp_path: Path) -> None:
+    """float32 overflow at β = 0 is counted and becomes an 'overflow' cell, never a number."""
+    argv = ["--hursts", "0.9", "--betas", "0,1", "--depth", "512", "--ref-depth", "128", "--width", "12",
+            "--networks", "2", "--inputs", "2", "--workers", "1", "--json", str(tmp_path / "p.json"),
+            "--plot", str(tmp_path / "p.png"), "--quiet"]
+    assert run_cli(phase.main, argv) == 0
+    res = json.loads((tmp_path / "p.json").read_text())["result"]
+    assert res["overflow_samples"]["main_r_h_overflow"] >= 3
+    assert res["grid"]["main_r_h_median_log10"][0] == [None]  # +∞ is written as null, not a number
+    assert res["grid"]["main_r_h_median_log10"][1][0] < 0  # β = 1: identity side
+    assert (tmp_path / "p.png").exists()
+
+
+@pytest.mark.slow
+def test_smooth_critical_beta_is_one() -> None:
+    depths, betas = [100, 300, 1000], [0.75, 1.0, 1.25]
+    r = np.stack([measure_ratios(SmoothRegime(0.1), L, betas, networks=20, width=20, n_in=16, seed=5,
+                                 label=("smooth",)).r_h.reshape(3, -1).numpy() for L in depths])
+    slopes = [fit_slope(depths, r[:, j])["slope"] for j in range(3)]
+    assert critical_beta(betas, slopes) == pytest.approx(1.0, abs=0.05)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("hurst, expected", [(0.25, 0.5), (0.75, 0.75)])
+def test_fractional_critical_beta(hurst: float, expected: float) -> None:
+    depths, betas = [250, 1000], list(np.linspace(0.3, 1.0, 15))
+    r = np.stack([measure_ratios(FractionalRegime(hurst), L, betas, networks=16, inputs=4, width=40, n_in=64,
+                                 seed=6, label=("frac",), dtype=torch.float32).r_h.reshape(len(betas), -1).numpy()
+                  for L in depths])
+    med = np.log(np.median(r, axis=2))
+    slopes = (med[1] - med[0]) / math.log(4)
+    assert critical_beta(betas, slopes.tolist()) == pytest.approx(expected, abs=0.08)
