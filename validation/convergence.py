@@ -112,6 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", type=Path, default=None, help="write the full result as JSON to this file")
     run.add_argument("--csv", type=Path, default=None, help="write the per-depth table as CSV to this file")
     run.add_argument("--plot", type=Path, default=None, help="write the log–log error plot (PNG/PDF/SVG) to this file")
+    cli.add_threads_argument(run)
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser
 
@@ -215,6 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.list:
         print(list_models())
         return 0
+    torch.set_num_threads(args.threads)
     try:
         cls = get_pair(args.model)
         study = resolve_study(args, cls)

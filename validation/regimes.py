@@ -28,7 +28,7 @@ from limits.chizat import chizat_constant, chizat_expected_spread, chizat_spread
 from limits.fractional import FractionalNoiseError, check_hurst
 from limits.initialisation import IID_LAWS, Block, FractionalRegime, IIDRegime, Regime, SmoothRegime, measure_ratios
 
-from .cli import HelpFormatter, UsageError, dtype_arg, device_arg, int_at_least, positive_float, resolve_device, run_cli
+from .cli import HelpFormatter, UsageError, add_threads_argument, dtype_arg, device_arg, int_at_least, positive_float, resolve_device, run_cli
 from .regime_stats import TAU, bounds_check, family_z, classify, critical_beta, fit_slope, lemma14_bounds, lognormal_summary
 from .runinfo import run_metadata, write_json
 
@@ -126,9 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("--seed", type=int, default=0, help="seed of every random stream")
     add("--dtype", type=dtype_arg, default=torch.float64, help="float64 or float32")
     add("--device", type=device_arg, default="cpu", help="cpu, cuda, cuda:N or auto")
-    add("--threads", type=int_at_least(1), default=1,
-        help="torch intra-op threads; 1 is fastest for these small batched products (2-thread bmm on "
-             "40×40 blocks was up to 20× slower on the 2-core test machine)")
+    add_threads_argument(parser)
     add("--memory-mb", type=positive_float, default=512.0, help="memory budget per chunk of networks")
     add("--json", type=Path, default=None, help="result file (default results/regimes_<preset>.json)")
     add("--plot", type=Path, default=None, help="figure (default results/regimes_<preset>.png)")

@@ -1,0 +1,449 @@
+"""Cohen, Cont, Rossier & Xu (ICML 2021, §4): the Itô-corrected SDE regime and the ODE regime (THEORY §3).
+
+Network (depth L, grid t_k = k/L), with a *smooth trend* (Ā_t, b̄_t) and Brownian fluctuations:
+
+    h_{k+1} = h_k + L^{-α} σ(A_k h_k + b_k),
+    A_k = L^{-β} Ā_{t_k} + ΔW^A_k,   b_k = L^{-β} b̄_{t_k} + ΔW^b_k,
+    W^A = (s_A/√d) B^A (d×d),        W^b = s_b B^b (d),
+
+B^A, B^b independent standard Brownian motions, read as ONE path in R^{d²+d} per sample (channels
+0…d²−1 are B^A row-major, channels d²…d²+d−1 are B^b).
+
+**cohen-sde** (α = 0, β = 1, Thm 4.4): the limit carries an Itô correction,
+
+    dH = σ'(0) [dW^A H + dW^b + (Ā_t H + b̄_t) dt] + ½ σ''(0) Q(t, H) dt,
+    Q_i(t, x) = (s_A²/d) ‖x‖² + s_b²          (every coordinate i, for i.i.d. Brownian weights).
+
+Where it comes from: the pre-activation M = ΔW^A h + Δb has E M = O(dt) and E M_i² = Q_i dt, so
+σ(M) = σ'(0) M + ½ σ''(0) M² + O(|M|³) has mean σ'(0) E M + ½ σ''(0) Q dt + O(dt²) — the square of the
+Brownian increment does not average out. THEORY §3 states the theorem for σ'(0) = 1; the σ'(0) factor
+(Peluchetti–Favaro, THEORY §4) makes the pair right for swish too. The network is *not* the Euler scheme
+of the limit (σ sits outside the increment); the reference is torchsde's Euler on a much finer grid of
+the same path. Strong rate 1/2.
+
+**cohen-sde-naive**: the same network against the SDE read naively off the recursion, *without*
+½σ''(0)Q. For σ''(0) ≠ 0 the network does not converge to it: the error tends to a non-zero constant
+(THEORY §3a measured 4.1 → 5.4 over L = 8…1024), so its check is that the rate interval lies well
+below 1/2.
+
+**cohen-ode** (0 < α < 1, α + β = 1, no noise, Thm 4.3): dH/dt = σ'(0) (Ā_t H + b̄_t). Taylor-expanding
+L^{-α} σ(L^{-β} y) = L^{-1} [σ'(0) y + ½ σ''(0) L^{-β} y² + σ'''(0)/6 L^{-2β} y³ + …] shows the per-step
+defect L^{-1-β} (or L^{-1-2β} when σ''(0) = 0) summed over L steps: the rate is min(1, β) when
+σ''(0) ≠ 0 and min(1, 2β) when σ''(0) = 0 (THEORY §3b) — computed here from the activation, with 1
+for an activation that is linear (identity).
+
+All maths shared by the two readers is one function each: :func:`noise_term` (dW^A h + dW^b, used by
+the network's pre-activation and by ``g_prod``), :func:`Trend.__call__` (Ā_t h + b̄_t) and
+:func:`ito_correction` (½σ''(0)Q).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import torch
+
+from .activations import Activation
+from .pairs import ModelConfig, ODEPair, OptionSpec, PairError, SDEPair, register
+from .seeding import generator
+from .smooth import SmoothGaussianProcess
+
+__all__ = [
+    "noise_term", "ito_correction", "quadratic_variation", "Trend", "CohenLimit", "CohenSDE", "CohenSDENaive",
+    "CohenODE", "ode_rate", "third_derivative_at_zero",
+]
+
+TREND_KINDS = ("smooth", "constant", "zero")
+
+
+# ----------------------------------------------------------------------------------------------- option parsers
+def _nonnegative(name: str):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"{name}={text!r} is not a number (allowed: a finite number ≥ 0)") from None
+        if not math.isfinite(value) or value < 0:
+            raise ValueError(f"{name}={value} is out of range (allowed: a finite number ≥ 0)")
+        return value
+
+    parse.__name__ = f"{name} ≥ 0"
+    return parse
+
+
+def _trend_kind(text: str) -> str:
+    value = text.strip().lower()
+    if value not in TREND_KINDS:
+        raise ValueError(f"trend={text!r} unknown (allowed: {', '.join(TREND_KINDS)})")
+    return value
+
+
+def _check_nonnegative(pair_name: str, key: str, value: Any) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise PairError(f"{pair_name}: {key}={value!r} is not a number (allowed: a finite number ≥ 0)") from None
+    if not math.isfinite(number) or number < 0:
+        raise PairError(f"{pair_name}: {key}={number} is out of range (allowed: a finite number ≥ 0; "
+                        f"it is a standard deviation, its square a variance)")
+    return number
+
+
+# ----------------------------------------------------------------------------------------------- shared maths
+def noise_term(dW: torch.Tensor, h: torch.Tensor, s_a: float, s_b: float) -> torch.Tensor:
+    """ΔW^A h + ΔW^b for a batch, with W^A = (s_A/√d) B^A and W^b = s_b B^b.
+
+    ``dW`` (N, d² + d) holds the increment of the shared path: columns 0…d²−1 are ΔB^A read row-major as
+    (N, d, d), columns d²… are ΔB^b. Used by the network (pre-activation) and by the SDE's ``g_prod``.
+    """
+    n, d = h.shape
+    d2 = d * d
+    a_part = torch.bmm(dW[:, :d2].reshape(n, d, d), h.unsqueeze(-1)).squeeze(-1)
+    return (s_a / math.sqrt(d)) * a_part + s_b * dW[:, d2:]
+
+
+def quadratic_variation(h: torch.Tensor, s_a: float, s_b: float) -> torch.Tensor:
+    """Q_i(t, h) = (s_A²/d) ‖h‖² + s_b², the same for every coordinate i; returns shape (N, d).
+
+    This is d[(W^A h + W^b)_i]/dt: Σ_{j,k} h_j h_k Σ^A_{ijik} + Σ^b_{ii} with Σ^A_{ijik} = (s_A²/d) δ_jk.
+    """
+    d = h.shape[-1]
+    q = (s_a * s_a / d) * (h * h).sum(-1, keepdim=True) + s_b * s_b
+    return q.expand_as(h)
+
+
+def ito_correction(activation: Activation, h: torch.Tensor, s_a: float, s_b: float) -> torch.Tensor:
+    """The Itô drift ½ σ''(0) Q(t, h) of Cohen et al. Thm 4.4, shape (N, d)."""
+    return (0.5 * activation.d2) * quadratic_variation(h, s_a, s_b)
+
+
+class Trend:
+    """The smooth trend (Ā_t, b̄_t): t ↦ Ā_t h + b̄_t, the same function for the network and the limit.
+
+    ``kind``:
+      * ``smooth`` — every entry an independent Gaussian process with the RBF kernel of length-scale ℓ
+        (:class:`~limits.smooth.SmoothGaussianProcess`, exact at any t), entries of Ā with variance
+        a_bar²/d, entries of b̄ with variance b_bar²;
+      * ``constant`` — one Gaussian draw per sample with the same variances, constant in t (the limit of
+        cohen-ode is then solved exactly with a matrix exponential);
+      * ``zero`` — Ā = 0, b̄ = 0.
+    Streams: ``(seed, "smooth", "cohen-Abar")`` / ``"cohen-bbar"`` or ``(seed, "cohen-trend")``.
+    """
+
+    def __init__(self, kind: str, samples: int, width: int, a_bar: float, b_bar: float, lengthscale: float,
+                 seed: int, dtype: torch.dtype, device: torch.device) -> None:
+        self.kind = kind
+        self.samples, self.width = samples, width
+        self.dtype, self.device = dtype, device
+        self.a_gp = self.b_gp = None
+        self.a_const = self.b_const = None
+        if kind == "smooth":
+            common = dict(samples=samples, lengthscale=lengthscale, seed=seed, dtype=dtype, device=device)
+            self.a_gp = SmoothGaussianProcess(shape=(width, width), variance=a_bar**2 / width, stream="cohen-Abar",
+                                              **common)
+            self.b_gp = SmoothGaussianProcess(shape=(width,), variance=b_bar**2, stream="cohen-bbar", **common)
+        else:
+            gen = generator(seed, "cohen-trend", device=device)
+            a = torch.randn((samples, width, width), generator=gen, dtype=dtype, device=device)
+            b = torch.randn((samples, width), generator=gen, dtype=dtype, device=device)
+            scale_a, scale_b = (a_bar / math.sqrt(width), b_bar) if kind == "constant" else (0.0, 0.0)
+            self.a_const, self.b_const = a * scale_a, b * scale_b
+
+    @property
+    def constant(self) -> bool:
+        return self.kind != "smooth"
+
+    def values(self, t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(Ā, b̄) at a 1-D tensor of T times: shapes (T, N, d, d) and (T, N, d)."""
+        if self.constant:
+            size = t.shape[0]
+            return (self.a_const.unsqueeze(0).expand(size, -1, -1, -1),
+                    self.b_const.unsqueeze(0).expand(size, -1, -1))
+        return self.a_gp(t), self.b_gp(t)
+
+    def at(self, t: float | torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(Ā_t, b̄_t) at one time: shapes (N, d, d) and (N, d)."""
+        if self.constant:
+            return self.a_const, self.b_const
+        t = torch.as_tensor(t, dtype=self.dtype, device=self.device).reshape(1)
+        a, b = self.values(t)
+        return a[0], b[0]
+
+    @staticmethod
+    def apply(a: torch.Tensor, b: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        """Ā h + b̄ for a batch."""
+        return torch.bmm(a, h.unsqueeze(-1)).squeeze(-1) + b
+
+    def __call__(self, t: float | torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        """Ā_t h + b̄_t."""
+        a, b = self.at(t)
+        return self.apply(a, b, h)
+
+
+# ----------------------------------------------------------------------------------------------- SDE regime
+class CohenLimit(torch.nn.Module):
+    """dH = σ'(0)[dW^A H + dW^b + (Ā_t H + b̄_t) dt] + c · ½σ''(0) Q(t, H) dt for torchsde (``g_prod`` only);
+    c = 1 for the Itô-corrected limit, c = 0 for the naive one."""
+
+    sde_type = "ito"
+    noise_type = "general"
+
+    def __init__(self, activation: Activation, trend: Trend, s_a: float, s_b: float, corrected: bool) -> None:
+        super().__init__()
+        self.activation, self.trend = activation, trend
+        self.s_a, self.s_b = s_a, s_b
+        self.corrected = corrected
+
+    def f(self, t, y: torch.Tensor) -> torch.Tensor:
+        drift = self.activation.d1 * self.trend(t, y)
+        if self.corrected:
+            drift = drift + ito_correction(self.activation, y, self.s_a, self.s_b)
+        return drift
+
+    def g_prod(self, t, y: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return self.activation.d1 * noise_term(v, y, self.s_a, self.s_b)
+
+    def f_and_g_prod(self, t, y, v):
+        return self.f(t, y), self.g_prod(t, y, v)
+
+
+_TREND_OPTIONS: dict[str, OptionSpec] = {
+    "trend": OptionSpec("smooth", "trend (Ā_t, b̄_t): smooth (RBF Gaussian processes, length-scale --lengthscale), "
+                                  "constant (one Gaussian draw), or zero", _trend_kind),
+    "a_bar": OptionSpec(1.0, "scale of Ā: entries have variance a_bar²/d (≥ 0)", _nonnegative("a_bar")),
+    "b_bar": OptionSpec(1.0, "scale of b̄: entries have variance b_bar² (≥ 0)", _nonnegative("b_bar")),
+}
+
+
+class _CohenBase:
+    """Option handling shared by the three Cohen pairs (a mixin before SDEPair / ODEPair)."""
+
+    def _reject_weight_var(self, config: ModelConfig, what: str) -> None:
+        if config.weight_var != 1.0:
+            raise PairError(f"{self.name}: the weight scales are {what}; --weight-var {config.weight_var:g} "
+                            "is not used by this model (leave it at 1)")
+
+    def _make_trend(self) -> Trend:
+        kind = self.option("trend")
+        if kind not in TREND_KINDS:
+            raise PairError(f"{self.name}: trend={kind!r} unknown (allowed: {', '.join(TREND_KINDS)})")
+        a_bar = _check_nonnegative(self.name, "a_bar", self.option("a_bar"))
+        b_bar = _check_nonnegative(self.name, "b_bar", self.option("b_bar"))
+        return Trend(kind, self.samples, self.width, a_bar, b_bar, self.config.lengthscale, self.seed, self.dtype,
+                     self.device)
+
+
+@register
+class CohenSDE(_CohenBase, SDEPair):
+    """Cohen et al. α = 0, β = 1: h ← h + σ(A_k h + b_k) ↔ the Itô-corrected SDE (module docstring).
+
+    Uses ``width``, ``activation`` (default shifted-softplus, σ''(0) = 1/2; any C³ σ with σ(0) = 0),
+    ``lengthscale`` (ℓ of a smooth trend), ``input_dim`` and the settings in ``option_specs``.
+    """
+
+    name = "cohen-sde"
+    description = ("Cohen et al. h + sigma(A_k h + b_k), Brownian A, b with trend  <->  Ito-corrected SDE "
+                   "(+ 1/2 sigma''(0) Q dt)")
+    theory_source = "THEORY.md §3a; Cohen et al. 2021, Thm 4.4"
+    default_activation = "shifted-softplus"
+    corrected: ClassVar[bool] = True
+    option_specs = {
+        "s_a": OptionSpec(0.7, "W^A = (s_a/√d) B^A: the weight fluctuation scale (≥ 0)", _nonnegative("s_a")),
+        "s_b": OptionSpec(0.7, "W^b = s_b B^b: the bias fluctuation scale (≥ 0)", _nonnegative("s_b")),
+        **_TREND_OPTIONS,
+        "a_bar": OptionSpec(0.5, _TREND_OPTIONS["a_bar"].help, _nonnegative("a_bar")),
+        "b_bar": OptionSpec(0.5, _TREND_OPTIONS["b_bar"].help, _nonnegative("b_bar")),
+    }
+    #: recommended study size (validation.convergence honours it): d = 6 as in THEORY §3a; the shortest
+    #: depths are pre-asymptotic and dropped from the fit. The defaults s_a = s_b = 0.7, a_bar = b_bar = 0.5
+    #: keep the error distribution light-tailed: with s_a = s_b = 1 the quadratic Itô drift ¼(‖H‖²/d + 1)
+    #: lets a few paths grow large, and 1000 paths gave rate 0.41 with a 95% interval [0.29, 0.52].
+    default_study: ClassVar[dict[str, Any]] = {
+        "depths": [8, 16, 32, 64, 128, 256, 512], "samples": 1000, "reference_steps": 8192, "fit_from": 32,
+        "width": 6,
+    }
+
+    def __init__(self, config: ModelConfig, samples: int, seed: int = 0, dtype: torch.dtype = torch.float64,
+                 device: torch.device | str = "cpu") -> None:
+        super().__init__(config, samples, seed, dtype, device)
+        self._reject_weight_var(config, "--set s_a=…, s_b=…")
+        if config.beta is not None and config.beta != 1.0:
+            raise PairError(f"{self.name} is the β = 1 regime (α = 0); got --beta {config.beta:g} "
+                            "(use cohen-ode for 0 < β < 1)")
+        if not self.activation.smooth or not self.activation.zero_at_zero:
+            raise PairError(f"{self.name} needs a C³ activation with σ(0) = 0 (tanh, swish, shifted-softplus, "
+                            f"identity); got {self.activation.name}")
+        self.s_a = _check_nonnegative(self.name, "s_a", self.option("s_a"))
+        self.s_b = _check_nonnegative(self.name, "s_b", self.option("s_b"))
+        self.trend = self._make_trend()
+
+    @property
+    def theory_rate(self) -> float:
+        return 0.5
+
+    @property
+    def noise_dim(self) -> int:
+        return self.width * self.width + self.width
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "lengthscale": self.config.lengthscale,
+                "ito_correction": self.corrected, "sigma_d1": self.activation.d1, "sigma_d2": self.activation.d2}
+
+    def preactivation(self, h: torch.Tensor, t: float, dt: float, dW: torch.Tensor) -> torch.Tensor:
+        """A_k h + b_k = dt (Ā_t h + b̄_t) + ΔW^A h + ΔW^b (with dt = 1/L, β = 1)."""
+        return dt * self.trend(t, h) + noise_term(dW, h, self.s_a, self.s_b)
+
+    def network_step(self, h: torch.Tensor, t: float, dt: float, dW: torch.Tensor) -> torch.Tensor:
+        return h + self.activation(self.preactivation(h, t, dt, dW))
+
+    def limit_sde(self) -> CohenLimit:
+        return CohenLimit(self.activation, self.trend, self.s_a, self.s_b, corrected=self.corrected)
+
+
+@register
+class CohenSDENaive(CohenSDE):
+    """The cohen-sde network against the SDE *without* the Itô correction: deliberately wrong for σ''(0) ≠ 0."""
+
+    name = "cohen-sde-naive"
+    description = ("cohen-sde network  <->  naive SDE without the Ito correction (deliberately wrong: the error "
+                   "does not vanish)")
+    theory_source = "THEORY.md §3a (ablation); Cohen et al. 2021, Thm 4.4"
+    corrected = False
+    converges = False
+    excluded_rate = 0.5
+
+    def __init__(self, config, samples, seed=0, dtype=torch.float64, device="cpu") -> None:
+        super().__init__(config, samples, seed, dtype, device)
+        if self.activation.d2 == 0:
+            raise PairError(f"{self.name}: with {self.activation.name} σ''(0) = 0, so the naive limit is the "
+                            "correct one and there is nothing to ablate; use an activation with σ''(0) ≠ 0 "
+                            "(shifted-softplus, swish)")
+
+    @property
+    def theory_rate(self) -> float:
+        """0: the error tends to a non-zero constant (the missing drift ½σ''(0)Q integrated over [0, 1])."""
+        return 0.0
+
+
+# ----------------------------------------------------------------------------------------------- ODE regime
+def third_derivative_at_zero(activation: Activation) -> float:
+    """σ'''(0) by automatic differentiation (float64)."""
+    x = torch.zeros((), dtype=torch.float64, requires_grad=True)
+    y = activation(x)
+    (g1,) = torch.autograd.grad(y, x, create_graph=True)
+    if not g1.requires_grad:
+        return 0.0
+    (g2,) = torch.autograd.grad(g1, x, create_graph=True)
+    if not g2.requires_grad:
+        return 0.0
+    (g3,) = torch.autograd.grad(g2, x, allow_unused=True)
+    return 0.0 if g3 is None else float(g3)
+
+
+def ode_rate(activation: Activation, beta: float) -> float:
+    """Rate of cohen-ode (THEORY §3b): min(1, β) if σ''(0) ≠ 0, min(1, 2β) if σ''(0) = 0 ≠ σ'''(0), and 1 for
+    an activation that is linear near 0 (no Taylor defect at all)."""
+    if activation.d2 != 0:
+        return min(1.0, beta)
+    if abs(third_derivative_at_zero(activation)) > 1e-12:
+        return min(1.0, 2.0 * beta)
+    probe = torch.linspace(-1, 1, 11, dtype=torch.float64)
+    if torch.allclose(activation(probe), activation.d1 * probe, rtol=0, atol=1e-14):
+        return 1.0
+    raise PairError(f"cohen-ode: {activation.name} has σ''(0) = σ'''(0) = 0 but is not linear; its rate is "
+                    "not covered by THEORY §3b")
+
+
+@register
+class CohenODE(_CohenBase, ODEPair):
+    """Cohen et al. 0 < α < 1, α + β = 1, no noise: h ← h + L^{-α} σ(L^{-β}(Ā h + b̄)) ↔ dH/dt = σ'(0)(Ā H + b̄).
+
+    Uses ``width``, ``activation`` (default shifted-softplus; smooth, σ(0) = 0), ``beta`` (default 0.3),
+    ``lengthscale`` (smooth trend) and ``input_dim``. With a constant or zero trend (the default) the limit
+    is solved exactly by a matrix exponential; with a smooth trend by torchdiffeq.
+    """
+
+    name = "cohen-ode"
+    description = ("Cohen et al. h + L^-alpha sigma(L^-beta (A h + b)), alpha + beta = 1  <->  linear ODE "
+                   "dH/dt = sigma'(0)(A_t H + b_t)")
+    theory_source = "THEORY.md §3b; Cohen et al. 2021, Thm 4.3 (rate min(1, β) / min(1, 2β))"
+    default_activation = "shifted-softplus"
+    default_beta: ClassVar[float] = 0.3
+    option_specs = {
+        **_TREND_OPTIONS,
+        "trend": OptionSpec("constant", _TREND_OPTIONS["trend"].help, _trend_kind),
+        "a_bar": OptionSpec(0.5, _TREND_OPTIONS["a_bar"].help, _nonnegative("a_bar")),
+        "b_bar": OptionSpec(1.0, _TREND_OPTIONS["b_bar"].help, _nonnegative("b_bar")),
+    }
+    #: recommended study size: long depth ranges are cheap (no noise), and the early depths are
+    #: pre-asymptotic (the O(1/L) Euler term, of opposite sign, competes with L^{-β} / L^{-2β}); they are
+    #: dropped from the fit. a_bar = 0.5 < b_bar = 1 keeps that Euler term (∝ Ā) small: with a_bar = b_bar
+    #: = 1, tanh at β = 0.3 still has local slope 0.54 at L = 2^16 (0.58 with the defaults, THEORY §3b 0.595).
+    default_study: ClassVar[dict[str, Any]] = {
+        "depths": [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536], "samples": 100,
+        "fit_from": 1024, "width": 6,
+    }
+
+    def __init__(self, config: ModelConfig, samples: int, seed: int = 0, dtype: torch.dtype = torch.float64,
+                 device: torch.device | str = "cpu") -> None:
+        beta = self.default_beta if config.beta is None else config.beta
+        if not (isinstance(beta, (int, float)) and math.isfinite(beta) and 0 < beta < 1):
+            raise PairError(f"cohen-ode: β = {beta} is out of range (allowed: 0 < β < 1, α = 1 − β)")
+        super().__init__(config, samples, seed, dtype, device)
+        self._reject_weight_var(config, "--set a_bar=…, b_bar=… (there is no noise in this regime)")
+        if not self.activation.smooth or not self.activation.zero_at_zero:
+            raise PairError(f"cohen-ode needs a smooth activation with σ(0) = 0 (tanh, swish, shifted-softplus, "
+                            f"identity); got {self.activation.name}, whose network does not tend to the linear ODE")
+        self.beta = float(beta)
+        self.alpha = 1.0 - self.beta
+        self.trend = self._make_trend()
+        self._rate = ode_rate(self.activation, self.beta)
+
+    @property
+    def theory_rate(self) -> float:
+        return self._rate
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "beta": self.beta, "alpha": self.alpha, "lengthscale": self.config.lengthscale,
+                "sigma_d1": self.activation.d1, "sigma_d2": self.activation.d2,
+                "sigma_d3": third_derivative_at_zero(self.activation),
+                "limit_solver": "matrix exponential (exact)" if self.trend.constant else "torchdiffeq"}
+
+    def weights(self, t: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return self.trend.values(t)
+
+    def network_step(self, h, t, dt, weights):
+        """h + L^{-α} σ(L^{-β}(Ā h + b̄)) with L = 1/dt."""
+        a, b = weights
+        y = Trend.apply(a, b, h)
+        return h + dt**self.alpha * self.activation(dt**self.beta * y)
+
+    def limit_field(self, t, h):
+        return self.activation.d1 * self.trend(t, h)
+
+    def solve_limit(self, h0, times, rtol, atol, method="dopri5"):
+        """Exact for a constant trend: [H; 1](t) = exp(σ'(0) t G) [H_0; 1] with G = [[Ā, b̄], [0, 0]].
+
+        On a uniform grid of output times (as the study engine asks) the one-step propagator
+        exp(σ'(0) Δ G) is computed once and applied step after step (exact flow, rounding only); other
+        grids get one matrix exponential per time. A smooth trend is solved by torchdiffeq.
+        """
+        if not self.trend.constant:
+            return super().solve_limit(h0, times, rtol, atol, method)
+        n, d = h0.shape
+        gen = torch.zeros((n, d + 1, d + 1), dtype=h0.dtype, device=h0.device)
+        gen[:, :d, :d] = self.trend.a_const
+        gen[:, :d, d] = self.trend.b_const
+        gen = self.activation.d1 * gen
+        z0 = torch.cat([h0, torch.ones_like(h0[:, :1])], dim=1)
+        tau = (times - times[0]).to(h0.dtype)
+        steps = torch.diff(tau)
+        if len(steps) and torch.allclose(steps, steps[0].expand_as(steps), rtol=1e-12, atol=0):
+            prop = torch.linalg.matrix_exp(steps[0] * gen)  # (N, d+1, d+1)
+            out = [z0]
+            for _ in range(len(steps)):
+                out.append(torch.bmm(prop, out[-1].unsqueeze(-1)).squeeze(-1))
+            return torch.stack(out)[..., :d]
+        expo = torch.linalg.matrix_exp(tau[:, None, None, None] * gen.unsqueeze(0))  # (T, N, d+1, d+1)
+        return torch.einsum("tnij,nj->tni", expo[..., :d, :], z0)
