@@ -45,7 +45,7 @@ from typing import Any, ClassVar
 import torch
 
 from .activations import Activation
-from .pairs import ModelConfig, ODEPair, OptionSpec, PairError, SDEPair, register
+from .pairs import ModelConfig, ODEPair, OptionSpec, PairError, SDEPair, number_option, register
 from .seeding import generator
 from .smooth import SmoothGaussianProcess
 
@@ -58,20 +58,6 @@ TREND_KINDS = ("smooth", "constant", "zero")
 
 
 # ----------------------------------------------------------------------------------------------- option parsers
-def _nonnegative(name: str):
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise ValueError(f"{name}={text!r} is not a number (allowed: a finite number ≥ 0)") from None
-        if not math.isfinite(value) or value < 0:
-            raise ValueError(f"{name}={value} is out of range (allowed: a finite number ≥ 0)")
-        return value
-
-    parse.__name__ = f"{name} ≥ 0"
-    return parse
-
-
 def _trend_kind(text: str) -> str:
     value = text.strip().lower()
     if value not in TREND_KINDS:
@@ -211,8 +197,8 @@ class CohenLimit(torch.nn.Module):
 _TREND_OPTIONS: dict[str, OptionSpec] = {
     "trend": OptionSpec("smooth", "trend (Ā_t, b̄_t): smooth (RBF Gaussian processes, length-scale --lengthscale), "
                                   "constant (one Gaussian draw), or zero", _trend_kind),
-    "a_bar": OptionSpec(1.0, "scale of Ā: entries have variance a_bar²/d (≥ 0)", _nonnegative("a_bar")),
-    "b_bar": OptionSpec(1.0, "scale of b̄: entries have variance b_bar² (≥ 0)", _nonnegative("b_bar")),
+    "a_bar": OptionSpec(1.0, "scale of Ā: entries have variance a_bar²/d (≥ 0)", number_option("a_bar", minimum=0.0)),
+    "b_bar": OptionSpec(1.0, "scale of b̄: entries have variance b_bar² (≥ 0)", number_option("b_bar", minimum=0.0)),
 }
 
 
@@ -249,11 +235,11 @@ class CohenSDE(_CohenBase, SDEPair):
     default_activation = "shifted-softplus"
     corrected: ClassVar[bool] = True
     option_specs = {
-        "s_a": OptionSpec(0.7, "W^A = (s_a/√d) B^A: the weight fluctuation scale (≥ 0)", _nonnegative("s_a")),
-        "s_b": OptionSpec(0.7, "W^b = s_b B^b: the bias fluctuation scale (≥ 0)", _nonnegative("s_b")),
+        "s_a": OptionSpec(0.7, "W^A = (s_a/√d) B^A: the weight fluctuation scale (≥ 0)", number_option("s_a", minimum=0.0)),
+        "s_b": OptionSpec(0.7, "W^b = s_b B^b: the bias fluctuation scale (≥ 0)", number_option("s_b", minimum=0.0)),
         **_TREND_OPTIONS,
-        "a_bar": OptionSpec(0.5, _TREND_OPTIONS["a_bar"].help, _nonnegative("a_bar")),
-        "b_bar": OptionSpec(0.5, _TREND_OPTIONS["b_bar"].help, _nonnegative("b_bar")),
+        "a_bar": OptionSpec(0.5, _TREND_OPTIONS["a_bar"].help, number_option("a_bar", minimum=0.0)),
+        "b_bar": OptionSpec(0.5, _TREND_OPTIONS["b_bar"].help, number_option("b_bar", minimum=0.0)),
     }
     #: recommended study size (validation.convergence honours it): d = 6 as in THEORY §3a; the shortest
     #: depths are pre-asymptotic and dropped from the fit. The defaults s_a = s_b = 0.7, a_bar = b_bar = 0.5
@@ -373,8 +359,8 @@ class CohenODE(_CohenBase, ODEPair):
     option_specs = {
         **_TREND_OPTIONS,
         "trend": OptionSpec("constant", _TREND_OPTIONS["trend"].help, _trend_kind),
-        "a_bar": OptionSpec(0.5, _TREND_OPTIONS["a_bar"].help, _nonnegative("a_bar")),
-        "b_bar": OptionSpec(1.0, _TREND_OPTIONS["b_bar"].help, _nonnegative("b_bar")),
+        "a_bar": OptionSpec(0.5, _TREND_OPTIONS["a_bar"].help, number_option("a_bar", minimum=0.0)),
+        "b_bar": OptionSpec(1.0, _TREND_OPTIONS["b_bar"].help, number_option("b_bar", minimum=0.0)),
     }
     #: recommended study size: long depth ranges are cheap (no noise), and the early depths are
     #: pre-asymptotic (the O(1/L) Euler term, of opposite sign, competes with L^{-β} / L^{-2β}); they are

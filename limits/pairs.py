@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar
 
@@ -28,7 +29,7 @@ from .activations import Activation, get_activation
 from .seeding import generator
 
 __all__ = [
-    "ModelConfig", "OptionSpec", "Pair", "SDEPair", "ODEPair", "register", "get_pair", "pair_names", "PairError",
+    "ModelConfig", "OptionSpec", "number_option", "Pair", "SDEPair", "ODEPair", "register", "get_pair", "pair_names", "PairError",
     "run_network",
 ]
 
@@ -73,6 +74,24 @@ class OptionSpec:
     default: Any
     help: str
     parse: Callable[[str], Any] = float
+
+
+def number_option(name: str, minimum: float | None = None) -> Callable[[str], float]:
+    """An ``OptionSpec.parse`` for a finite number (≥ ``minimum`` if given); its ValueError names the
+    setting, the bad value and the allowed range."""
+    allowed = "a finite number" + (f" ≥ {minimum:g}" if minimum is not None else "")
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"{name}={text!r} is not a number (allowed: {allowed})") from None
+        if not math.isfinite(value) or (minimum is not None and value < minimum):
+            raise ValueError(f"{name}={value} is out of range (allowed: {allowed})")
+        return value
+
+    parse.__name__ = f"{name}: {allowed}"
+    return parse
 
 
 class Pair(abc.ABC):

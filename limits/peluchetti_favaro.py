@@ -41,7 +41,7 @@ import torch
 from tqdm.auto import tqdm
 
 from .activations import Activation, ActivationError, get_activation
-from .pairs import ModelConfig, OptionSpec, PairError, SDEPair, register
+from .pairs import ModelConfig, OptionSpec, PairError, SDEPair, number_option, register
 from .seeding import generator
 
 __all__ = [
@@ -100,32 +100,6 @@ def covariance_matrix(spec: tuple | str, size: int, label: str = "Σ") -> torch.
         raise PairError(f"{label} = {text} with D = {size} is not positive definite: smallest eigenvalue "
                         f"{smallest:.3g}{hint}")
     return mat
-
-
-def _nonnegative(name: str):
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise ValueError(f"{name}={text!r} is not a number (allowed: a finite number ≥ 0)") from None
-        if not math.isfinite(value) or value < 0:
-            raise ValueError(f"{name}={value} is out of range (allowed: a finite number ≥ 0)")
-        return value
-
-    return parse
-
-
-def _finite(name: str):
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise ValueError(f"{name}={text!r} is not a number") from None
-        if not math.isfinite(value):
-            raise ValueError(f"{name}={value} must be finite")
-        return value
-
-    return parse
 
 
 def _activation_name(text: str) -> str:
@@ -279,10 +253,10 @@ class PFPair(SDEPair):
     option_specs = {
         "phi": OptionSpec("", "φ by name (same as --activation; default swish)", _activation_name),
         "psi": OptionSpec("identity", "ψ by name (any activation of the list)", _activation_name),
-        "sigma_w": OptionSpec(1.0, "σ_w ≥ 0: Σ^{W_O} = (σ_w²/D) R_O", _nonnegative("sigma_w")),
-        "sigma_b": OptionSpec(1.0, "σ_b ≥ 0: Σ^b = σ_b² R_b", _nonnegative("sigma_b")),
-        "mu_w": OptionSpec(0.0, "weight drift: μ^W = mu_w · I", _finite("mu_w")),
-        "mu_b": OptionSpec(0.0, "bias drift: μ^b = mu_b · 1", _finite("mu_b")),
+        "sigma_w": OptionSpec(1.0, "σ_w ≥ 0: Σ^{W_O} = (σ_w²/D) R_O", number_option("sigma_w", minimum=0.0)),
+        "sigma_b": OptionSpec(1.0, "σ_b ≥ 0: Σ^b = σ_b² R_b", number_option("sigma_b", minimum=0.0)),
+        "mu_w": OptionSpec(0.0, "weight drift: μ^W = mu_w · I", number_option("mu_w")),
+        "mu_b": OptionSpec(0.0, "bias drift: μ^b = mu_b · 1", number_option("mu_b")),
         "cov_out": OptionSpec("iid", "R_O (row covariance of the weights): iid, ar1:RHO, equi:RHO, diag:LO:HI",
                               parse_covariance),
         "cov_in": OptionSpec("iid", "R_I = Σ^{W_I} (column covariance): iid, ar1:RHO, equi:RHO, diag:LO:HI",

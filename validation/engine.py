@@ -26,9 +26,8 @@ rates with a paired bootstrap.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import torch
@@ -38,7 +37,7 @@ from tqdm.auto import tqdm
 from limits.brownian import BrownianGrid, default_block_steps, dyadic_levels
 from limits.pairs import ODEPair, Pair, SDEPair
 
-__all__ = ["StudyErrors", "sde_errors", "ode_errors", "study_errors"]
+__all__ = ["StudyErrors", "PathPass", "sde_pass", "sde_errors", "ode_errors", "study_errors"]
 
 
 @dataclass
@@ -74,13 +73,19 @@ def _sq_norm(x: torch.Tensor) -> torch.Tensor:
 
 
 class _DepthTracker:
-    """State of one network during the pass: h, the running sup error, and its grid spacing."""
+    """State of one scheme at one depth during the pass: h, the running sup error, its grid spacing r
+    (fine steps per layer) and its layer map."""
 
-    def __init__(self, depth: int, h0: torch.Tensor, fine_per_layer: int) -> None:
+    def __init__(self, depth: int, h0: torch.Tensor, fine_per_layer: int, step: Callable | None = None) -> None:
         self.depth = depth
         self.h = h0.clone()
         self.r = fine_per_layer
+        self.layer = step
         self.sup = torch.zeros(h0.shape[0], dtype=h0.dtype, device=h0.device)
+
+    def step(self, start: int, fine_steps: int, increment: torch.Tensor) -> None:
+        """One layer from fine index ``start`` with the path increment over its ``r`` fine steps."""
+        self.h = self.layer(self.h, start / fine_steps, self.r / fine_steps, increment)
 
     def compare(self, reference: torch.Tensor) -> None:
         self.sup = torch.maximum(self.sup, _sq_norm(self.h - reference))
@@ -88,7 +93,8 @@ class _DepthTracker:
 
 def _finish(
     depths: list[int],
-    trackers: list[_DepthTracker],
+    hs: list[torch.Tensor],
+    sups: list[torch.Tensor],
     reference: torch.Tensor,
     second: torch.Tensor,
     info: dict[str, Any],
@@ -96,12 +102,11 @@ def _finish(
     def stack(values: list[torch.Tensor]) -> np.ndarray:
         return torch.stack(values, dim=1).cpu().double().numpy()
 
-    hs = [t.h for t in trackers]
     return StudyErrors(
         depths=list(depths),
         final_sq=stack([_sq_norm(h - reference) for h in hs]),
         final_sq_second=stack([_sq_norm(h - second) for h in hs]),
-        sup_sq=stack([t.sup for t in trackers]),
+        sup_sq=stack(sups),
         successive_sq=stack([_sq_norm(a - b) for a, b in zip(hs, hs[1:])]) if len(hs) > 1
         else np.zeros((hs[0].shape[0], 0)),
         reference_gap_sq=_sq_norm(second - reference).cpu().double().numpy(),
@@ -118,50 +123,70 @@ def _check_depths(depths: list[int], finest: int) -> None:
         raise ValueError(f"reference resolution {finest} must be finer than the deepest depth {depths[-1]}")
 
 
-def sde_errors(
+#: one layer of a scheme on the path: (h_k, t_k, Δt, ΔB over [t_k, t_k + Δt]) ↦ h_{k+1}
+StepFn = Callable[[torch.Tensor, float, float, torch.Tensor], torch.Tensor]
+
+
+@dataclass
+class PathPass:
+    """What one pass over a Brownian path leaves: for each scheme, the final state and the running sup
+    error of every depth (lists in the order of ``depths``), and the two references' final states."""
+
+    depths: list[int]
+    states: dict[str, list[torch.Tensor]]
+    sup_sq: dict[str, list[torch.Tensor]]
+    reference: torch.Tensor
+    second: torch.Tensor
+    info: dict[str, Any]
+
+
+def sde_pass(
     pair: SDEPair,
     depths: list[int],
     reference_steps: int,
     seed: int,
+    schemes: dict[str, StepFn] | None = None,
     progress: bool = False,
     block_budget: int = 1 << 23,
-) -> StudyErrors:
-    """Errors of every depth against the Euler reference with ``reference_steps`` steps, in one pass.
+) -> PathPass:
+    """Step every scheme at every depth and the two Euler references along one shared path, in one pass.
 
     Args:
         pair: the SDE pair (its ``samples``, ``dtype`` and ``device`` size the path).
         depths: increasing powers of two, all < ``reference_steps``.
         reference_steps: n, a power of two; the second reference uses n/2 steps of the same path.
         seed: seed of the Brownian path.
+        schemes: named layer maps read on the grid of each depth; default ``{"network":
+            pair.network_step}``. Another scheme, e.g. Euler of the limit at step 1/L, rides along on
+            the same increments at no extra random-number cost.
         progress: show a progress bar over the path.
         block_budget: elements of fine increments generated at once (sets the block length).
     """
     _check_depths(depths, reference_steps)
+    schemes = schemes or {"network": pair.network_step}
     n = reference_steps
     block = max(2, default_block_steps(pair.samples, pair.noise_dim, n, block_budget))
     path = BrownianGrid(
         pair.samples, pair.noise_dim, n, seed=seed, dtype=pair.dtype, device=pair.device, block_steps=block
     )
     h0 = pair.initial_state()
-    trackers = [_DepthTracker(L, h0, n // L) for L in depths]
-    by_fine_steps = {t.r: t for t in trackers}
+    trackers = [_DepthTracker(L, h0, n // L, step) for step in schemes.values() for L in depths]
+    long_layers: dict[int, list[_DepthTracker]] = {}
+    for tracker in trackers:
+        if tracker.r > block:
+            long_layers.setdefault(tracker.r, []).append(tracker)
     sde = pair.limit_sde()
     H = h0.clone()
     H_second = h0.clone()
     r_out = min(n // depths[-1], block)  # output spacing of the reference inside a block
-    out_offsets = torch.arange(r_out, block + 1, r_out, dtype=torch.float64)
+    out_offsets = torch.arange(0, block + 1, r_out, dtype=torch.float64)
     carry: list[tuple[int, torch.Tensor]] = []
-
-    def step_layer(tracker: _DepthTracker, start: int, increment: torch.Tensor) -> None:
-        tracker.h = pair.network_step(tracker.h, start / n, tracker.r / n, increment)
 
     blocks = range(path.num_blocks)
     for b in tqdm(blocks, desc=f"{pair.name}: path", unit="block", disable=not progress, leave=False):
         first = b * block
         levels = dyadic_levels(path.block(b))
-        ts = ((first + torch.cat([torch.zeros(1, dtype=torch.float64), out_offsets])) / n).to(
-            dtype=pair.dtype, device=pair.device
-        )
+        ts = ((first + out_offsets) / n).to(dtype=pair.dtype, device=pair.device)
         ys = torchsde.sdeint(sde, H, ts, bm=path, method="euler", dt=1.0 / n)
         ys_second = torchsde.sdeint(sde, H_second, ts[[0, -1]], bm=path, method="euler", dt=2.0 / n)
         H, H_second = ys[-1], ys_second[-1]
@@ -170,14 +195,13 @@ def sde_errors(
                 continue
             increments = levels[tracker.r.bit_length() - 1]
             for i in range(block // tracker.r):
-                step_layer(tracker, first + i * tracker.r, increments[i])
+                tracker.step(first + i * tracker.r, n, increments[i])
                 tracker.compare(ys[(i + 1) * tracker.r // r_out])
         # layers longer than a block: tree sums of block totals through a binary carry stack
         node, size = levels[-1][0], block
         while True:
-            tracker = by_fine_steps.get(size)
-            if tracker is not None and size > block:
-                step_layer(tracker, first + block - size, node)
+            for tracker in long_layers.get(size, ()):
+                tracker.step(first + block - size, n, node)
                 tracker.compare(H)
             if carry and carry[-1][0] == size:
                 node = carry.pop()[1] + node
@@ -192,7 +216,30 @@ def sde_errors(
         "second_steps": n // 2,
         "block_steps": block,
     }
-    return _finish(depths, trackers, H, H_second, info)
+    count = len(depths)
+    return PathPass(
+        depths=list(depths),
+        states={name: [t.h for t in trackers[i * count:(i + 1) * count]] for i, name in enumerate(schemes)},
+        sup_sq={name: [t.sup for t in trackers[i * count:(i + 1) * count]] for i, name in enumerate(schemes)},
+        reference=H,
+        second=H_second,
+        info=info,
+    )
+
+
+def sde_errors(
+    pair: SDEPair,
+    depths: list[int],
+    reference_steps: int,
+    seed: int,
+    progress: bool = False,
+    block_budget: int = 1 << 23,
+) -> StudyErrors:
+    """Errors of the network at every depth against the Euler reference with ``reference_steps`` steps
+    (and the second one with half as many), in one pass over the path (:func:`sde_pass`)."""
+    result = sde_pass(pair, depths, reference_steps, seed, progress=progress, block_budget=block_budget)
+    return _finish(depths, result.states["network"], result.sup_sq["network"], result.reference, result.second,
+                   result.info)
 
 
 def ode_errors(
@@ -246,7 +293,7 @@ def ode_errors(
                     tracker.compare(H)
     info = {"kind": "ode", "method": f"torchdiffeq.odeint {method}", "rtol": rtol, "atol": atol,
             "second_rtol": 100 * rtol, "second_atol": 100 * atol, "chunk": chunk}
-    return _finish(depths, trackers, H, H_second, info)
+    return _finish(depths, [t.h for t in trackers], [t.sup for t in trackers], H, H_second, info)
 
 
 def study_errors(pair: Pair, depths: list[int], *, reference_steps: int, seed: int, rtol: float = 1e-10,

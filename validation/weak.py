@@ -46,11 +46,11 @@ from scipy import stats as _stats
 from tqdm.auto import tqdm
 
 from limits.activations import get_activation
-from limits.brownian import BrownianGrid, dyadic_levels
 from limits.pairs import ModelConfig
 from limits.peluchetti_favaro import PFPair, simulate_gram
 from limits.seeding import stream_seed
 from validation import cli
+from validation.engine import sde_pass
 from validation.runinfo import run_metadata, write_json
 from validation.stats import RateFit, local_slopes, slope
 
@@ -134,46 +134,24 @@ def coupled_outputs(pair: PFPair, depths: Sequence[int], reference_steps: int, s
     """Final states on ONE Brownian path per sample: the network at every depth, Euler–Maruyama of the
     limit with step 1/L at every depth, and Euler references with n and n/2 steps.
 
-    One pass over the path (memory: one block of ``block_steps`` fine increments); a layer spanning several
-    blocks sums their (tree-summed) totals. Drift and diffusion are the pair's own functions
-    (``limit_sde().f`` / ``g_prod``), so this is torchsde's Euler step written out.
+    One pass over the path (:func:`validation.engine.sde_pass`, memory: one block of ``block_steps`` fine
+    increments); Euler of the limit rides along as a second scheme on the same increments, with the
+    pair's own drift and diffusion (``limit_sde().f`` / ``g_prod``): torchsde's Euler step written out.
     """
-    n = reference_steps
-    block = min(block_steps, n)
-    path = BrownianGrid(pair.samples, pair.noise_dim, n, seed=seed, dtype=pair.dtype, device=pair.device,
-                        block_steps=block)
     sde = pair.limit_sde()
-    x0 = pair.initial_state()
-    net = {L: x0.clone() for L in depths}
-    eul = {L: x0.clone() for L in depths}
-    acc: dict[int, torch.Tensor] = {}
-    ref, ref2 = x0.clone(), x0.clone()
 
     def euler(y: torch.Tensor, t: float, dt: float, dw: torch.Tensor) -> torch.Tensor:
         return y + sde.f(t, y) * dt + sde.g_prod(t, y, dw)
 
-    for b in range(path.num_blocks):
-        first = b * block
-        levels = dyadic_levels(path.block(b))
-        for i in range(block):
-            ref = euler(ref, (first + i) / n, 1.0 / n, levels[0][i])
-        for i in range(block // 2):
-            ref2 = euler(ref2, (first + 2 * i) / n, 2.0 / n, levels[1][i])
-        for L in depths:
-            r = n // L
-            if r <= block:
-                inc = levels[r.bit_length() - 1]
-                for i in range(block // r):
-                    t = (first + i * r) / n
-                    net[L] = pair.network_step(net[L], t, 1.0 / L, inc[i])
-                    eul[L] = euler(eul[L], t, 1.0 / L, inc[i])
-            else:
-                acc[L] = levels[-1][0] if first % r == 0 else acc[L] + levels[-1][0]
-                if (first + block) % r == 0:
-                    t = (first + block - r) / n
-                    net[L] = pair.network_step(net[L], t, 1.0 / L, acc[L])
-                    eul[L] = euler(eul[L], t, 1.0 / L, acc[L])
-    return {"network": net, "euler": eul, "reference": ref, "second": ref2}
+    budget = min(block_steps, reference_steps) * pair.samples * pair.noise_dim
+    result = sde_pass(pair, list(depths), reference_steps, seed,
+                      schemes={"network": pair.network_step, "euler": euler}, block_budget=budget)
+    return {
+        "network": dict(zip(depths, result.states["network"])),
+        "euler": dict(zip(depths, result.states["euler"])),
+        "reference": result.reference,
+        "second": result.second,
+    }
 
 
 def weak_differences(phi: str, z: float, width: int, draws: int, depths: Sequence[int], reference_steps: int,
