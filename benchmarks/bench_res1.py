@@ -69,7 +69,7 @@ def main(argv=None) -> int:
     parser.add_argument("--samples", type=int, default=500)
     parser.add_argument("--width", type=int, default=10)
     parser.add_argument("--reference-steps", type=int, default=8192)
-    parser.add_argument("--naive-fraction", type=float, default=1 / 16,
+    parser.add_argument("--naive-fraction", type=float, default=1.0,
                         help="fraction of the straightforward reference solve that is timed (then scaled)")
     parser.add_argument("--skip-naive", action="store_true")
     parser.add_argument("--json", default=None)

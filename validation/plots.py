@@ -25,7 +25,7 @@ class Curve:
         band: (low, high) arrays of a per-depth interval, or None.
         rate, rate_ci: fitted rate and its interval, drawn as a line over ``fitted`` depths.
         fitted: mask of depths in the fit.
-        style: matplotlib marker/line format, e.g. "o-".
+        style: matplotlib marker/line format, e.g. "o-" (depths outside the fit get hollow markers).
     """
 
     def __init__(self, label: str, depths: Sequence[int], errors: np.ndarray, *, band=None, rate=None,
@@ -69,6 +69,10 @@ def plot_error_curves(
             if curve.rate_ci is not None:
                 label += f" [{curve.rate_ci[0]:.3f}, {curve.rate_ci[1]:.3f}]"
         ax.plot(curve.depths, curve.errors, curve.style, color=colour, label=label, ms=5, lw=1.2)
+        if not curve.fitted.all():  # depths left out of the fit: hollow markers
+            marker = curve.style.rstrip("-:.")[:1] or "o"
+            ax.plot(curve.depths[~curve.fitted], curve.errors[~curve.fitted], marker, ms=5, color=colour,
+                    markerfacecolor="white", lw=0)
         if curve.band is not None:
             ax.fill_between(curve.depths, curve.band[0], curve.band[1], color=colour, alpha=0.18, lw=0)
         if curve.rate is not None and np.isfinite(curve.rate):
