@@ -112,6 +112,9 @@ class Pair(abc.ABC):
     #: i.e. the whole rate interval lies below ``excluded_rate`` − tolerance.
     converges: ClassVar[bool] = True
     excluded_rate: ClassVar[float | None] = None
+    #: the pair's recommended study size for ``validation.convergence`` where the generic one does not
+    #: suit it; optional keys: depths, samples, reference_steps, fit_from, width
+    default_study: ClassVar[dict[str, Any]] = {}
 
     def __init__(
         self,

@@ -140,7 +140,7 @@ def list_models() -> str:
 
 def resolve_study(args: argparse.Namespace, cls: type[Pair]) -> dict[str, Any]:
     """Command line > the pair's ``default_study`` > the kind's defaults; then check consistency."""
-    defaults = {**KIND_DEFAULTS[cls.kind], **getattr(cls, "default_study", {})}
+    defaults = {**KIND_DEFAULTS[cls.kind], **cls.default_study}
     depths = args.depths or list(defaults["depths"])
     study = {
         "depths": depths,
@@ -171,7 +171,7 @@ def resolve_study(args: argparse.Namespace, cls: type[Pair]) -> dict[str, Any]:
 
 def _format_table(depths, fits: dict[str, RateFit], second: RateFit, successive: np.ndarray) -> str:
     header = f"{'depth':>7} {'RMS error':>11} {'mean-norm':>11} {'sup-grid':>11} {'local slope':>11} " \
-             f"{'RMS vs 2nd ref':>14} {'succ. diff':>11}"
+             f"{'RMS vs 2nd ref':>14} {'‖h_L−h_2L‖':>11}"
     rows = [header, "-" * len(header)]
     rms = fits["rms"]
     for j, depth in enumerate(depths):
