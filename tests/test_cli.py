@@ -34,6 +34,7 @@ def run(*argv):
         (["--set", "oops"], "NAME=VALUE"),
         (["--set", "foo=1"], "no setting 'foo'"),
         (["--device", "tpu"], "device 'tpu' unknown"),
+        (["--model", "res1-ode", "--dtype", "float32", "--rtol", "1e-9"], "below what float32 can resolve"),
     ],
 )
 def test_bad_input_one_line_exit_2(argv, needle, capsys):

@@ -46,6 +46,9 @@ KIND_DEFAULTS: dict[str, dict[str, Any]] = {
     "ode": {"depths": [8, 16, 32, 64, 128, 256, 512, 1024], "samples": 200, "width": 10, "fit_from": 16},
 }
 
+#: the tightest ODE tolerance an adaptive solver can meet in float32 (machine epsilon 1.2e-7)
+FLOAT32_TOLERANCE = 1e-6
+
 EPILOG = """\
 examples:
   python -m validation.convergence --model res1
@@ -92,9 +95,11 @@ def build_parser() -> argparse.ArgumentParser:
     study.add_argument("--reference-steps", type=int, default=None,
                        help="SDE pairs: steps of the fine Euler reference on the same path, a power of two "
                             "finer than the deepest depth (default: 32 × deepest); a second reference uses half")
-    study.add_argument("--rtol", type=cli.positive_float, default=1e-10,
-                       help="ODE pairs: relative tolerance of the adaptive dopri5 reference (second reference: 100×)")
-    study.add_argument("--atol", type=cli.positive_float, default=1e-10, help="ODE pairs: absolute tolerance")
+    study.add_argument("--rtol", type=cli.positive_float, default=None,
+                       help="ODE pairs: relative tolerance of the adaptive dopri5 reference (second reference: "
+                            "100× looser); default 1e-10 in float64, 1e-6 in float32 (the least float32 can reach)")
+    study.add_argument("--atol", type=cli.positive_float, default=None,
+                       help="ODE pairs: absolute tolerance (default: as --rtol)")
     fit = parser.add_argument_group("fit and verdict")
     fit.add_argument("--metric", choices=["rms", "mean", "sup"], default="rms",
                      help="error the verdict is based on: " + "; ".join(f"{k} = {v}" for k, v in METRIC_HELP.items()))
@@ -164,6 +169,14 @@ def resolve_study(args: argparse.Namespace, cls: type[Pair]) -> dict[str, Any]:
         study["reference_steps"] = reference
     elif args.reference_steps is not None:
         raise cli.UsageError(f"--reference-steps applies to SDE pairs only; {cls.name} is an ODE pair (use --rtol)")
+    floor = FLOAT32_TOLERANCE if args.dtype == torch.float32 else 1e-10
+    for flag in ("rtol", "atol"):
+        value = getattr(args, flag)
+        if value is None:
+            setattr(args, flag, floor)
+        elif args.dtype == torch.float32 and value < FLOAT32_TOLERANCE:
+            raise cli.UsageError(f"--{flag} {value:g} is below what float32 can resolve "
+                                 f"(≥ {FLOAT32_TOLERANCE:g} with --dtype float32); use --dtype float64")
     if study["fit_from"] is not None and sum(L >= study["fit_from"] for L in depths) < 2:
         raise cli.UsageError(f"--fit-from {study['fit_from']} leaves fewer than two of the depths {depths}")
     return study
@@ -255,17 +268,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     print()
     if nonfinite:
         print(f"errors contain NaN/inf at depths {nonfinite}: no rate is fitted through them")
+    elif not chosen.finite:
+        print("errors are exactly zero at some depth (the network equals its limit, e.g. zero weights): "
+              "no rate can be fitted")
     level = int(round(100 * args.confidence))
     fitted_depths = [L for L, f in zip(depths, chosen.fitted) if f]
-    print(f"fitted on depths {fitted_depths[0]}…{fitted_depths[-1]} ({len(fitted_depths)} depths), "
-          f"{level}% intervals by {chosen.method}, {args.bootstrap} resamples")
+    if chosen.finite:
+        print(f"fitted on depths {fitted_depths[0]}…{fitted_depths[-1]} ({len(fitted_depths)} depths), "
+              f"{level}% intervals by {chosen.method}, {args.bootstrap} resamples")
     for name, fit in [*fits.items(), ("rms vs 2nd ref", second)] + ([("successive", successive)] if successive else []):
         mark = "  <- verdict" if name == args.metric else ""
-        print(f"  rate [{name:>14}]  {fit.rate:6.3f}   {level}% CI [{fit.ci[0]:.3f}, {fit.ci[1]:.3f}]{mark}")
+        if fit.finite:
+            print(f"  rate [{name:>14}]  {fit.rate:6.3f}   {level}% CI [{fit.ci[0]:.3f}, {fit.ci[1]:.3f}]{mark}")
+        else:
+            print(f"  rate [{name:>14}]  not fitted ({fit.method.removeprefix('not fitted: ')}){mark}")
     gap = math.sqrt(float(np.mean(errors.reference_gap_sq)))
     print(f"  reference check: RMS gap between the two references {gap:.3e}; "
           f"rate shift vs 2nd ref {second.rate - fits['rms'].rate:+.3f}")
-    if pair.converges:
+    if not chosen.finite:
+        print(f"theory rate {theory:g} ({pair.theory_source})")
+        print(f"verdict: {outcome} — no rate could be fitted")
+    elif pair.converges:
         print(f"theory rate {theory:g} ({pair.theory_source}); tolerance ±{args.tolerance:g}")
         print(f"verdict: {outcome} — the {level}% interval [{chosen.ci[0]:.3f}, {chosen.ci[1]:.3f}] "
               f"{'lies' if outcome == 'PASS' else 'does not lie'} within [{theory - args.tolerance:.3f}, "
