@@ -87,16 +87,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _settings(items: Sequence[str]) -> dict[str, str]:
-    out = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise cli.UsageError(f"--set {item!r} must look like NAME=VALUE")
-        out[key.strip()] = value.strip()
-    return out
-
-
 def _fit_json(fit: RateFit) -> dict[str, Any]:
     return {"rate": fit.rate, "ci": list(fit.ci), "method": fit.method, "errors": fit.errors,
             "local_slopes": fit.local, "fitted": fit.fitted, "finite": fit.finite}
@@ -116,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if sum(L >= args.fit_from for L in depths) < 2:
         raise cli.UsageError(f"--fit-from {args.fit_from} leaves fewer than two of the depths {depths}")
     config = ModelConfig(width=args.width, activation=args.activation, lengthscale=args.lengthscale,
-                         options=_settings(args.settings))
+                         options=cli.parse_settings(args.settings))
     try:
         pairs = {"corrected": CohenSDE(config, args.samples, seed=args.seed, dtype=args.dtype),
                  "naive": CohenSDENaive(config, args.samples, seed=args.seed, dtype=args.dtype)}

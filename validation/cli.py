@@ -18,6 +18,7 @@ import torch
 __all__ = [
     "UsageError", "run_cli", "power_of_two_list", "positive_int", "int_at_least", "nonnegative_float",
     "positive_float", "probability", "dtype_arg", "device_arg", "resolve_device", "HelpFormatter",
+    "parse_settings", "add_threads_argument",
 ]
 
 
@@ -164,3 +165,14 @@ THREADS_HELP = (
 def add_threads_argument(group: argparse._ActionsContainer) -> None:
     """The shared ``--threads`` flag (default 1); apply it with ``torch.set_num_threads(args.threads)``."""
     group.add_argument("--threads", type=int_at_least(1), default=1, help=THREADS_HELP)
+
+
+def parse_settings(items: Sequence[str]) -> dict[str, str]:
+    """``--set NAME=VALUE`` items as a dict; a malformed item is a :class:`UsageError`."""
+    settings: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--set {item!r} must look like NAME=VALUE")
+        settings[key.strip()] = value.strip()
+    return settings

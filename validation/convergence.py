@@ -122,16 +122,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def parse_settings(items: Sequence[str]) -> dict[str, str]:
-    settings: dict[str, str] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise cli.UsageError(f"--set {item!r} must look like NAME=VALUE")
-        settings[key.strip()] = value.strip()
-    return settings
-
-
 def list_models() -> str:
     lines = []
     for name in pair_names():
@@ -237,7 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = ModelConfig(
             width=study["width"], activation=args.activation, weight_var=args.weight_var,
             lengthscale=args.lengthscale, input_dim=args.input_dim, beta=args.beta,
-            options=parse_settings(args.settings),
+            options=cli.parse_settings(args.settings),
         )
         pair = cls(config, study["samples"], seed=args.seed, dtype=args.dtype, device=device)
         theory = pair.theory_rate
