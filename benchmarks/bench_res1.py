@@ -20,7 +20,6 @@ Peak memory of a large run (the issue's 2^16-step reference) is measured separat
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 

@@ -17,7 +17,6 @@ for Lipschitz 𝒱 that leaves the rate unchanged. Error bound ‖H_{k/L} − h_
 
 from __future__ import annotations
 
-import math
 
 import torch
 
