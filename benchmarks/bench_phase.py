@@ -3,7 +3,7 @@
     python benchmarks/bench_phase.py                 # full: 51 H × 70 β, L = 1000, d = 40 (target < 10 min)
     python benchmarks/bench_phase.py --quick         # small grid, for a smoke test
 
-1. The phase diagram (:func:`validation.phase.run_phase`) at 51 H × 70 β, L = 1000, d = 40, 8 networks
+1. The phase diagram (:func:`validation.phase.run`) at 51 H × 70 β, L = 1000, d = 40, 8 networks
    × 8 inputs per cell, plus the L' = 250 depth for the critical-β curve; its figure and JSON are written
    too (``--plot``, ``--phase-json``).
 2. One 40×40×1000 fractional weight tensor (H = 0.7): (a) the authors' approach, a Python loop of one
@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from limits.fractional import FractionalNoise  # noqa: E402
 from limits.seeding import generator, stream_seed  # noqa: E402
 from validation import phase  # noqa: E402
-from validation.runinfo import run_metadata, write_json  # noqa: E402
+from validation.results import RunInfo, utc_now, write_json  # noqa: E402
 
 
 def authors_fgn(n: int, hurst: float, rng: np.random.Generator) -> np.ndarray:
@@ -112,15 +112,14 @@ def main() -> int:
                       ("batched_float32_s", "FractionalNoise batched, float32")):
         print(f"{name:>44} | {fgn[key]:>9.4f} | {fgn['authors_loop_s'] / fgn[key]:>8.1f}×")
 
-    grid = ["--hursts", "0.1:0.9:5", "--betas", "0.2:1.3:12", "--networks", "2", "--inputs", "2"] if args.quick else []
-    pargs = phase.build_parser().parse_args([*grid, "--workers", str(args.workers), "--seed", str(args.seed),
-                                             "--json", str(args.phase_json), "--plot", str(args.plot)])
-    result = phase.run_phase(pargs, progress=True)
-    phase.print_phase(result)
-    write_json(args.phase_json, {"study": "phase", "result": result, "run": run_metadata(args.seed, pargs.dtype, "cpu")})
-    from validation.phase_plots import plot_phase
-
-    plot_phase(result, args.plot, pargs.vmax)
+    grid = dict(hursts=(0.1, 0.3, 0.5, 0.7, 0.9), betas=tuple(np.linspace(0.2, 1.3, 12)), networks=2, inputs=2) \
+        if args.quick else {}
+    started = utc_now()
+    outcome = phase.run(workers=args.workers, seed=args.seed, progress=True, **grid)
+    print(outcome.table())
+    outcome.save(args.phase_json)
+    outcome.save_plot(args.plot)
+    result = outcome.numbers
     cells = len(result["hursts"]) * len(result["betas"])
     summary = {
         "phase": {"hursts": len(result["hursts"]), "betas": len(result["betas"]), "cells": cells,
@@ -134,7 +133,9 @@ def main() -> int:
     print(f"\nphase diagram: {len(result['hursts'])} H × {len(result['betas'])} β = {cells} cells, L = {result['depth']} "
           f"(+ L' = {result['ref_depth']}), {result['samples_per_cell']} samples per cell: {result['wall_time_s']:.1f} s "
           f"with {result['workers']} workers (target 600 s) — {'meets' if summary['phase']['meets_target'] else 'MISSES'} target")
-    write_json(args.json, {"study": "bench_phase", **summary, "run": run_metadata(args.seed, pargs.dtype, "cpu")})
+    run = RunInfo.capture(seed=args.seed, dtype=outcome.settings.dtype, device="cpu", started=started,
+                          wall_time_s=result["wall_time_s"], command=" ".join(sys.argv))
+    write_json(args.json, {"study": "bench_phase", **summary, "run": run.to_dict()})
     print(f"wrote {args.json}, {args.phase_json}, {args.plot}")
     return 0
 

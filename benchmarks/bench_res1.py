@@ -27,9 +27,9 @@ import torch
 import torchsde
 
 from limits.brownian import default_block_steps
-from limits.pairs import ModelConfig, get_pair, run_network
+from limits import ModelConfig, get_pair, run_network
 from validation.engine import sde_errors
-from validation.runinfo import run_metadata, write_json
+from validation.results import RunInfo, utc_now, write_json
 
 
 def time_floor(samples: int, channels: int, steps: int, dtype: torch.dtype) -> float:
@@ -73,6 +73,7 @@ def main(argv=None) -> int:
     parser.add_argument("--skip-naive", action="store_true")
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
+    started, clock = utc_now(), time.perf_counter()
     depths = [4, 8, 16, 32, 64, 128, 256]
     dtype = torch.float64
     pair = get_pair("res1")(ModelConfig(width=args.width), args.samples, seed=0, dtype=dtype)
@@ -99,7 +100,8 @@ def main(argv=None) -> int:
             "floor_seconds": floor, "one_pass_seconds": one_pass, "one_pass_over_floor": one_pass / floor,
             "straightforward": naive, "naive_fraction": args.naive_fraction,
             "straightforward_over_one_pass": naive["total_seconds"] / one_pass if naive else None,
-            **run_metadata(0, dtype, "cpu"),
+            "run": RunInfo.capture(seed=0, dtype=str(dtype).replace("torch.", ""), device="cpu", started=started,
+                                   wall_time_s=time.perf_counter() - clock, command=" ".join(sys.argv)).to_dict(),
         })
     return 0
 

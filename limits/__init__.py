@@ -1,3 +1,38 @@
-"""Discrete deep ResNets paired with their continuous-depth limits, driven by the same weights."""
+"""Discrete deep ResNets paired with their continuous-depth limits, driven by the same sampled weights.
 
-__version__ = "0.1.0"
+The public surface, in one place (everything a user composes into a pair or a study):
+
+* pairs — :func:`get_pair`, :func:`pair_names`, :data:`PAIRS`, :class:`ModelConfig`, the base classes
+  :class:`Pair`, :class:`SDEPair`, :class:`ODEPair`, :class:`OptionSpec`, :func:`number_option`,
+  :func:`run_network` and :class:`PairError`;
+* drivers — :class:`BrownianGrid` (a seeded Brownian path on a dyadic grid, a torchsde ``BaseBrownian``),
+  :class:`SmoothGaussianProcess` (smooth RBF-kernel weights, exact at any t) and :class:`FractionalNoise`
+  (fractional Gaussian noise);
+* the Itô pieces — :class:`ItoLimit`, :func:`matrix_noise_product`, :func:`affine_noise`,
+  :func:`iid_quadratic_variation`, :func:`ito_correction`;
+* activations — :class:`Activation`, :func:`get_activation`, :data:`ACTIVATION_NAMES`,
+  :class:`ActivationError`.
+
+Models by module: :mod:`limits.res_sde`, :mod:`limits.res_ode`, :mod:`limits.cohen`,
+:mod:`limits.peluchetti_favaro`; the scaling regimes at initialisation: :mod:`limits.initialisation`,
+:mod:`limits.chizat`; random streams: :mod:`limits.seeding`.
+"""
+
+from .activations import ACTIVATION_NAMES, Activation, ActivationError, get_activation
+from .brownian import BrownianGrid
+from .fractional import FractionalNoise
+from .ito import ItoLimit, affine_noise, iid_quadratic_variation, ito_correction, matrix_noise_product
+from .pairs import ModelConfig, ODEPair, OptionSpec, Pair, PairError, SDEPair, number_option, run_network
+from .registry import PAIRS, get_pair, pair_names
+from .smooth import SmoothGaussianProcess
+
+__version__ = "0.2.0"
+
+__all__ = [
+    "get_pair", "pair_names", "PAIRS", "ModelConfig", "Pair", "SDEPair", "ODEPair", "OptionSpec", "number_option",
+    "run_network", "PairError",
+    "BrownianGrid", "SmoothGaussianProcess", "FractionalNoise",
+    "ItoLimit", "matrix_noise_product", "affine_noise", "iid_quadratic_variation", "ito_correction",
+    "Activation", "get_activation", "ACTIVATION_NAMES", "ActivationError",
+    "__version__",
+]

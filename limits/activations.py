@@ -1,10 +1,10 @@
 """Activations with their Taylor coefficients at the origin.
 
-The continuous limits of THEORY.md depend on an activation only through a few numbers:
+The continuous limits of docs/theory.md depend on an activation only through a few numbers:
 
-* σ'(0) scales the diffusion of the Peluchetti–Favaro limit (THEORY §4);
-* σ''(0) is the Itô correction ½σ''(0)Q(t, H) of Cohen et al. Thm 4.4 (THEORY §3a) and decides the
-  rate of Cohen's ODE regime, min(1, β) if σ''(0) ≠ 0 and min(1, 2β) otherwise (THEORY §3b).
+* σ'(0) scales the diffusion of the Peluchetti–Favaro limit (docs/theory.md §4);
+* σ''(0) is the Itô correction ½σ''(0)Q(t, H) of Cohen et al. Thm 4.4 (docs/theory.md §3a) and decides the
+  rate of Cohen's ODE regime, min(1, β) if σ''(0) ≠ 0 and min(1, 2β) otherwise (docs/theory.md §3b).
 
 So every :class:`Activation` carries ``d1 = σ'(0)`` and ``d2 = σ''(0)`` next to the function, and the
 registry :func:`get_activation` parses names such as ``"prelu:0.2"`` (parameterised families take one

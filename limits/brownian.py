@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 
 import torch
-from torchsde._brownian import BaseBrownian
+from torchsde import BaseBrownian
 
 from .seeding import generator
 

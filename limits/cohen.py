@@ -1,4 +1,4 @@
-"""Cohen, Cont, Rossier & Xu (ICML 2021, §4): the Itô-corrected SDE regime and the ODE regime (THEORY §3).
+"""Cohen, Cont, Rossier & Xu (ICML 2021, §4): the Itô-corrected SDE regime and the ODE regime (docs/theory.md §3).
 
 Network (depth L, grid t_k = k/L), with a *smooth trend* (Ā_t, b̄_t) and Brownian fluctuations:
 
@@ -16,25 +16,26 @@ B^A, B^b independent standard Brownian motions, read as ONE path in R^{d²+d} pe
 
 Where it comes from: the pre-activation M = ΔW^A h + Δb has E M = O(dt) and E M_i² = Q_i dt, so
 σ(M) = σ'(0) M + ½ σ''(0) M² + O(|M|³) has mean σ'(0) E M + ½ σ''(0) Q dt + O(dt²) — the square of the
-Brownian increment does not average out. THEORY §3 states the theorem for σ'(0) = 1; the σ'(0) factor
-(Peluchetti–Favaro, THEORY §4) makes the pair right for swish too. The network is *not* the Euler scheme
+Brownian increment does not average out. docs/theory.md §3 states the theorem for σ'(0) = 1; the σ'(0) factor
+(Peluchetti–Favaro, docs/theory.md §4) makes the pair right for swish too. The network is *not* the Euler scheme
 of the limit (σ sits outside the increment); the reference is torchsde's Euler on a much finer grid of
 the same path. Strong rate 1/2.
 
 **cohen-sde-naive**: the same network against the SDE read naively off the recursion, *without*
 ½σ''(0)Q. For σ''(0) ≠ 0 the network does not converge to it: the error tends to a non-zero constant
-(THEORY §3a measured 4.1 → 5.4 over L = 8…1024), so its check is that the rate interval lies well
+(docs/theory.md §3a measured 4.1 → 5.4 over L = 8…1024), so its check is that the rate interval lies well
 below 1/2.
 
 **cohen-ode** (0 < α < 1, α + β = 1, no noise, Thm 4.3): dH/dt = σ'(0) (Ā_t H + b̄_t). Taylor-expanding
 L^{-α} σ(L^{-β} y) = L^{-1} [σ'(0) y + ½ σ''(0) L^{-β} y² + σ'''(0)/6 L^{-2β} y³ + …] shows the per-step
 defect L^{-1-β} (or L^{-1-2β} when σ''(0) = 0) summed over L steps: the rate is min(1, β) when
-σ''(0) ≠ 0 and min(1, 2β) when σ''(0) = 0 (THEORY §3b) — computed here from the activation, with 1
+σ''(0) ≠ 0 and min(1, 2β) when σ''(0) = 0 (docs/theory.md §3b) — computed here from the activation, with 1
 for an activation that is linear (identity).
 
-All maths shared by the two readers is one function each: :func:`noise_term` (dW^A h + dW^b, used by
-the network's pre-activation and by ``g_prod``), :func:`Trend.__call__` (Ā_t h + b̄_t) and
-:func:`ito_correction` (½σ''(0)Q).
+All maths shared by the two readers is one function each: :meth:`CohenSDE.noise` (ΔW^A h + ΔW^b,
+used by the network's pre-activation and by ``g_prod``; :func:`limits.ito.affine_noise`),
+:meth:`Trend.__call__` (Ā_t h + b̄_t) and :meth:`CohenSDE.correction` (½σ''(0)Q, from
+:mod:`limits.ito`).
 """
 
 from __future__ import annotations
@@ -45,14 +46,12 @@ from typing import Any, ClassVar
 import torch
 
 from .activations import Activation
-from .pairs import ModelConfig, ODEPair, OptionSpec, PairError, SDEPair, number_option, register
+from .ito import ItoLimit, affine_noise, iid_quadratic_variation, ito_correction
+from .pairs import ModelConfig, ODEPair, OptionSpec, PairError, SDEPair, number_option
 from .seeding import generator
 from .smooth import SmoothGaussianProcess
 
-__all__ = [
-    "noise_term", "ito_correction", "quadratic_variation", "Trend", "CohenLimit", "CohenSDE", "CohenSDENaive",
-    "CohenODE", "ode_rate", "third_derivative_at_zero",
-]
+__all__ = ["Trend", "CohenLimit", "CohenSDE", "CohenSDENaive", "CohenODE", "ode_rate", "third_derivative_at_zero"]
 
 TREND_KINDS = ("smooth", "constant", "zero")
 
@@ -65,45 +64,7 @@ def _trend_kind(text: str) -> str:
     return value
 
 
-def _check_nonnegative(pair_name: str, key: str, value: Any) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise PairError(f"{pair_name}: {key}={value!r} is not a number (allowed: a finite number ≥ 0)") from None
-    if not math.isfinite(number) or number < 0:
-        raise PairError(f"{pair_name}: {key}={number} is out of range (allowed: a finite number ≥ 0; "
-                        f"it is a standard deviation, its square a variance)")
-    return number
-
-
-# ----------------------------------------------------------------------------------------------- shared maths
-def noise_term(dW: torch.Tensor, h: torch.Tensor, s_a: float, s_b: float) -> torch.Tensor:
-    """ΔW^A h + ΔW^b for a batch, with W^A = (s_A/√d) B^A and W^b = s_b B^b.
-
-    ``dW`` (N, d² + d) holds the increment of the shared path: columns 0…d²−1 are ΔB^A read row-major as
-    (N, d, d), columns d²… are ΔB^b. Used by the network (pre-activation) and by the SDE's ``g_prod``.
-    """
-    n, d = h.shape
-    d2 = d * d
-    a_part = torch.bmm(dW[:, :d2].reshape(n, d, d), h.unsqueeze(-1)).squeeze(-1)
-    return (s_a / math.sqrt(d)) * a_part + s_b * dW[:, d2:]
-
-
-def quadratic_variation(h: torch.Tensor, s_a: float, s_b: float) -> torch.Tensor:
-    """Q_i(t, h) = (s_A²/d) ‖h‖² + s_b², the same for every coordinate i; returns shape (N, d).
-
-    This is d[(W^A h + W^b)_i]/dt: Σ_{j,k} h_j h_k Σ^A_{ijik} + Σ^b_{ii} with Σ^A_{ijik} = (s_A²/d) δ_jk.
-    """
-    d = h.shape[-1]
-    q = (s_a * s_a / d) * (h * h).sum(-1, keepdim=True) + s_b * s_b
-    return q.expand_as(h)
-
-
-def ito_correction(activation: Activation, h: torch.Tensor, s_a: float, s_b: float) -> torch.Tensor:
-    """The Itô drift ½ σ''(0) Q(t, h) of Cohen et al. Thm 4.4, shape (N, d)."""
-    return (0.5 * activation.d2) * quadratic_variation(h, s_a, s_b)
-
-
+# ----------------------------------------------------------------------------------------------- the trend
 class Trend:
     """The smooth trend (Ā_t, b̄_t): t ↦ Ā_t h + b̄_t, the same function for the network and the limit.
 
@@ -168,30 +129,22 @@ class Trend:
 
 
 # ----------------------------------------------------------------------------------------------- SDE regime
-class CohenLimit(torch.nn.Module):
+class CohenLimit(ItoLimit):
     """dH = σ'(0)[dW^A H + dW^b + (Ā_t H + b̄_t) dt] + c · ½σ''(0) Q(t, H) dt for torchsde (``g_prod`` only);
     c = 1 for the Itô-corrected limit, c = 0 for the naive one."""
 
-    sde_type = "ito"
-    noise_type = "general"
-
-    def __init__(self, activation: Activation, trend: Trend, s_a: float, s_b: float, corrected: bool) -> None:
+    def __init__(self, pair: "CohenSDE") -> None:
         super().__init__()
-        self.activation, self.trend = activation, trend
-        self.s_a, self.s_b = s_a, s_b
-        self.corrected = corrected
+        self.pair = pair
 
     def f(self, t, y: torch.Tensor) -> torch.Tensor:
-        drift = self.activation.d1 * self.trend(t, y)
-        if self.corrected:
-            drift = drift + ito_correction(self.activation, y, self.s_a, self.s_b)
+        drift = self.pair.activation.d1 * self.pair.trend(t, y)
+        if self.pair.corrected:
+            drift = drift + self.pair.correction(y)
         return drift
 
     def g_prod(self, t, y: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        return self.activation.d1 * noise_term(v, y, self.s_a, self.s_b)
-
-    def f_and_g_prod(self, t, y, v):
-        return self.f(t, y), self.g_prod(t, y, v)
+        return self.pair.activation.d1 * self.pair.noise(v, y)
 
 
 _TREND_OPTIONS: dict[str, OptionSpec] = {
@@ -203,24 +156,13 @@ _TREND_OPTIONS: dict[str, OptionSpec] = {
 
 
 class _CohenBase:
-    """Option handling shared by the three Cohen pairs (a mixin before SDEPair / ODEPair)."""
-
-    def _reject_weight_var(self, config: ModelConfig, what: str) -> None:
-        if config.weight_var != 1.0:
-            raise PairError(f"{self.name}: the weight scales are {what}; --weight-var {config.weight_var:g} "
-                            "is not used by this model (leave it at 1)")
+    """The trend shared by the three Cohen pairs (a mixin before SDEPair / ODEPair)."""
 
     def _make_trend(self) -> Trend:
-        kind = self.option("trend")
-        if kind not in TREND_KINDS:
-            raise PairError(f"{self.name}: trend={kind!r} unknown (allowed: {', '.join(TREND_KINDS)})")
-        a_bar = _check_nonnegative(self.name, "a_bar", self.option("a_bar"))
-        b_bar = _check_nonnegative(self.name, "b_bar", self.option("b_bar"))
-        return Trend(kind, self.samples, self.width, a_bar, b_bar, self.config.lengthscale, self.seed, self.dtype,
-                     self.device)
+        return Trend(self.option("trend"), self.samples, self.width, self.option("a_bar"), self.option("b_bar"),
+                     self.lengthscale, self.seed, self.dtype, self.device)
 
 
-@register
 class CohenSDE(_CohenBase, SDEPair):
     """Cohen et al. α = 0, β = 1: h ← h + σ(A_k h + b_k) ↔ the Itô-corrected SDE (module docstring).
 
@@ -231,8 +173,11 @@ class CohenSDE(_CohenBase, SDEPair):
     name = "cohen-sde"
     description = ("Cohen et al. h + sigma(A_k h + b_k), Brownian A, b with trend  <->  Ito-corrected SDE "
                    "(+ 1/2 sigma''(0) Q dt)")
-    theory_source = "THEORY.md §3a; Cohen et al. 2021, Thm 4.4"
+    theory_source = "docs/theory.md §3a; Cohen et al. 2021, Thm 4.4"
     default_activation = "shifted-softplus"
+    config_fields = frozenset({"activation", "lengthscale", "input_dim", "beta"})
+    config_hints = {"weight_var": "its weight scales are the settings s_a and s_b (--set s_a=…, s_b=…)"}
+    requires_smooth_activation = True
     corrected: ClassVar[bool] = True
     option_specs = {
         "s_a": OptionSpec(0.7, "W^A = (s_a/√d) B^A: the weight fluctuation scale (≥ 0)", number_option("s_a", minimum=0.0)),
@@ -241,7 +186,7 @@ class CohenSDE(_CohenBase, SDEPair):
         "a_bar": OptionSpec(0.5, _TREND_OPTIONS["a_bar"].help, number_option("a_bar", minimum=0.0)),
         "b_bar": OptionSpec(0.5, _TREND_OPTIONS["b_bar"].help, number_option("b_bar", minimum=0.0)),
     }
-    #: recommended study size (validation.convergence honours it): d = 6 as in THEORY §3a; the shortest
+    #: recommended study size (validation.convergence honours it): d = 6 as in docs/theory.md §3a; the shortest
     #: depths are pre-asymptotic and dropped from the fit. The defaults s_a = s_b = 0.7, a_bar = b_bar = 0.5
     #: keep the error distribution light-tailed: with s_a = s_b = 1 the quadratic Itô drift ¼(‖H‖²/d + 1)
     #: lets a few paths grow large, and 1000 paths gave rate 0.41 with a 95% interval [0.29, 0.52].
@@ -252,16 +197,11 @@ class CohenSDE(_CohenBase, SDEPair):
 
     def __init__(self, config: ModelConfig, samples: int, seed: int = 0, dtype: torch.dtype = torch.float64,
                  device: torch.device | str = "cpu") -> None:
-        super().__init__(config, samples, seed, dtype, device)
-        self._reject_weight_var(config, "--set s_a=…, s_b=…")
         if config.beta is not None and config.beta != 1.0:
             raise PairError(f"{self.name} is the β = 1 regime (α = 0); got --beta {config.beta:g} "
                             "(use cohen-ode for 0 < β < 1)")
-        if not self.activation.smooth or not self.activation.zero_at_zero:
-            raise PairError(f"{self.name} needs a C³ activation with σ(0) = 0 (tanh, swish, shifted-softplus, "
-                            f"identity); got {self.activation.name}")
-        self.s_a = _check_nonnegative(self.name, "s_a", self.option("s_a"))
-        self.s_b = _check_nonnegative(self.name, "s_b", self.option("s_b"))
+        super().__init__(config, samples, seed, dtype, device)
+        self.s_a, self.s_b = self.option("s_a"), self.option("s_b")
         self.trend = self._make_trend()
 
     @property
@@ -273,28 +213,40 @@ class CohenSDE(_CohenBase, SDEPair):
         return self.width * self.width + self.width
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "lengthscale": self.config.lengthscale,
+        return {**super().describe(), "lengthscale": self.lengthscale,
                 "ito_correction": self.corrected, "sigma_d1": self.activation.d1, "sigma_d2": self.activation.d2}
+
+    def noise(self, dW: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        """ΔW^A h + ΔW^b with W^A = (s_A/√d) B^A, W^b = s_b B^b; ``dW`` (N, d² + d) is the shared path's
+        increment (channels 0…d²−1: ΔB^A row-major; d²…: ΔB^b)."""
+        return affine_noise(dW, h, self.s_a / math.sqrt(self.width), self.s_b)
+
+    def quadratic_variation(self, h: torch.Tensor) -> torch.Tensor:
+        """Q_i(t, h) = (s_A²/d) ‖h‖² + s_b², the same for every coordinate i; shape (N, d)."""
+        return iid_quadratic_variation(h, self.s_a * self.s_a / self.width, self.s_b * self.s_b)
+
+    def correction(self, h: torch.Tensor) -> torch.Tensor:
+        """The Itô drift ½ σ''(0) Q(t, h) of Cohen et al. Thm 4.4, shape (N, d)."""
+        return ito_correction(self.activation.d2, self.quadratic_variation(h))
 
     def preactivation(self, h: torch.Tensor, t: float, dt: float, dW: torch.Tensor) -> torch.Tensor:
         """A_k h + b_k = dt (Ā_t h + b̄_t) + ΔW^A h + ΔW^b (with dt = 1/L, β = 1)."""
-        return dt * self.trend(t, h) + noise_term(dW, h, self.s_a, self.s_b)
+        return dt * self.trend(t, h) + self.noise(dW, h)
 
     def network_step(self, h: torch.Tensor, t: float, dt: float, dW: torch.Tensor) -> torch.Tensor:
         return h + self.activation(self.preactivation(h, t, dt, dW))
 
     def limit_sde(self) -> CohenLimit:
-        return CohenLimit(self.activation, self.trend, self.s_a, self.s_b, corrected=self.corrected)
+        return CohenLimit(self)
 
 
-@register
 class CohenSDENaive(CohenSDE):
     """The cohen-sde network against the SDE *without* the Itô correction: deliberately wrong for σ''(0) ≠ 0."""
 
     name = "cohen-sde-naive"
     description = ("cohen-sde network  <->  naive SDE without the Ito correction (deliberately wrong: the error "
                    "does not vanish)")
-    theory_source = "THEORY.md §3a (ablation); Cohen et al. 2021, Thm 4.4"
+    theory_source = "docs/theory.md §3a (ablation); Cohen et al. 2021, Thm 4.4"
     corrected = False
     converges = False
     excluded_rate = 0.5
@@ -328,7 +280,7 @@ def third_derivative_at_zero(activation: Activation) -> float:
 
 
 def ode_rate(activation: Activation, beta: float) -> float:
-    """Rate of cohen-ode (THEORY §3b): min(1, β) if σ''(0) ≠ 0, min(1, 2β) if σ''(0) = 0 ≠ σ'''(0), and 1 for
+    """Rate of cohen-ode (docs/theory.md §3b): min(1, β) if σ''(0) ≠ 0, min(1, 2β) if σ''(0) = 0 ≠ σ'''(0), and 1 for
     an activation that is linear near 0 (no Taylor defect at all)."""
     if activation.d2 != 0:
         return min(1.0, beta)
@@ -338,10 +290,9 @@ def ode_rate(activation: Activation, beta: float) -> float:
     if torch.allclose(activation(probe), activation.d1 * probe, rtol=0, atol=1e-14):
         return 1.0
     raise PairError(f"cohen-ode: {activation.name} has σ''(0) = σ'''(0) = 0 but is not linear; its rate is "
-                    "not covered by THEORY §3b")
+                    "not covered by docs/theory.md §3b")
 
 
-@register
 class CohenODE(_CohenBase, ODEPair):
     """Cohen et al. 0 < α < 1, α + β = 1, no noise: h ← h + L^{-α} σ(L^{-β}(Ā h + b̄)) ↔ dH/dt = σ'(0)(Ā H + b̄).
 
@@ -353,8 +304,11 @@ class CohenODE(_CohenBase, ODEPair):
     name = "cohen-ode"
     description = ("Cohen et al. h + L^-alpha sigma(L^-beta (A h + b)), alpha + beta = 1  <->  linear ODE "
                    "dH/dt = sigma'(0)(A_t H + b_t)")
-    theory_source = "THEORY.md §3b; Cohen et al. 2021, Thm 4.3 (rate min(1, β) / min(1, 2β))"
+    theory_source = "docs/theory.md §3b; Cohen et al. 2021, Thm 4.3 (rate min(1, β) / min(1, 2β))"
     default_activation = "shifted-softplus"
+    config_fields = frozenset({"activation", "lengthscale", "input_dim", "beta"})
+    config_hints = {"weight_var": "there is no noise in this regime; the trend scales are --set a_bar=…, b_bar=…"}
+    requires_smooth_activation = True
     default_beta: ClassVar[float] = 0.3
     option_specs = {
         **_TREND_OPTIONS,
@@ -365,7 +319,7 @@ class CohenODE(_CohenBase, ODEPair):
     #: recommended study size: long depth ranges are cheap (no noise), and the early depths are
     #: pre-asymptotic (the O(1/L) Euler term, of opposite sign, competes with L^{-β} / L^{-2β}); they are
     #: dropped from the fit. a_bar = 0.5 < b_bar = 1 keeps that Euler term (∝ Ā) small: with a_bar = b_bar
-    #: = 1, tanh at β = 0.3 still has local slope 0.54 at L = 2^16 (0.58 with the defaults, THEORY §3b 0.595).
+    #: = 1, tanh at β = 0.3 still has local slope 0.54 at L = 2^16 (0.58 with the defaults, docs/theory.md §3b 0.595).
     default_study: ClassVar[dict[str, Any]] = {
         "depths": [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536], "samples": 100,
         "fit_from": 1024, "width": 6,
@@ -377,10 +331,6 @@ class CohenODE(_CohenBase, ODEPair):
         if not (isinstance(beta, (int, float)) and math.isfinite(beta) and 0 < beta < 1):
             raise PairError(f"cohen-ode: β = {beta} is out of range (allowed: 0 < β < 1, α = 1 − β)")
         super().__init__(config, samples, seed, dtype, device)
-        self._reject_weight_var(config, "--set a_bar=…, b_bar=… (there is no noise in this regime)")
-        if not self.activation.smooth or not self.activation.zero_at_zero:
-            raise PairError(f"cohen-ode needs a smooth activation with σ(0) = 0 (tanh, swish, shifted-softplus, "
-                            f"identity); got {self.activation.name}, whose network does not tend to the linear ODE")
         self.beta = float(beta)
         self.alpha = 1.0 - self.beta
         self.trend = self._make_trend()
@@ -391,7 +341,7 @@ class CohenODE(_CohenBase, ODEPair):
         return self._rate
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "beta": self.beta, "alpha": self.alpha, "lengthscale": self.config.lengthscale,
+        return {**super().describe(), "beta": self.beta, "alpha": self.alpha, "lengthscale": self.lengthscale,
                 "sigma_d1": self.activation.d1, "sigma_d2": self.activation.d2,
                 "sigma_d3": third_derivative_at_zero(self.activation),
                 "limit_solver": "matrix exponential (exact)" if self.trend.constant else "torchdiffeq"}

@@ -1,6 +1,6 @@
 """Fractional Gaussian noise (fGn) by batched Davies–Harte circulant embedding, and a Hurst estimator.
 
-Marion et al. §4.1 (THEORY §5) initialise every weight entry's layer sequence (V_{k,ij})_k as the
+Marion et al. §4.1 (docs/theory.md §5) initialise every weight entry's layer sequence (V_{k,ij})_k as the
 increments of a fractional Brownian motion B^H, rescaled to unit variance and divided by √d. The
 increments G_k = B^H_{k+1} − B^H_k of a standard fBm form a stationary Gaussian sequence with
 

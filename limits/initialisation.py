@@ -1,6 +1,6 @@
 """Model (4) of Marion et al. at initialisation: forward and backward ratios, batched.
 
-The network (THEORY §5), input x ∈ R^{n_in}, width d, depth L, scaling α_L = L^{-β}:
+The network (docs/theory.md §5), input x ∈ R^{n_in}, width d, depth L, scaling α_L = L^{-β}:
 
     h_0 = A x,   h_{k+1} = h_k + α_L V_{k+1} g(h_k, θ_{k+1}),   F(x) = B h_L,
 

@@ -1,18 +1,24 @@
 """Pairs: a discrete ResNet and its continuous-depth limit, driven by one sampled weight process.
 
-A *pair* binds (DESIGN.md):
+A *pair* binds
 
 * a **driver** — one realisation per sample of the weights as a process on [0, 1]: a Brownian path
   (:class:`~limits.brownian.BrownianGrid`, owned by the study so that every depth reads one path) or
   smooth functions (:class:`~limits.smooth.SmoothGaussianProcess`, owned by the pair);
 * the **discrete reader** — one residual block ``network_step(h, t_k, 1/L, …)`` mapping h_k to h_{k+1},
   reading the driver on the grid t_k = k/L;
-* the **continuous reader** — the limit, an Itô SDE for torchsde (``limit_sde()``, ``g_prod`` only) or
-  a vector field for torchdiffeq (``limit_field``);
-* the **predicted strong rate** with its source in THEORY.md.
+* the **continuous reader** — the limit, an Itô SDE for torchsde (``limit_sde()``, ``f`` and ``g_prod``
+  only) or a vector field for torchdiffeq (``limit_field``);
+* the **predicted strong rate** with its source in docs/theory.md.
 
 Studies only ever ask a pair for "h at depth L" and "H at t = 1" on the same samples, so a new model is
-a new subclass registered with :func:`register`, never new validation code.
+a new subclass, never new validation code: register it in :mod:`limits.registry`, or hand the class (or
+``"package.module:ClassName"``) to a study directly.
+
+A pair *declares* what it needs as class attributes — the :class:`ModelConfig` fields it reads
+(``config_fields``), whether its activation must be C³ with σ(0) = 0 (``requires_smooth_activation``),
+its settings (``option_specs``) — and :class:`Pair` checks them once, at construction, with errors that
+name the bad value and what is allowed.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import abc
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar, Mapping
 
 import torch
 
@@ -29,10 +35,12 @@ from .activations import Activation, get_activation
 from .seeding import generator
 
 __all__ = [
-    "ModelConfig", "OptionSpec", "number_option", "Pair", "SDEPair", "ODEPair", "register", "get_pair", "pair_names", "PairError",
-    "run_network",
+    "ModelConfig", "OptionSpec", "number_option", "Pair", "SDEPair", "ODEPair", "PairError", "run_network",
+    "CONFIG_FIELDS",
 ]
 
+#: the optional ModelConfig fields a pair may declare in ``config_fields`` (``width`` applies to every pair)
+CONFIG_FIELDS: tuple[str, ...] = ("activation", "weight_var", "lengthscale", "input_dim", "beta")
 
 class PairError(ValueError):
     """A bad model name or configuration (the message names the value and what is allowed)."""
@@ -40,25 +48,26 @@ class PairError(ValueError):
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """Every knob a pair may read; each pair uses the ones it documents and checks them.
+    """The model's settings. ``None`` means "the pair's default"; a field given (not None) to a pair that
+    does not read it is an error (see :attr:`Pair.config_fields`), never silently ignored.
 
     Attributes:
         width: d, the width of the hidden state (≥ 1).
-        activation: name for :func:`~limits.activations.get_activation`; None means the pair's default.
-        weight_var: s², the variance scale of i.i.d. weights (entries N(0, s²/d)); ≥ 0.
-        lengthscale: ℓ of the RBF kernel of smooth weights (> 0).
-        input_dim: n_in for an input layer h_0 = A x (A entries N(0, 1/n_in)); None means h_0 = x ~ N(0, I_d).
-        beta: the exponent β of Cohen et al.'s ODE regime, when a pair uses it.
-        options: pair-specific extra settings (documented by each pair).
+        activation: a name for :func:`~limits.activations.get_activation`; None: the pair's default.
+        weight_var: s², the variance scale of i.i.d. weights (entries N(0, s²/d)), ≥ 0; None: 1.
+        lengthscale: ℓ > 0 of the RBF kernel of smooth weights; None: 0.1.
+        input_dim: n_in for an input layer h_0 = A x (A entries N(0, 1/n_in)); None: h_0 = x ~ N(0, I_d).
+        beta: the exponent β of Cohen et al.'s ODE regime, for the pairs that read it.
+        options: pair-specific settings by name (text or values; see the pair's ``option_specs``).
     """
 
     width: int = 10
     activation: str | None = None
-    weight_var: float = 1.0
-    lengthscale: float = 0.1
+    weight_var: float | None = None
+    lengthscale: float | None = None
     input_dim: int | None = None
     beta: float | None = None
-    options: dict[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=dict)
 
     def replace(self, **changes: Any) -> "ModelConfig":
         return dataclasses.replace(self, **changes)
@@ -68,23 +77,24 @@ class ModelConfig:
 class OptionSpec:
     """A pair-specific setting, given on the command line as ``--set NAME=VALUE``.
 
-    ``parse`` turns the text into a value and raises ``ValueError`` naming the allowed range.
+    ``parse`` turns the text (or a value given through the Python API) into the checked value and raises
+    ``ValueError`` naming the setting, the bad value and the allowed range.
     """
 
     default: Any
     help: str
-    parse: Callable[[str], Any] = float
+    parse: Callable[[Any], Any] = float
 
 
-def number_option(name: str, minimum: float | None = None) -> Callable[[str], float]:
+def number_option(name: str, minimum: float | None = None) -> Callable[[Any], float]:
     """An ``OptionSpec.parse`` for a finite number (≥ ``minimum`` if given); its ValueError names the
     setting, the bad value and the allowed range."""
     allowed = "a finite number" + (f" ≥ {minimum:g}" if minimum is not None else "")
 
-    def parse(text: str) -> float:
+    def parse(text: Any) -> float:
         try:
             value = float(text)
-        except ValueError:
+        except (TypeError, ValueError):
             raise ValueError(f"{name}={text!r} is not a number (allowed: {allowed})") from None
         if not math.isfinite(value) or (minimum is not None and value < minimum):
             raise ValueError(f"{name}={value} is out of range (allowed: {allowed})")
@@ -94,12 +104,18 @@ def number_option(name: str, minimum: float | None = None) -> Callable[[str], fl
     return parse
 
 
+_SMOOTH_ACTIVATIONS = "tanh, swish, shifted-softplus, identity"
+
+
 class Pair(abc.ABC):
     """A discrete ResNet and its limit on ``samples`` independent weight draws.
 
-    Subclasses set ``name``, ``kind`` (``"sde"`` or ``"ode"``), ``default_activation``,
-    ``description`` and ``theory_source``, list their extra settings in ``option_specs`` (read them
-    with :meth:`option`), and implement :attr:`theory_rate`.
+    Subclasses set ``name``, ``kind`` (``"sde"`` or ``"ode"``), ``description`` and ``theory_source``;
+    declare what they read and require (``config_fields``, ``requires_smooth_activation``,
+    ``default_activation``, ``option_specs``, with ``config_hints`` for a better error message when a
+    field they do not read is given); and implement :attr:`theory_rate`. The constructor checks all of it
+    once and resolves the values: ``self.width``, ``self.activation``, ``self.weight_var``,
+    ``self.lengthscale``, ``self.beta`` and every option (read with :meth:`option`).
     """
 
     name: ClassVar[str]
@@ -107,9 +123,14 @@ class Pair(abc.ABC):
     description: ClassVar[str]
     theory_source: ClassVar[str]
     default_activation: ClassVar[str] = "tanh"
+    #: the optional :class:`ModelConfig` fields this pair reads (from :data:`CONFIG_FIELDS`)
+    config_fields: ClassVar[frozenset[str]] = frozenset({"activation", "input_dim"})
+    #: why a field outside ``config_fields`` does not apply, and what to use instead (error messages)
+    config_hints: ClassVar[dict[str, str]] = {}
+    #: the activation must be C³ near 0 with σ(0) = 0 (the Itô-corrected limits, docs/theory.md §3–4)
+    requires_smooth_activation: ClassVar[bool] = False
     option_specs: ClassVar[dict[str, OptionSpec]] = {}
-    #: False for a deliberately wrong limit (an ablation): its check is that the error does *not* decay,
-    #: i.e. the whole rate interval lies below ``excluded_rate`` − tolerance.
+    #: False for a deliberately wrong limit (an ablation): its check is that the error does *not* decay.
     converges: ClassVar[bool] = True
     excluded_rate: ClassVar[float | None] = None
     #: the pair's recommended study size for ``validation.convergence`` where the generic one does not
@@ -124,43 +145,67 @@ class Pair(abc.ABC):
         dtype: torch.dtype = torch.float64,
         device: torch.device | str = "cpu",
     ) -> None:
-        if config.width < 1:
-            raise PairError(f"width={config.width} must be ≥ 1")
-        if samples < 1:
-            raise PairError(f"samples={samples} must be ≥ 1")
-        if not config.weight_var >= 0:
-            raise PairError(f"weight variance {config.weight_var} must be ≥ 0")
-        if not config.lengthscale > 0:
-            raise PairError(f"lengthscale {config.lengthscale} must be > 0")
-        if config.input_dim is not None and config.input_dim < 1:
-            raise PairError(f"input dimension {config.input_dim} must be ≥ 1")
+        self._check_config(config)
+        if not isinstance(samples, int) or samples < 1:
+            raise PairError(f"samples={samples!r} is out of range (allowed: an integer ≥ 1)")
         self.config = config
         self.samples = int(samples)
         self.seed = int(seed)
         self.dtype = dtype
         self.device = torch.device(device)
         self.width = int(config.width)
-        self.activation: Activation = get_activation(config.activation or self.default_activation)
+        self.weight_var = 1.0 if config.weight_var is None else float(config.weight_var)
+        self.lengthscale = 0.1 if config.lengthscale is None else float(config.lengthscale)
+        self.beta = config.beta
         unknown = sorted(set(config.options) - set(self.option_specs))
         if unknown:
             allowed = ", ".join(sorted(self.option_specs)) or "none"
             raise PairError(f"model {self.name!r} has no setting {unknown[0]!r} (its settings: {allowed})")
+        self._options = {key: self._parse_option(key, config.options.get(key, spec.default))
+                         for key, spec in self.option_specs.items()}
+        self.activation: Activation = get_activation(self._activation_spec())
+        if self.requires_smooth_activation and not (self.activation.smooth and self.activation.zero_at_zero):
+            raise PairError(f"{self.name} needs a C³ activation with σ(0) = 0 ({_SMOOTH_ACTIVATIONS}); got "
+                            f"{self.activation.name}")
+
+    @classmethod
+    def _check_config(cls, config: ModelConfig) -> None:
+        """The checks every pair shares: ranges, and no field given that this pair does not read."""
+        if not isinstance(config.width, int) or config.width < 1:
+            raise PairError(f"width={config.width!r} is out of range (allowed: an integer ≥ 1)")
+        for name in CONFIG_FIELDS:
+            if getattr(config, name) is not None and name not in cls.config_fields:
+                reads = ", ".join(["width", *sorted(cls.config_fields)])
+                hint = cls.config_hints.get(name, "")
+                raise PairError(f"{cls.name} does not use {name} (--{name.replace('_', '-')}); it reads "
+                                f"{reads}{'; ' + hint if hint else ''}")
+        if config.weight_var is not None and not (math.isfinite(config.weight_var) and config.weight_var >= 0):
+            raise PairError(f"weight_var={config.weight_var} is out of range (allowed: a finite number ≥ 0)")
+        if config.lengthscale is not None and not (math.isfinite(config.lengthscale) and config.lengthscale > 0):
+            raise PairError(f"lengthscale={config.lengthscale} is out of range (allowed: a finite number > 0)")
+        if config.input_dim is not None and (not isinstance(config.input_dim, int) or config.input_dim < 1):
+            raise PairError(f"input_dim={config.input_dim!r} is out of range (allowed: an integer ≥ 1)")
+        if config.beta is not None and not math.isfinite(config.beta):
+            raise PairError(f"beta={config.beta} is out of range (allowed: a finite number)")
+
+    def _parse_option(self, key: str, value: Any) -> Any:
+        try:
+            return self.option_specs[key].parse(value)
+        except ValueError as exc:
+            raise PairError(f"{self.name}: bad value for {key}: {exc}") from None
+
+    def _activation_spec(self) -> str:
+        """The activation's name: the config's, else the pair's default (a pair may also read a setting)."""
+        return self.config.activation or self.default_activation
 
     def option(self, key: str) -> Any:
-        """The value of pair-specific setting ``key`` (parsed from text if given as text)."""
-        spec = self.option_specs[key]
-        value = self.config.options.get(key, spec.default)
-        if isinstance(value, str):
-            try:
-                value = spec.parse(value)
-            except ValueError as exc:
-                raise PairError(f"{self.name}: bad value for {key}: {exc}") from None
-        return value
+        """The checked value of the pair-specific setting ``key``."""
+        return self._options[key]
 
     @property
     @abc.abstractmethod
     def theory_rate(self) -> float:
-        """The predicted strong rate r in e(L) ≍ L^-r (THEORY.md)."""
+        """The predicted strong rate r in e(L) ≍ L^-r (docs/theory.md)."""
 
     def describe(self) -> dict[str, Any]:
         """JSON-ready description of the model and its settings."""
@@ -172,9 +217,9 @@ class Pair(abc.ABC):
             "theory_source": self.theory_source,
             "width": self.width,
             "activation": self.activation.name,
-            "weight_var": self.config.weight_var,
+            "weight_var": self.weight_var if "weight_var" in self.config_fields else None,
             "input_dim": self.config.input_dim,
-            "options": {key: self.option(key) for key in self.option_specs},
+            "options": dict(self._options),
         }
 
     def initial_state(self) -> torch.Tensor:
@@ -240,31 +285,6 @@ class ODEPair(Pair):
         from torchdiffeq import odeint
 
         return odeint(self.limit_field, h0, times, rtol=rtol, atol=atol, method=method)
-
-
-_REGISTRY: dict[str, type[Pair]] = {}
-
-
-def register(cls: type[Pair]) -> type[Pair]:
-    """Class decorator adding a pair to the registry under ``cls.name``."""
-    if cls.name in _REGISTRY:
-        raise RuntimeError(f"pair {cls.name!r} registered twice")
-    _REGISTRY[cls.name] = cls
-    return cls
-
-
-def pair_names() -> list[str]:
-    from . import registry  # noqa: F401  (imports every pair module)
-
-    return sorted(_REGISTRY)
-
-
-def get_pair(name: str) -> type[Pair]:
-    """The pair class registered as ``name``; :class:`PairError` listing the known names otherwise."""
-    names = pair_names()
-    if name not in _REGISTRY:
-        raise PairError(f"unknown model {name!r}; known models: {', '.join(names)}")
-    return _REGISTRY[name]
 
 
 def run_network(

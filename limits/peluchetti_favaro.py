@@ -1,4 +1,4 @@
-"""Peluchetti & Favaro (AISTATS 2020, §3): ResNets x + φ(ΔW ψ(x) + Δb) and their diffusion limit (THEORY §4).
+"""Peluchetti & Favaro (AISTATS 2020, §3): ResNets x + φ(ΔW ψ(x) + Δb) and their diffusion limit (docs/theory.md §4).
 
 Network, depth L, Δt = 1/L (T = 1), D = width:
 
@@ -41,25 +41,27 @@ import torch
 from tqdm.auto import tqdm
 
 from .activations import Activation, ActivationError, get_activation
-from .pairs import ModelConfig, OptionSpec, PairError, SDEPair, number_option, register
+from .ito import ItoLimit, affine_noise, iid_quadratic_variation, ito_correction
+from .pairs import ModelConfig, OptionSpec, PairError, SDEPair, number_option
 from .seeding import generator
 
-__all__ = [
-    "COVARIANCE_FAMILIES", "parse_covariance", "covariance_matrix", "PFBlock", "PFLimit", "PFPair", "simulate_gram",
-    "check_phi",
-]
+__all__ = ["COVARIANCE_FAMILIES", "parse_covariance", "covariance_matrix", "PFBlock", "PFLimit", "PFPair",
+           "simulate_gram"]
 
 COVARIANCE_FAMILIES = ("iid", "ar1:RHO", "equi:RHO", "diag:LO:HI")
 
 
 # ----------------------------------------------------------------------------------------------- settings
-def parse_covariance(text: str) -> tuple:
+def parse_covariance(text: str | tuple) -> tuple:
     """Parse a covariance family: ``iid`` (identity), ``ar1:RHO`` (R_ij = ρ^|i−j|), ``equi:RHO``
-    (1 on the diagonal, ρ off it) or ``diag:LO:HI`` (diagonal, entries linearly from LO to HI).
+    (1 on the diagonal, ρ off it) or ``diag:LO:HI`` (diagonal, entries linearly from LO to HI); a tuple
+    such as ``("ar1", 0.5)`` is checked the same way.
 
     Only the syntax is checked here; positive definiteness depends on D and is checked by
     :func:`covariance_matrix`.
     """
+    if isinstance(text, tuple):
+        text = ":".join(map(str, text))
     parts = str(text).strip().lower().split(":")
     name = parts[0]
     try:
@@ -102,8 +104,8 @@ def covariance_matrix(spec: tuple | str, size: int, label: str = "Σ") -> torch.
     return mat
 
 
-def _activation_name(text: str) -> str:
-    if not str(text).strip():
+def _activation_name(text: str | Activation) -> str:
+    if not isinstance(text, Activation) and not str(text).strip():
         return ""
     try:
         return get_activation(text).name
@@ -123,13 +125,6 @@ def _initial(text: str) -> str | float:
     if not math.isfinite(z):
         raise ValueError(f"x0={z} must be finite")
     return z
-
-
-def check_phi(phi: Activation, who: str = "pf") -> None:
-    """φ must be C³ with φ(0) = 0 (THEORY §4); raise :class:`PairError` otherwise."""
-    if not phi.smooth or not phi.zero_at_zero:
-        raise PairError(f"{who}: φ must be C³ with φ(0) = 0 (tanh, swish, shifted-softplus, identity); got "
-                        f"{phi.name}, whose increments φ(ΔWψ + Δb) have a mean of order √Δt and no diffusion limit")
 
 
 # ----------------------------------------------------------------------------------------------- the block
@@ -152,8 +147,7 @@ class PFBlock:
         self.width = int(width)
         self.sigma_w, self.sigma_b = float(sigma_w), float(sigma_b)
         self.mu_w, self.mu_b = float(mu_w), float(mu_b)
-        specs = {k: parse_covariance(v) if isinstance(v, str) else tuple(v)
-                 for k, v in (("out", cov_out), ("in", cov_in), ("b", cov_b))}
+        specs = {k: parse_covariance(v) for k, v in (("out", cov_out), ("in", cov_in), ("b", cov_b))}
         self.iid = all(s[0] == "iid" for s in specs.values())
         d = self.width
         mats = {k: covariance_matrix(s, d, {"out": "R_O (Σ^{W_O} = σ_w²/D R_O)", "in": "R_I (Σ^{W_I})",
@@ -181,8 +175,7 @@ class PFBlock:
         n, d = y.shape
         d2 = d * d
         if self.iid:
-            w_part = torch.bmm(dW[:, :d2].reshape(n, d, d), y.unsqueeze(-1)).squeeze(-1)
-            return self.weight_scale * w_part + self.sigma_b * dW[:, d2:]
+            return affine_noise(dW, y, self.weight_scale, self.sigma_b)
         z = y @ self.right.T  # σ^{W_I} y
         w_part = torch.bmm(dW[:, :d2].reshape(n, d, d), z.unsqueeze(-1)).squeeze(-1) @ self.left.T
         return self.weight_scale * w_part + self.sigma_b * (dW[:, d2:] @ self.bias_factor.T)
@@ -194,14 +187,13 @@ class PFBlock:
     def quadratic_variation(self, y: torch.Tensor) -> torch.Tensor:
         """diag(Σ^b + Σ^{W_O} (yᵀ Σ^{W_I} y)): the variance rate of each coordinate of dW y + db, shape (N, D)."""
         if self.iid:
-            q = (self.sigma_w**2 / self.width) * (y * y).sum(-1, keepdim=True) + self.sigma_b**2
-            return q.expand_as(y)
+            return iid_quadratic_variation(y, self.sigma_w**2 / self.width, self.sigma_b**2)
         quad = ((y @ self.r_in) * y).sum(-1, keepdim=True)
         return (self.sigma_w**2 / self.width) * quad * self.diag_out + self.sigma_b**2 * self.diag_b
 
     def correction(self, y: torch.Tensor) -> torch.Tensor:
         """The Itô drift ½ φ''(0) diag(Σ^b + Σ^{W_O}(yᵀΣ^{W_I}y)), y = ψ(x)."""
-        return (0.5 * self.phi.d2) * self.quadratic_variation(y)
+        return ito_correction(self.phi.d2, self.quadratic_variation(y))
 
     def network_step(self, x: torch.Tensor, dt: float, dW: torch.Tensor) -> torch.Tensor:
         """x + φ(ΔW ψ(x) + Δb) = x + φ(dt (μ^W ψ + μ^b) + noise)."""
@@ -218,11 +210,8 @@ class PFBlock:
         return self.phi.d1 * self.noise(v, self.psi(x))
 
 
-class PFLimit(torch.nn.Module):
+class PFLimit(ItoLimit):
     """The Peluchetti–Favaro SDE for torchsde (Itô, general noise, ``g_prod`` only)."""
-
-    sde_type = "ito"
-    noise_type = "general"
 
     def __init__(self, block: PFBlock) -> None:
         super().__init__()
@@ -234,11 +223,7 @@ class PFLimit(torch.nn.Module):
     def g_prod(self, t, y, v):
         return self.block.diffusion_prod(y, v)
 
-    def f_and_g_prod(self, t, y, v):
-        return self.f(t, y), self.g_prod(t, y, v)
 
-
-@register
 class PFPair(SDEPair):
     """Peluchetti–Favaro block x + φ(ΔW ψ(x) + Δb) ↔ its diffusion limit on the same Brownian path.
 
@@ -248,8 +233,11 @@ class PFPair(SDEPair):
 
     name = "pf"
     description = "Peluchetti-Favaro x + phi(dW psi(x) + db)  <->  dx = phi'(0)(dW psi + db) + 1/2 phi''(0) diag(...) dt"
-    theory_source = "THEORY.md §4; Peluchetti & Favaro 2020, Thm 3.1, Cor. 3.1-3.3"
+    theory_source = "docs/theory.md §4; Peluchetti & Favaro 2020, Thm 3.1, Cor. 3.1-3.3"
     default_activation = "swish"
+    requires_smooth_activation = True
+    config_hints = {"weight_var": "its weight scales are the settings sigma_w and sigma_b (--set sigma_w=…, sigma_b=…)",
+                    "beta": "its scaling is fixed by Δt = 1/L"}
     option_specs = {
         "phi": OptionSpec("", "φ by name (same as --activation; default swish)", _activation_name),
         "psi": OptionSpec("identity", "ψ by name (any activation of the list)", _activation_name),
@@ -274,38 +262,19 @@ class PFPair(SDEPair):
     def __init__(self, config: ModelConfig, samples: int, seed: int = 0, dtype: torch.dtype = torch.float64,
                  device: torch.device | str = "cpu") -> None:
         super().__init__(config, samples, seed, dtype, device)
-        if config.weight_var != 1.0:
-            raise PairError(f"pf: the weight scales are --set sigma_w=…, sigma_b=…; --weight-var "
-                            f"{config.weight_var:g} is not used by this model (leave it at 1)")
-        if config.beta is not None:
-            raise PairError(f"pf has no β (got --beta {config.beta:g}); its scaling is fixed by Δt = 1/L")
-        phi_name = self.option("phi")
-        if phi_name:
-            if config.activation is not None and get_activation(config.activation).name != phi_name:
-                raise PairError(f"pf: --activation {config.activation} and --set phi={phi_name} disagree")
-            self.activation = get_activation(phi_name)
-        check_phi(self.activation)
-        values = {}
-        for key in ("sigma_w", "sigma_b"):
-            values[key] = float(self.option(key))
-            if not math.isfinite(values[key]) or values[key] < 0:
-                raise PairError(f"pf: {key}={values[key]} is out of range (allowed: a finite number ≥ 0)")
-        for key in ("mu_w", "mu_b"):
-            values[key] = float(self.option(key))
-            if not math.isfinite(values[key]):
-                raise PairError(f"pf: {key}={values[key]} must be finite")
-        covs = {}
-        for key in ("cov_out", "cov_in", "cov_b"):
-            value = self.option(key)
-            try:
-                covs[key] = parse_covariance(value) if isinstance(value, str) else tuple(value)
-            except ValueError as exc:
-                raise PairError(f"pf: bad value for {key}: {exc}") from None
         self.x0 = self.option("x0")
         if isinstance(self.x0, (int, float)) and config.input_dim is not None:
-            raise PairError("pf: x0 is a number (copied input), so --input-dim does not apply")
+            raise PairError("pf: x0 is a number (copied input), so input_dim (--input-dim) does not apply")
         self.psi = get_activation(self.option("psi"))
-        self.block = PFBlock(self.activation, self.psi, self.width, **values, **covs, dtype=dtype, device=self.device)
+        scales = {key: self.option(key) for key in ("sigma_w", "sigma_b", "mu_w", "mu_b", "cov_out", "cov_in", "cov_b")}
+        self.block = PFBlock(self.activation, self.psi, self.width, **scales, dtype=dtype, device=self.device)
+
+    def _activation_spec(self) -> str:
+        """φ: ``--activation`` or the setting ``phi`` (they must agree when both are given), else swish."""
+        phi = self.option("phi")
+        if phi and self.config.activation is not None and get_activation(self.config.activation).name != phi:
+            raise PairError(f"pf: activation {self.config.activation} and the setting phi={phi} disagree")
+        return phi or super()._activation_spec()
 
     @property
     def theory_rate(self) -> float:

@@ -1,4 +1,4 @@
-"""Smooth weights with α = 1/L ↔ the neural ODE dH/dt = 𝒱_t g(H, Θ_t) (THEORY §2, Marion et al. Prop. 11).
+"""Smooth weights with α = 1/L ↔ the neural ODE dH/dt = 𝒱_t g(H, Θ_t) (docs/theory.md §2; Marion et al. Prop. 11).
 
 Discrete network, depth L, layer k+1 covering [t_k, t_{k+1}] = [k/L, (k+1)/L]:
 
@@ -17,10 +17,9 @@ for Lipschitz 𝒱 that leaves the rate unchanged. Error bound ‖H_{k/L} − h_
 
 from __future__ import annotations
 
-
 import torch
 
-from .pairs import ODEPair, PairError, register
+from .pairs import ODEPair, PairError
 from .smooth import SmoothGaussianProcess
 
 __all__ = ["Res1ODE", "Res2ODE", "Res3ODE"]
@@ -31,15 +30,17 @@ class _SmoothResNet(ODEPair):
     ``lengthscale`` (ℓ, default 0.1), ``weight_var`` (s²: entries have variance s²/d, default 1) and
     ``input_dim``."""
 
-    theory_source = "THEORY.md §2; Marion et al. 2022, Prop. 11"
+    theory_source = "docs/theory.md §2; Marion et al. 2022, Prop. 11"
+    config_fields = frozenset({"activation", "weight_var", "lengthscale", "input_dim"})
+    config_hints = {"beta": "its scaling is 1/L"}
     uses_inner_weights = True
 
     def __init__(self, config, samples, seed=0, dtype=torch.float64, device="cpu") -> None:
         super().__init__(config, samples, seed, dtype, device)
         d = self.width
         options = dict(
-            samples=self.samples, shape=(d, d), variance=config.weight_var / d,
-            lengthscale=config.lengthscale, seed=self.seed, dtype=dtype, device=self.device,
+            samples=self.samples, shape=(d, d), variance=self.weight_var / d,
+            lengthscale=self.lengthscale, seed=self.seed, dtype=dtype, device=self.device,
         )
         self.outer = SmoothGaussianProcess(stream="V", **options)
         self.inner = SmoothGaussianProcess(stream="W", **options) if self.uses_inner_weights else None
@@ -49,7 +50,7 @@ class _SmoothResNet(ODEPair):
         return 1.0
 
     def describe(self) -> dict:
-        return {**super().describe(), "lengthscale": self.config.lengthscale, "kl_terms": self.outer.terms}
+        return {**super().describe(), "lengthscale": self.lengthscale, "kl_terms": self.outer.terms}
 
     def weights(self, t: torch.Tensor) -> tuple[torch.Tensor, ...]:
         if self.inner is None:
@@ -72,20 +73,17 @@ class _SmoothResNet(ODEPair):
         return self.block(h, tuple(w[0] for w in self.weights(t)))
 
 
-@register
 class Res1ODE(_SmoothResNet):
     name = "res1-ode"
     description = "res-1 g(h) = sigma(h), smooth weights, 1/L scaling  <->  neural ODE dH = V_t sigma(H) dt"
     uses_inner_weights = False
 
 
-@register
 class Res2ODE(_SmoothResNet):
     name = "res2-ode"
     description = "res-2 g(h, W) = sigma(W h), smooth weights, 1/L  <->  neural ODE dH = V_t sigma(W_t H) dt"
 
 
-@register
 class Res3ODE(_SmoothResNet):
     name = "res3-ode"
     description = "res-3 g(h, W) = ReLU(W h), smooth weights, 1/L  <->  neural ODE dH = V_t ReLU(W_t H) dt"

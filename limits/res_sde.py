@@ -1,4 +1,4 @@
-"""res-1 with i.i.d. Gaussian weights ↔ the neural SDE dH = (s/√d) dB σ(H) (THEORY §1, Marion et al. Prop. 10).
+"""res-1 with i.i.d. Gaussian weights ↔ the neural SDE dH = (s/√d) dB σ(H) (docs/theory.md §1; Marion et al. Prop. 10).
 
 Discrete network, depth L:
 
@@ -12,7 +12,7 @@ which is, step for step, the Euler–Maruyama scheme of the Itô SDE
 
     dH_t = (s/√d) dB_t σ(H_t),   H_0 = h_0,   t ∈ [0, 1].
 
-Both readers evaluate the block through :func:`matrix_noise_product`, so the network equals
+Both readers evaluate the block through :func:`limits.ito.matrix_noise_product`, so the network equals
 ``sdeint(method="euler", dt=1/L)`` on the same path bit for bit; the continuous H is the same scheme on
 a grid much finer than the deepest network. The noise is non-commutative, so the strong rate of Euler,
 and hence of the network, is 1/2.
@@ -24,24 +24,17 @@ import math
 
 import torch
 
-from .pairs import SDEPair, register
+from .activations import Activation
+from .ito import ItoLimit, matrix_noise_product
+from .pairs import SDEPair
 
-__all__ = ["Res1SDE", "Res1Limit", "matrix_noise_product"]
-
-
-def matrix_noise_product(dW: torch.Tensor, x: torch.Tensor, scale: float) -> torch.Tensor:
-    """scale · ΔW x for a batch: dW of shape (N, d·d) read row-major as (N, d, d), x of shape (N, d)."""
-    n, d = x.shape
-    return scale * torch.bmm(dW.view(n, d, d), x.unsqueeze(-1)).squeeze(-1)
+__all__ = ["Res1SDE", "Res1Limit"]
 
 
-class Res1Limit(torch.nn.Module):
+class Res1Limit(ItoLimit):
     """The Itô SDE dH = (s/√d) dB σ(H) for torchsde, with ``g_prod`` only (no d×d² diffusion matrix)."""
 
-    sde_type = "ito"
-    noise_type = "general"
-
-    def __init__(self, activation, scale: float) -> None:
+    def __init__(self, activation: Activation, scale: float) -> None:
         super().__init__()
         self.activation = activation
         self.scale = scale
@@ -52,11 +45,7 @@ class Res1Limit(torch.nn.Module):
     def g_prod(self, t, y: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         return matrix_noise_product(v, self.activation(y), self.scale)
 
-    def f_and_g_prod(self, t, y: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.f(t, y), self.g_prod(t, y, v)
 
-
-@register
 class Res1SDE(SDEPair):
     """res-1, i.i.d. N(0, s²/d) weights, scaling L^{-1/2}; limit dH = (s/√d) dB σ(H). Uses ``width``,
     ``activation`` (default tanh), ``weight_var`` (s², default 1; 2 is He initialisation as in the paper)
@@ -64,8 +53,10 @@ class Res1SDE(SDEPair):
 
     name = "res1"
     description = "res-1, i.i.d. weights, L^-1/2 scaling  <->  neural SDE dH = (s/sqrt d) dB sigma(H)"
-    theory_source = "THEORY.md §1; Marion et al. 2022, Prop. 10"
+    theory_source = "docs/theory.md §1; Marion et al. 2022, Prop. 10"
     default_activation = "tanh"
+    config_fields = frozenset({"activation", "weight_var", "input_dim"})
+    config_hints = {"lengthscale": "its weights are i.i.d., not smooth", "beta": "its scaling is L^-1/2"}
 
     @property
     def theory_rate(self) -> float:
@@ -78,7 +69,7 @@ class Res1SDE(SDEPair):
     @property
     def scale(self) -> float:
         """s/√d."""
-        return math.sqrt(self.config.weight_var / self.width)
+        return math.sqrt(self.weight_var / self.width)
 
     def network_step(self, h: torch.Tensor, t: float, dt: float, dW: torch.Tensor) -> torch.Tensor:
         return h + matrix_noise_product(dW, self.activation(h), self.scale)

@@ -1,6 +1,6 @@
 """Smooth Gaussian-process weights, exact at any time t (the ODE-regime driver).
 
-Marion et al. (§3.2, THEORY §2) initialise each weight entry as an independent Gaussian process on
+Marion et al. (§3.2, docs/theory.md §2) initialise each weight entry as an independent Gaussian process on
 [0, 1] with the squared-exponential kernel
 
     k(s, t) = v · exp(−(s − t)² / (2ℓ²)),   ℓ = 0.1 by default, v = 1/d for d×d weights.

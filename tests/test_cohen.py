@@ -12,9 +12,8 @@ import torchsde
 
 from limits.activations import get_activation
 from limits.brownian import BrownianGrid
-from limits.cohen import (CohenODE, CohenSDE, CohenSDENaive, ito_correction, noise_term, ode_rate,
-                          quadratic_variation, third_derivative_at_zero)
-from limits.pairs import ModelConfig, PairError, get_pair, run_network
+from limits import ModelConfig, PairError, get_pair, ito_correction, run_network
+from limits.cohen import CohenODE, CohenSDE, CohenSDENaive, ode_rate, third_derivative_at_zero
 from validation.engine import study_errors
 from validation.stats import fit_rate, verdict
 
@@ -48,9 +47,9 @@ def test_ito_correction_matches_monte_carlo_over_one_step(act):
     increment = pair.network_step(h, 0.0, dt, dW) - h
     assert torch.allclose(increment, pair.activation(m))
     residual = (increment - pair.activation.d1 * m).mean(0) / dt  # (d,)
-    expected = ito_correction(pair.activation, h[:1], 0.9, 0.6)[0]
+    expected = pair.correction(h[:1])[0]
     q = 0.81 / d * float((h[0] ** 2).sum()) + 0.36
-    assert torch.allclose(quadratic_variation(h[:1], 0.9, 0.6)[0], torch.full((d,), q, dtype=torch.float64))
+    assert torch.allclose(pair.quadratic_variation(h[:1])[0], torch.full((d,), q, dtype=torch.float64))
     assert torch.allclose(expected, torch.full((d,), 0.5 * pair.activation.d2 * q, dtype=torch.float64))
     if pair.activation.d2 == 0:
         se = (increment - pair.activation.d1 * m).std(0) / math.sqrt(n) / dt
@@ -61,18 +60,19 @@ def test_ito_correction_matches_monte_carlo_over_one_step(act):
 
 def test_derivatives_come_from_the_activation():
     h = torch.tensor([[1.0, 2.0, -1.0]], dtype=torch.float64)
-    q = quadratic_variation(h, 1.0, 1.0)[0, 0].item()
+    unit = _sde(samples=1, options={"trend": "zero", "s_a": 1.0, "s_b": 1.0})
+    q = unit.quadratic_variation(h)[0, 0].item()
     assert q == pytest.approx(6.0 / 3 + 1.0)
     for name, d1, d2 in [("shifted-softplus", 1.0, 0.5), ("swish", 0.5, 0.5), ("tanh", 1.0, 0.0)]:
         act = get_activation(name)
         assert (act.d1, act.d2) == (d1, d2)
-        assert ito_correction(act, h, 1.0, 1.0)[0, 0].item() == pytest.approx(0.5 * d2 * q)
+        assert ito_correction(act.d2, unit.quadratic_variation(h))[0, 0].item() == pytest.approx(0.5 * d2 * q)
         # the limit's drift and diffusion scale with σ'(0) and ½σ''(0) of the chosen activation
         pair = _sde(samples=1, activation=name, options={"trend": "zero"})
         sde = pair.limit_sde()
         v = torch.randn(1, pair.noise_dim, dtype=torch.float64)
-        assert torch.allclose(sde.g_prod(0.0, h, v), d1 * noise_term(v, h, pair.s_a, pair.s_b))
-        assert torch.allclose(sde.f(0.0, h), torch.full_like(h, 0.5 * d2 * quadratic_variation(h, pair.s_a, pair.s_b)[0, 0]))
+        assert torch.allclose(sde.g_prod(0.0, h, v), d1 * pair.noise(v, h))
+        assert torch.allclose(sde.f(0.0, h), torch.full_like(h, 0.5 * d2 * pair.quadratic_variation(h)[0, 0]))
         naive = _sde(CohenSDENaive, samples=1, options={"trend": "zero"}).limit_sde() if d2 else None
         if naive is not None:
             assert torch.all(naive.f(0.0, h) == 0)
@@ -177,7 +177,7 @@ def test_cohen_sde_rejects_bad_settings(options, match):
 def test_cohen_rejects_bad_activations_and_knobs():
     with pytest.raises(PairError, match="C³"):
         _sde(activation="relu")
-    with pytest.raises(PairError, match="smooth activation"):
+    with pytest.raises(PairError, match="C³"):
         CohenODE(ModelConfig(width=2, activation="relu"), 2)
     with pytest.raises(PairError, match="nothing to ablate"):
         _sde(CohenSDENaive, activation="tanh")
@@ -185,6 +185,8 @@ def test_cohen_rejects_bad_activations_and_knobs():
         _sde(beta=0.5)
     with pytest.raises(PairError, match="weight-var"):
         _sde(weight_var=2.0)
+    with pytest.raises(PairError, match="weight-var"):
+        _sde(weight_var=1.0)  # given is given: a field a pair does not read is refused, whatever its value
 
 
 def test_cli_bad_beta_is_one_line_exit_2():
@@ -197,17 +199,18 @@ def test_cli_bad_beta_is_one_line_exit_2():
 def test_ablation_cli_small_run(tmp_path):
     import json
 
-    from validation import ablation, cli
+    from validation import ablation
 
     out = tmp_path / "ablation.json"
-    code = cli.run_cli(ablation.main, ["--width", "3", "--samples", "60", "--depths", "4:32", "--reference-steps",
-                                       "256", "--fit-from", "8", "--bootstrap", "200", "--quiet", "--json", str(out)])
+    code = ablation.main(["--width", "3", "--samples", "60", "--depths", "4:32", "--reference-steps", "256",
+                          "--fit-from", "8", "--bootstrap", "200", "--quiet", "--json", str(out)])
     data = json.loads(out.read_text())
-    assert code == (0 if data["verdict"] == "PASS" else 1)
-    assert {"seed", "versions", "command"} <= set(data)
+    result = data["result"]
+    assert code == (0 if result["verdict"] == "PASS" else 1)
+    assert {"seed", "versions", "command"} <= set(data["run"])
     for label in ("corrected", "naive"):
-        assert len(data[label]["errors"]) == 4 and len(data[label]["ci"]) == 2
-    assert data["naive"]["errors"][-1] > 1.5 * data["corrected"]["errors"][-1]
+        assert len(result[label]["fit"]["errors"]) == 4 and len(result[label]["fit"]["ci"]) == 2
+    assert result["naive"]["fit"]["errors"][-1] > 1.5 * result["corrected"]["fit"]["errors"][-1]
 
 
 @pytest.mark.parametrize("argv,message", [
@@ -217,8 +220,8 @@ def test_ablation_cli_small_run(tmp_path):
     (["--set", "s_a"], "NAME=VALUE"),
 ])
 def test_ablation_cli_bad_input_exit_2(argv, message, capsys):
-    from validation import ablation, cli
+    from validation import ablation
 
-    assert cli.run_cli(ablation.main, argv) == 2
+    assert ablation.main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1

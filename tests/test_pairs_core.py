@@ -7,7 +7,7 @@ import torchsde
 from torchdiffeq import odeint
 
 from limits.brownian import BrownianGrid
-from limits.pairs import ModelConfig, PairError, get_pair, pair_names, run_network
+from limits import ModelConfig, PairError, get_pair, pair_names, run_network
 from validation.engine import ode_errors, sde_errors
 
 

@@ -11,7 +11,7 @@ import torch
 from scipy import stats
 
 from limits.activations import get_activation
-from limits.pairs import ModelConfig, PairError, get_pair
+from limits import ModelConfig, PairError, get_pair
 from limits.peluchetti_favaro import PFBlock, PFPair, covariance_matrix, parse_covariance, simulate_gram
 from validation.engine import study_errors
 from validation.stats import fit_rate, verdict

@@ -4,7 +4,7 @@ scaling is wrong (e.g. a network read on a different path gives a flat error cur
 import numpy as np
 import pytest
 
-from limits.pairs import ModelConfig, get_pair
+from limits import ModelConfig, get_pair
 from validation.engine import ode_errors, sde_errors
 from validation.stats import fit_rate, verdict
 

@@ -12,8 +12,8 @@ import torchsde
 from limits.brownian import BrownianGrid
 from limits.pairs import ModelConfig, run_network
 from limits.peluchetti_favaro import PFPair
-from validation import cli
-from validation.weak import coupled_outputs, energy_test, main, weak_fit
+from validation.stats import fit_rate
+from validation.weak import coupled_outputs, energy_test, main
 
 
 def test_energy_test_accepts_equal_laws_and_rejects_different_ones():
@@ -33,7 +33,7 @@ def test_weak_fit_recovers_a_known_rate():
     depths = [4, 8, 16, 32, 64]
     mean = 2.0 / np.asarray(depths, float)
     diffs = mean + rng.normal(size=(4000, len(depths))) * 0.2 / np.sqrt(depths)
-    fit = weak_fit(depths, diffs, seed=0, resamples=500)
+    fit = fit_rate(depths, diffs, "abs-mean", seed=0, resamples=500, method="percentile")
     assert abs(fit.rate - 1.0) < 0.1 and fit.ci[0] < 1.0 < fit.ci[1]
     assert np.allclose(fit.errors, np.abs(diffs.mean(0)))
 
@@ -58,16 +58,18 @@ def test_coupled_pass_matches_the_network_and_torchsde():
 def test_cli_small_run_writes_json(tmp_path):
     out = tmp_path / "weak.json"
     plot = tmp_path / "weak.png"
-    code = cli.run_cli(main, ["--models", "swish", "--draws", "300", "--width", "20", "--depth", "20",
+    code = main(["--models", "swish", "--draws", "300", "--width", "20", "--depth", "20",
                               "--sde-steps", "20", "--weak-draws", "400", "--weak-depths", "2:8",
                               "--weak-reference", "64", "--weak-fit-from", "2", "--permutations", "50",
                               "--quiet", "--json", str(out), "--plot", str(plot)])
     assert code in (0, 1)
     data = json.loads(out.read_text())
-    assert data["verdict"] in ("PASS", "FAIL") and data["verdict"] == ("PASS" if code == 0 else "FAIL")
-    assert {"seed", "versions", "command", "time_utc"} <= set(data)
-    assert set(data["p_values"]) == {"SC_swish ks_z0", "SC_swish ks_z1", "SC_swish energy_joint"}
-    weak = data["results"]["swish"]["weak"]["functions"]
+    result = data["result"]
+    assert result["verdict"] in ("PASS", "FAIL") and result["verdict"] == ("PASS" if code == 0 else "FAIL")
+    assert {"seed", "versions", "command", "started_utc"} <= set(data["run"])
+    assert data["run"]["dtypes"] == {"sc_checks": "float32", "weak_error": "float64"}
+    assert set(result["p_values"]) == {"SC_swish ks_z0", "SC_swish ks_z1", "SC_swish energy_joint"}
+    weak = result["models"]["swish"]["weak"]["functions"]
     assert set(weak) == {"sqnorm", "cos"} and len(weak["cos"]["network"]["errors"]) == 3
     assert plot.stat().st_size > 10_000
 
@@ -78,20 +80,18 @@ def test_cli_small_run_writes_json(tmp_path):
     (["--weak-fit-from", "256"], "fewer than two"),
 ])
 def test_cli_bad_input_is_exit_2(argv, message, capsys):
-    assert cli.run_cli(main, argv) == 2
+    assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
 
 
 @pytest.mark.parametrize("argv", [["--inputs", "0"], ["--models", "relu"], ["--draws", "5"], ["--alpha", "2"]])
 def test_cli_bad_arguments_exit_2(argv):
-    with pytest.raises(SystemExit) as info:
-        main(argv)
-    assert info.value.code == 2
+    assert main(argv) == 2
 
 
 @pytest.mark.slow
 def test_sc_checks_pass_at_moderate_size():
     """SC_tanh and SC_swish at D = L = 200 with 4000 draws: no two-sample test rejects at 1%."""
-    assert cli.run_cli(main, ["--draws", "4000", "--width", "200", "--depth", "200", "--sde-steps", "200",
+    assert main(["--draws", "4000", "--width", "200", "--depth", "200", "--sde-steps", "200",
                               "--no-weak", "--quiet"]) == 0

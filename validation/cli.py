@@ -1,178 +1,276 @@
-"""Shared command-line plumbing: argument types that fail with one clear line, and the entry wrapper.
+"""The one command-line runner every study shares: parse → check → run → print → write.
 
-Every study's ``main`` is wrapped by :func:`run_cli`: a :class:`UsageError` (bad input) prints
-``error: <message>`` on stderr and exits with status 2, never a traceback. Argument types below raise
-``argparse.ArgumentTypeError`` with the bad value and the allowed range, which argparse turns into the
-same one-line error and status 2.
+A study module declares a :class:`Command` (its settings class, its ``run`` function and any flags of its
+own) and its ``main`` is ``execute(COMMAND, argv)``. This module owns, once for all five studies:
+
+* the shared flags: ``--seed``, ``--dtype``, ``--device`` (from :class:`~validation.settings.CommonSettings`)
+  and ``--threads``, ``--json``, ``--csv``, ``--plot``, ``--memory-mb``, ``--quiet``, ``--debug``; every
+  other flag is generated from the study's settings fields, with their help text and defaults;
+* the exit status: 0 PASS, 1 FAIL, 2 bad input (one line naming the value and the allowed range),
+  3 an internal error (one line; the traceback only with ``--debug``), 130 interrupted (Ctrl-C),
+  143 terminated (SIGTERM is handled as Ctrl-C is);
+* the checks made before any computation: every setting, the output paths (the folder exists and is
+  writable, the figure's suffix is one matplotlib writes), and the study's memory estimate against
+  ``--memory-mb`` (default: the memory available on this machine);
+* the outputs, written as a set (:func:`validation.results.write_outputs`): every file is rendered to a
+  temporary file first and the set is renamed into place at the end, so an interrupted or failed run
+  leaves the previous set untouched.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
+import contextlib
+import dataclasses
+import shlex
+import signal
 import sys
-from typing import Callable, Sequence
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
 
 import torch
 
-__all__ = [
-    "UsageError", "run_cli", "power_of_two_list", "positive_int", "int_at_least", "nonnegative_float",
-    "positive_float", "probability", "dtype_arg", "device_arg", "resolve_device", "HelpFormatter",
-    "parse_settings", "add_threads_argument",
-]
+from limits.activations import ActivationError
+from limits.fractional import FractionalNoiseError
+from limits.pairs import PairError
+
+from .results import StudyResult, plan_outputs, write_outputs
+from .runtime import available_memory_mb, threads
+from .settings import SettingsError, UsageError
+
+__all__ = ["Command", "execute", "HelpFormatter", "BAD_INPUT"]
 
 
-class UsageError(ValueError):
-    """Bad input from the user: reported as one line, exit status 2."""
+class Terminated(BaseException):
+    """Raised in the main thread by SIGTERM, so that it unwinds like Ctrl-C (KeyboardInterrupt)."""
 
 
-class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """Shows defaults and keeps the description's line breaks."""
-
-
-def run_cli(main: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None = None) -> int:
-    """Run ``main(argv)``; turn :class:`UsageError` and ``ValueError`` from argument checks into
-    ``error: …`` on stderr with exit status 2."""
-    try:
-        return main(argv)
-    except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-
-
-def _int(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-
-
-def _float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"{text!r} must be finite")
-    return value
-
-
-def is_power_of_two(n: int) -> bool:
-    return n >= 1 and n & (n - 1) == 0
-
-
-def power_of_two_list(text: str) -> list[int]:
-    """Depths as a comma list ``4,8,16`` or a range ``4:1024`` (every power of two in between);
-    each a power of two ≥ 1, strictly increasing."""
-    text = text.strip()
-    if ":" in text:
-        low_text, _, high_text = text.partition(":")
-        low, high = _int(low_text), _int(high_text)
-        for n in (low, high):
-            if not is_power_of_two(n):
-                raise argparse.ArgumentTypeError(f"depth {n} is not a power of two (allowed: 1, 2, 4, 8, …)")
-        if high <= low:
-            raise argparse.ArgumentTypeError(f"depth range {text!r} must go from low to high")
-        values = []
-        n = low
-        while n <= high:
-            values.append(n)
-            n *= 2
-    else:
-        values = [_int(part) for part in text.split(",") if part.strip()]
-    if len(values) < 2:
-        raise argparse.ArgumentTypeError(f"{text!r}: at least two depths are needed to fit a rate")
-    for n in values:
-        if not is_power_of_two(n):
-            raise argparse.ArgumentTypeError(f"depth {n} is not a power of two (allowed: 1, 2, 4, 8, …)")
-    for a, b in zip(values, values[1:]):
-        if b <= a:
-            raise argparse.ArgumentTypeError(f"depths must be strictly increasing, got {a} then {b}")
-    return values
-
-
-def int_at_least(minimum: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        value = _int(text)
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{value} is out of range (must be ≥ {minimum})")
-        return value
-
-    parse.__name__ = f"integer ≥ {minimum}"
-    return parse
-
-
-positive_int = int_at_least(1)
-
-
-def nonnegative_float(text: str) -> float:
-    value = _float(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is negative (must be ≥ 0)")
-    return value
-
-
-def positive_float(text: str) -> float:
-    value = _float(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{value} must be > 0")
-    return value
-
-
-def probability(text: str) -> float:
-    value = _float(text)
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must lie in (0, 1)")
-    return value
-
-
-_DTYPES = {"float64": torch.float64, "float32": torch.float32}
-
-
-def dtype_arg(text: str) -> torch.dtype:
-    try:
-        return _DTYPES[text]
-    except KeyError:
-        raise argparse.ArgumentTypeError(f"dtype {text!r} unknown (allowed: {', '.join(_DTYPES)})") from None
-
-
-def device_arg(text: str) -> str:
-    if text == "auto" or text == "cpu" or text.startswith("cuda"):
-        return text
-    raise argparse.ArgumentTypeError(f"device {text!r} unknown (allowed: auto, cpu, cuda, cuda:N)")
-
-
-def resolve_device(text: str) -> torch.device:
-    """``auto`` → cuda if available else cpu; a cuda device that is absent is a :class:`UsageError`."""
-    if text == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    device = torch.device(text)
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise UsageError(f"device {text!r} requested but CUDA is not available here (use --device cpu)")
-    return device
-
+#: exceptions that mean "the input is bad" (exit status 2), wherever they are raised
+BAD_INPUT = (SettingsError, UsageError, PairError, ActivationError, FractionalNoiseError)
 
 THREADS_HELP = (
-    "torch intra-op threads. The per-step tensors of these studies are small batched products, which gain "
-    "little from a second thread on an idle 2-core machine (res1 default: 9.4 s with 2 threads, 10.3 s with 1) "
-    "and lose 10–500× when the machine is busy; raise it for wide networks or big batches"
+    "torch intra-op threads (the per-step tensors are small batched products that gain little from a second "
+    "thread and lose 10–500× on a busy machine; raise it for wide networks or big batches)"
 )
 
 
-def add_threads_argument(group: argparse._ActionsContainer) -> None:
-    """The shared ``--threads`` flag (default 1); apply it with ``torch.set_num_threads(args.threads)``."""
-    group.add_argument("--threads", type=int_at_least(1), default=1, help=THREADS_HELP)
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps the description's line breaks; defaults are written into each help text by :func:`_help`."""
 
 
-def parse_settings(items: Sequence[str]) -> dict[str, str]:
-    """``--set NAME=VALUE`` items as a dict; a malformed item is a :class:`UsageError`."""
-    settings: dict[str, str] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"--set {item!r} must look like NAME=VALUE")
-        settings[key.strip()] = value.strip()
-    return settings
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit status 2 (argparse prints the usage too)
+        print(f"error: {message} (see {self.prog} --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+@dataclass(frozen=True)
+class Command:
+    """A study's command line.
+
+    Attributes:
+        prog: the command as typed, e.g. ``python -m validation.convergence``.
+        description: the ``--help`` text (the study's purpose and what PASS/FAIL mean).
+        epilog: examples.
+        settings: the study's settings dataclass (its fields become flags).
+        run: ``run(*positional, settings, progress=..., threads=...)`` returning a :class:`StudyResult`.
+        positional: the names of flags passed to ``run`` before the settings (``("model",)`` for
+            ``--model``); they are declared by ``add_arguments``.
+        add_arguments: adds the study's own flags (e.g. ``--model``, ``--list``, ``--preset``).
+        listing: if given, ``--list`` prints ``listing()`` and exits 0.
+        estimate_mb: ``estimate_mb(*positional, settings)``: the estimated peak memory of the run in MiB,
+            checked against ``--memory-mb`` before anything is computed.
+        outputs: which of ``json``, ``csv``, ``plot`` the study writes.
+    """
+
+    prog: str
+    description: str
+    epilog: str
+    settings: type
+    run: Callable[..., StudyResult]
+    positional: tuple[str, ...] = ()
+    add_arguments: Callable[[argparse.ArgumentParser], None] | None = None
+    listing: Callable[[], str] | None = None
+    estimate_mb: Callable[..., float] | None = None
+    outputs: tuple[str, ...] = ("json", "csv", "plot")
+
+
+# ------------------------------------------------------------------------------------------------ parser
+def _flag(field: dataclasses.Field) -> str:
+    return field.metadata.get("flag") or "--" + field.name.replace("_", "-")
+
+
+def _help(field: dataclasses.Field) -> str:
+    meta = field.metadata
+    if meta.get("action") in ("store_true", "store_false"):
+        return meta["help"]
+    text = meta.get("default_text")
+    if text is None:
+        default = field.default
+        if isinstance(default, tuple):
+            default = ",".join(map(str, default)) if default else "none"
+        text = "none" if default is None else str(default)
+    return f"{meta['help']} (default: {text})"
+
+
+def build_parser(command: Command) -> argparse.ArgumentParser:
+    """The parser: the study's own flags, its settings fields as flags, and the shared run flags."""
+    parser = _Parser(prog=command.prog, description=command.description, epilog=command.epilog,
+                     formatter_class=HelpFormatter)
+    if command.add_arguments is not None:
+        command.add_arguments(parser)
+    groups: dict[str, argparse._ArgumentGroup] = {}
+    for field in dataclasses.fields(command.settings):
+        meta = field.metadata
+        if not meta.get("cli", False):
+            continue
+        group = groups.get(meta["group"]) or groups.setdefault(meta["group"], parser.add_argument_group(meta["group"]))
+        kwargs: dict[str, Any] = {"dest": field.name, "default": argparse.SUPPRESS, "help": _help(field)}
+        action = meta.get("action")
+        if action in ("store_true", "store_false"):
+            kwargs["action"] = action
+        else:
+            if meta.get("parse") is not None:
+                kwargs["type"] = _argparse_type(meta["parse"])
+            if meta.get("choices"):
+                kwargs["choices"] = meta["choices"]
+            if meta.get("metavar"):
+                kwargs["metavar"] = meta["metavar"]
+            if action == "append":
+                kwargs["action"] = "append"
+        group.add_argument(_flag(field), **kwargs)
+    run = groups.get("run and output") or parser.add_argument_group("run and output")
+    run.add_argument("--threads", type=_argparse_type(_positive_int), default=1, help=THREADS_HELP + " (default: 1)")
+    names = {"json": "write the result (settings, numbers, verdict, run metadata) as JSON to this file",
+             "csv": "write the per-depth table as CSV to this file",
+             "plot": "write the figure to this file (.png, .pdf, .svg; no suffix: .png is added)"}
+    for key in command.outputs:
+        run.add_argument(f"--{key}", type=Path, default=None, metavar="PATH", help=names[key])
+    run.add_argument("--memory-mb", type=_argparse_type(_positive_float), default=None,
+                     help="refuse to start when the estimated peak memory exceeds this many MiB (default: the "
+                          "memory available on this machine)")
+    run.add_argument("--quiet", action="store_true", help="no progress bars")
+    run.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
+    return parser
+
+
+def _argparse_type(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    def convert(text: str) -> Any:
+        try:
+            return parse(text)
+        except (ValueError, SettingsError) as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    convert.__name__ = getattr(parse, "__name__", "value")
+    return convert
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError(f"{value} is out of range (must be ≥ 1)")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0 or value == float("inf"):
+        raise ValueError(f"{text} is out of range (must be a finite number > 0)")
+    return value
+
+
+def settings_from_args(command: Command, args: argparse.Namespace) -> Any:
+    """The settings object from the parsed flags (only the flags given override the defaults)."""
+    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(command.settings) if hasattr(args, f.name)}
+    for field in dataclasses.fields(command.settings):
+        if field.metadata.get("action") == "append" and field.name in given:
+            given[field.name] = dict(given[field.name])  # NAME=VALUE pairs
+    return command.settings(**given)
+
+
+# ------------------------------------------------------------------------------------------------ runtime
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    def handler(signum, frame):  # noqa: ARG001
+        raise Terminated()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _command_line(command: Command, argv: Sequence[str] | None) -> str:
+    words = list(sys.argv[1:] if argv is None else argv)
+    return " ".join([command.prog, shlex.join(words)]).strip()
+
+
+def execute(command: Command, argv: Sequence[str] | None = None) -> int:
+    """Run ``command`` on ``argv`` (default ``sys.argv[1:]``) and return the exit status (see module doc)."""
+    parser = build_parser(command)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a syntax error already reported in one line (2)
+        return int(exc.code or 0)
+    if command.listing is not None and getattr(args, "list", False):
+        print(command.listing())
+        return 0
+    debug = args.debug
+    try:
+        with _sigterm_as_interrupt():
+            settings = settings_from_args(command, args)
+            positional = [getattr(args, name) for name in command.positional]
+            plan = plan_outputs({key: getattr(args, key) for key in command.outputs})
+            _check_memory(command, positional, settings, args.memory_mb)
+            with threads(args.threads):
+                result = command.run(*positional, settings, progress=not args.quiet,
+                                     command_line=_command_line(command, argv))
+            print(result.table())
+            for path in write_outputs(result, plan):
+                print(f"wrote {path}")
+            return result.exit_code
+    except BAD_INPUT as exc:
+        print(f"error: {_input_message(exc)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted: no output was written", file=sys.stderr)
+        return 130
+    except Terminated:
+        print("terminated: no output was written", file=sys.stderr)
+        return 143
+    except MemoryError:
+        print("error: out of memory (lower --samples, --width or the depths; see --memory-mb)", file=sys.stderr)
+        if debug:
+            traceback.print_exc()
+        return 3
+    except Exception as exc:  # an internal error: one line, never confused with a FAIL (exit 1)
+        print(f"internal error: {type(exc).__name__}: {exc}"
+              + ("" if debug else " (run with --debug for the traceback)"), file=sys.stderr)
+        if debug:
+            traceback.print_exc()
+        return 3
+
+
+def _input_message(exc: BaseException) -> str:
+    if isinstance(exc, SettingsError):
+        return f"--{exc.name.replace('_', '-')}: {exc.message}"
+    return str(exc)
+
+
+def _check_memory(command: Command, positional: list[Any], settings: Any, limit_mb: float | None) -> None:
+    if command.estimate_mb is None:
+        return
+    needed = command.estimate_mb(*positional, settings)
+    limit = available_memory_mb() if limit_mb is None else limit_mb
+    if needed > limit:
+        source = f"--memory-mb {limit_mb:g}" if limit_mb is not None else f"the {limit:.0f} MiB available here"
+        raise UsageError(f"this run needs about {needed:,.0f} MiB of memory, more than {source}; lower the sizes "
+                         "(--samples, --width, depths) or raise --memory-mb")
+

@@ -1,371 +1,560 @@
 """``python -m validation.convergence``: how fast a depth-L ResNet approaches its continuous-depth limit.
 
-For the chosen model (a *pair*, see ``--list``) the study draws N weight processes, runs the network
-at every depth L and the limit on the same weights in one pass (validation.engine), and reports
+For the chosen model (a *pair*, see ``--list``; or your own, ``--model package.module:ClassName``) the
+study draws N weight processes, runs the network at every depth L and the limit on the same weights in
+one pass, and reports
 
 * a table: depth, RMS error (E‖h_L − H_1‖²)^½, mean-norm error E‖h_L − H_1‖, sup-over-grid error
-  (E max_k ‖h_k − H_{k/L}‖²)^½, local slope, the RMS error against a second, coarser reference, and
-  the successive difference (E‖h_L − h_{2L}‖²)^½, which needs no reference at all;
+  (E max_k ‖h_k − H_{k/L}‖²)^½, local slope, the RMS error against a second, coarser reference, and the
+  successive difference (E‖h_L − h_{2L}‖²)^½;
 * the fitted rate r (e ≍ L^-r, least squares in log–log) with a 95% paired-bootstrap interval, the
-  theoretical rate and a verdict: PASS when the whole interval lies within ±tolerance of the theory
-  (an equivalence test), FAIL otherwise. For a deliberately wrong limit (``cohen-sde-naive``) PASS
-  means the interval lies wholly below the excluded rate − tolerance, i.e. the error does not decay
-  as a convergent pair's would.
+  theory's rate and a verdict: PASS when the whole interval lies within ±tolerance of the theory (an
+  equivalence test), FAIL otherwise. For a deliberately wrong limit (``cohen-sde-naive``) PASS means the
+  error does not decay: the interval lies within [−tolerance, 1/2 − tolerance] and no error is NaN/inf.
 
-Exit status: 0 PASS, 1 FAIL (also when errors are NaN/inf: no rate is fitted through them), 2 bad input.
+The successive differences need no reference: they show that the network converges to *something* at the
+measured rate, not that it converges to the limit (a network paired with a wrong limit still has them).
+
+Python: ``validation.convergence.run("res1", samples=200)`` returns a :class:`ConvergenceResult`.
+
+Exit status: 0 PASS, 1 FAIL (also when errors are NaN/inf: no rate is fitted through them), 2 bad input,
+3 internal error.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
+import dataclasses
 import math
-import sys
 import time
-from pathlib import Path
-from typing import Any, Sequence
+import types
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import torch
 
-from limits.activations import ACTIVATION_NAMES, ActivationError
-from limits.pairs import ModelConfig, Pair, PairError, get_pair, pair_names
-from validation import cli
+from limits.activations import ACTIVATION_NAMES
+from limits.brownian import default_block_steps
+from limits.pairs import ModelConfig, Pair
+from limits.registry import get_pair, pair_names
+from validation import cli, runtime
 from validation.engine import StudyErrors, study_errors
-from validation.plots import Curve, plot_error_curves
-from validation.runinfo import run_metadata, write_json
-from validation.stats import METRIC_HELP, RateFit, depth_intervals, fit_rate, verdict
+from validation.plots import Curve, draw_error_curves, new_axes
+from validation.results import RunInfo, StudyResult, rows_from_columns, utc_now
+from validation.settings import (
+    CommonSettings, SettingsError, check_choice, check_depths, check_float, check_int, check_power_of_two,
+    make_settings, parse_name_value, parse_power_of_two_list, resolve_device, setting,
+)
+from validation.stats import METRIC_HELP, RateFit, depth_intervals, fit_rate, verdict, verdict_rule
 
-#: study size when neither the command line nor the pair's ``default_study`` says otherwise
-#: ``fit_from`` drops the shallowest depth from the fit (it stays in the table, marked "not fitted"):
-#: measured over seeds 0–3 (res1, d = 10, N = 500), the local slope from L = 4 to 8 is 0.45–0.47 while
-#: the later ones scatter around 0.50; for the ODE pairs the slope from L = 8 to 16 is 1.03–1.20.
+__all__ = ["ConvergenceSettings", "ConvergenceResult", "run", "main", "KIND_DEFAULTS", "list_models"]
+
+#: study size when neither the settings nor the pair's ``default_study`` say otherwise. ``fit_from`` drops
+#: the shallowest depth from the fit (it stays in the table, marked "not fitted"): measured over seeds 0–3
+#: (res1, d = 10, N = 500), the local slope from L = 4 to 8 is 0.45–0.47 while the later ones scatter around
+#: 0.50; for the ODE pairs the slope from L = 8 to 16 is 1.03–1.20.
 KIND_DEFAULTS: dict[str, dict[str, Any]] = {
-    "sde": {"depths": [4, 8, 16, 32, 64, 128, 256], "samples": 500, "reference_factor": 32, "width": 10,
+    "sde": {"depths": (4, 8, 16, 32, 64, 128, 256), "samples": 500, "reference_factor": 32, "width": 10,
             "fit_from": 8},
-    "ode": {"depths": [8, 16, 32, 64, 128, 256, 512, 1024], "samples": 200, "width": 10, "fit_from": 16},
+    "ode": {"depths": (8, 16, 32, 64, 128, 256, 512, 1024), "samples": 200, "width": 10, "fit_from": 16},
 }
 
-#: the tightest ODE tolerance an adaptive solver can meet in float32 (machine epsilon 1.2e-7)
+#: the tightest ODE tolerance an adaptive solver can meet in float32 (machine epsilon 1.2e-7), and the default
+#: in float64
 FLOAT32_TOLERANCE = 1e-6
+FLOAT64_TOLERANCE = 1e-10
+#: the tightest tolerance allowed in float64: below it dopri5 needs more steps than it can finish
+FLOAT64_MIN_TOLERANCE = 1e-13
+MAX_REFERENCE_STEPS = 1 << 24
+MAX_SAMPLES = 10_000_000
 
+
+@dataclass(frozen=True)
+class ConvergenceSettings(CommonSettings):
+    """Settings of the convergence study; ``None`` means the model's default (see ``--list``)."""
+
+    width: int | None = setting(None, "width d of the hidden state", parse=int, group="model",
+                                default_text="the model's, usually 10")
+    activation: str | None = setting(None, f"activation σ: {', '.join(ACTIVATION_NAMES)} (prelu:SLOPE)",
+                                     group="model", default_text="the model's")
+    weight_var: float | None = setting(None, "s²: i.i.d. weight entries have variance s²/d (res1: 2 is He "
+                                             "initialisation, the paper's choice); for the models that read it",
+                                       parse=float, group="model", default_text="1")
+    lengthscale: float | None = setting(None, "length-scale ℓ of the RBF kernel of smooth weights (ODE pairs, "
+                                              "Cohen's smooth trend)", parse=float, group="model",
+                                        default_text="0.1")
+    input_dim: int | None = setting(None, "add an input layer h_0 = A x with x in R^n (A entries N(0, 1/n))",
+                                    parse=int, group="model", default_text="none: h_0 = x ~ N(0, I_d)")
+    beta: float | None = setting(None, "β of Cohen et al.'s ODE regime (cohen-ode), in (0, 1)", parse=float,
+                                 group="model", default_text="the model's")
+    options: Mapping[str, Any] = setting((), "a model-specific setting (repeatable); --list shows each model's",
+                                         parse=parse_name_value, flag="--set", metavar="NAME=VALUE",
+                                         action="append", group="model", default_text="none")
+    depths: tuple[int, ...] | None = setting(None, "depths L: powers of two, increasing, as '4,8,16' or a range "
+                                                   "'4:256'", parse=parse_power_of_two_list,
+                                             default_text="the model's; SDE 4:256, ODE 8:1024")
+    samples: int | None = setting(None, "number N of independent weight draws (paths)", parse=int,
+                                  default_text="the model's; SDE 500, ODE 200")
+    reference_steps: int | None = setting(None, "SDE pairs: steps of the fine Euler reference on the same path, a "
+                                                "power of two finer than the deepest depth; a second reference "
+                                                "uses half", parse=int, default_text="32 × the deepest depth")
+    rtol: float | None = setting(None, "ODE pairs: relative tolerance of the adaptive dopri5 reference (second "
+                                       "reference: 100× looser)", parse=float,
+                                 default_text="1e-10 in float64, 1e-6 in float32")
+    atol: float | None = setting(None, "ODE pairs: absolute tolerance of the reference", parse=float,
+                                 default_text="as --rtol")
+    metric: str = setting("rms", "error the verdict is based on: " + "; ".join(f"{k} = {v}" for k, v in
+                                                                             METRIC_HELP.items()),
+                          choices=("rms", "mean", "sup"), group="fit and verdict")
+    fit_from: int | None = setting(None, "fit only depths ≥ this (pre-asymptotic depths dropped explicitly, still "
+                                         "shown in the table); 1 fits every depth", parse=int,
+                                   group="fit and verdict", default_text="the model's; SDE 8, ODE 16")
+    tolerance: float = setting(0.1, "δ of the equivalence test: PASS iff the whole rate interval lies in "
+                                    "[theory − δ, theory + δ]", parse=float, group="fit and verdict")
+    confidence: float = setting(0.95, "level of the bootstrap intervals, in (0, 1)", parse=float,
+                                group="fit and verdict")
+    bootstrap: int = setting(2000, "bootstrap resamples (100 to 100000)", parse=int, group="fit and verdict")
+
+    def check(self) -> None:
+        super().check()
+        if self.width is not None:
+            self._set("width", check_int("width", self.width, 1))
+        if self.activation is not None and not isinstance(self.activation, str):
+            raise SettingsError("activation", f"{self.activation!r} is not an activation name")
+        if self.weight_var is not None:
+            self._set("weight_var", check_float("weight_var", self.weight_var, 0))
+        if self.lengthscale is not None:
+            self._set("lengthscale", check_float("lengthscale", self.lengthscale, 0, strict_min=True))
+        if self.input_dim is not None:
+            self._set("input_dim", check_int("input_dim", self.input_dim, 1))
+        if self.beta is not None:
+            self._set("beta", check_float("beta", self.beta))
+        try:
+            options = dict(self.options)
+        except (TypeError, ValueError):
+            raise SettingsError("options", f"{self.options!r} is not a mapping NAME → VALUE") from None
+        self._set("options", types.MappingProxyType(options))
+        if self.depths is not None:
+            self._set("depths", check_depths("depths", self.depths, powers_of_two=True, maximum=MAX_REFERENCE_STEPS))
+        if self.samples is not None:
+            self._set("samples", check_int("samples", self.samples, 2, MAX_SAMPLES))
+        if self.reference_steps is not None:
+            self._set("reference_steps", check_power_of_two("reference_steps", self.reference_steps, 2))
+            check_int("reference_steps", self.reference_steps, 2, MAX_REFERENCE_STEPS)
+        minimum = FLOAT32_TOLERANCE if self.dtype == "float32" else FLOAT64_MIN_TOLERANCE
+        for name in ("rtol", "atol"):
+            value = getattr(self, name)
+            if value is not None:
+                value = check_float(name, value, 0, 1, strict_min=True)
+                if value < minimum:
+                    raise SettingsError(name, f"{value:g} is below what {self.dtype} can resolve (must be ≥ "
+                                              f"{minimum:g} with --dtype {self.dtype})"
+                                              + ("; use --dtype float64" if self.dtype == "float32" else ""))
+                self._set(name, value)
+        check_choice("metric", self.metric, ("rms", "mean", "sup"))
+        if self.fit_from is not None:
+            self._set("fit_from", check_int("fit_from", self.fit_from, 1))
+        self._set("tolerance", check_float("tolerance", self.tolerance, 0, strict_min=True))
+        self._set("confidence", check_float("confidence", self.confidence, 0, 1, strict_min=True, strict_max=True))
+        self._set("bootstrap", check_int("bootstrap", self.bootstrap, 100, 100_000))
+
+
+def list_models() -> str:
+    """Every shipped model with its kind, theory source, default activation and settings (``--list``)."""
+    lines = []
+    for name in pair_names():
+        cls = get_pair(name)
+        lines.append(f"{name:18s} [{cls.kind}] {cls.description}")
+        reads = ", ".join(["width", *sorted(cls.config_fields)])
+        lines.append(f"{'':18s} theory: {cls.theory_source}; default activation {cls.default_activation}; "
+                     f"reads {reads}")
+        for key, spec in cls.option_specs.items():
+            lines.append(f"{'':18s} --set {key}=… ({spec.default!r}): {spec.help}")
+    lines.append("your own pair: --model package.module:ClassName or path/to/file.py:ClassName "
+                 "(a subclass of limits.SDEPair or limits.ODEPair; see docs/howto/own_model.md)")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------------ result
+@dataclass
+class ConvergenceResult(StudyResult):
+    """The convergence study's result: errors at every depth, the fitted rates, the verdict.
+
+    Attributes:
+        model: the pair's description (``Pair.describe()``).
+        theory_rate, theory_source, converges, excluded_rate: what the pair predicts.
+        errors: the per-sample squared errors (:class:`validation.engine.StudyErrors`).
+        fits: the rate fits by metric: ``rms``, ``mean``, ``sup``, ``second_reference`` (the verdict metric
+            against the second reference) and ``successive`` (‖h_L − h_2L‖; None with fewer than 3 depths).
+        reference_text: how the reference was computed, in words.
+    """
+
+    model: dict[str, Any] = dataclasses.field(default_factory=dict)
+    theory_rate: float = math.nan
+    theory_source: str = ""
+    converges: bool = True
+    excluded_rate: float | None = None
+    errors: StudyErrors | None = dataclasses.field(default=None, repr=False)
+    fits: dict[str, RateFit | None] = dataclasses.field(default_factory=dict)
+    reference_text: str = ""
+
+    study = "convergence"
+
+    @property
+    def depths(self) -> list[int]:
+        return list(self.settings.depths)
+
+    @property
+    def fit(self) -> RateFit:
+        """The fit of the verdict's metric."""
+        return self.fits[self.settings.metric]
+
+    @property
+    def rate(self) -> float:
+        """The fitted rate of the verdict's metric."""
+        return self.fit.rate
+
+    @property
+    def rate_ci(self) -> tuple[float, float]:
+        return self.fit.ci
+
+    @property
+    def verdict(self) -> str:
+        if any(self.errors.nonfinite_network) or self.errors.nonfinite_reference:
+            return "FAIL"
+        return verdict(self.fit, self.theory_rate, self.settings.tolerance,
+                       excluded=None if self.converges else self.excluded_rate)
+
+    @property
+    def successive_differences(self) -> np.ndarray:
+        """(E‖h_L − h_2L‖²)^½ for consecutive depths."""
+        return np.sqrt(self.errors.successive_sq.mean(axis=0))
+
+    @property
+    def reference_gap(self) -> float:
+        """RMS distance between the two references."""
+        return math.sqrt(float(np.mean(self.errors.reference_gap_sq)))
+
+    def summary(self) -> dict[str, Any]:
+        low, high = verdict_rule(self.theory_rate, self.settings.tolerance,
+                                 None if self.converges else self.excluded_rate)
+        return {
+            "model": self.model,
+            "theory": {"rate": self.theory_rate, "source": self.theory_source, "converges": self.converges,
+                       "excluded_rate": self.excluded_rate},
+            "depths": self.depths,
+            "fits": {name: (fit.to_dict() if fit is not None else None) for name, fit in self.fits.items()},
+            "verdict_metric": self.settings.metric,
+            "verdict_interval": [low, high],
+            "successive_differences": self.successive_differences,
+            "reference": {**self.errors.reference, "rms_gap": self.reference_gap},
+            "nonfinite": {"network_per_depth": self.errors.nonfinite_network,
+                          "reference": self.errors.nonfinite_reference, "second_reference": self.errors.nonfinite_second,
+                          "samples": self.errors.samples},
+        }
+
+    def csv_rows(self) -> list[dict[str, Any]]:
+        fits = self.fits
+        return rows_from_columns({
+            "depth": self.depths, "rms_error": fits["rms"].errors, "mean_norm_error": fits["mean"].errors,
+            "sup_grid_error": fits["sup"].errors, "local_slope_rms": [None, *fits["rms"].local],
+            "rms_error_second_reference": fits["second_reference"].errors,
+            "successive_difference": self.successive_differences,
+            "nonfinite_network": self.errors.nonfinite_network,
+        })
+
+    def table(self) -> str:
+        s, fits, chosen = self.settings, self.fits, self.fit
+        depths = self.depths
+        lines = [
+            f"model {self.model['name']}: {self.model['description']}",
+            f"width {self.model['width']}, activation {self.model['activation']}, samples {s.samples}, depths "
+            f"{depths}, seed {s.seed}, {s.dtype} on {self.run_info.device}; reference: {self.reference_text}",
+            "",
+        ]
+        header = (f"{'depth':>7} {'RMS error':>11} {'mean-norm':>11} {'sup-grid':>11} {'local slope':>11} "
+                  f"{'RMS vs 2nd ref':>14} {'‖h_L−h_2L‖':>11}")
+        lines += [header, "-" * len(header)]
+        successive = self.successive_differences
+        rms = fits["rms"]
+        for j, depth in enumerate(depths):
+            local = f"{rms.local[j - 1]:11.3f}" if j > 0 else f"{'':11}"
+            succ = f"{successive[j]:11.4e}" if j < len(successive) else f"{'':11}"
+            marker = "" if rms.fitted[j] else "  (not fitted)"
+            lines.append(f"{depth:7d} {rms.errors[j]:11.4e} {fits['mean'].errors[j]:11.4e} "
+                         f"{fits['sup'].errors[j]:11.4e} {local} {fits['second_reference'].errors[j]:14.4e} "
+                         f"{succ}{marker}")
+        lines.append("")
+        errors = self.errors
+        if any(errors.nonfinite_network) or errors.nonfinite_reference or errors.nonfinite_second:
+            per_depth = ", ".join(f"L={L}: {n}" for L, n in zip(depths, errors.nonfinite_network) if n)
+            lines.append(f"non-finite (NaN/inf) samples (of {errors.samples}): network {per_depth or 'none'}; reference "
+                         f"{errors.nonfinite_reference}, second reference {errors.nonfinite_second} — no rate is "
+                         "fitted through them")
+        elif not chosen.finite:
+            lines.append("errors are exactly zero at some depth (the network equals its limit, e.g. zero weights): "
+                         "no rate can be fitted")
+        level = int(round(100 * s.confidence))
+        fitted_depths = [L for L, f in zip(depths, chosen.fitted) if f]
+        if chosen.finite:
+            lines.append(f"fitted on depths {fitted_depths[0]}…{fitted_depths[-1]} ({len(fitted_depths)} depths), "
+                         f"{level}% intervals by {chosen.method}, {s.bootstrap} resamples")
+        shown = [("rms", "rms"), ("mean", "mean"), ("sup", "sup"), ("second_reference", "rms vs 2nd ref"),
+                 ("successive", "successive")]
+        for key, name in shown:
+            fit = fits.get(key)
+            if fit is None:
+                continue
+            mark = "  <- verdict" if key == s.metric else ""
+            if fit.finite:
+                lines.append(f"  rate [{name:>14}]  {fit.rate:6.3f}   {level}% CI [{fit.ci[0]:.3f}, {fit.ci[1]:.3f}]"
+                             f"{mark}")
+            else:
+                lines.append(f"  rate [{name:>14}]  not fitted ({fit.method.removeprefix('not fitted: ')}){mark}")
+        lines.append(f"  reference check: RMS gap between the two references {self.reference_gap:.3e}; "
+                     f"rate shift vs 2nd ref {fits['second_reference'].rate - fits['rms'].rate:+.3f}")
+        outcome = self.verdict
+        if not chosen.finite:
+            lines.append(f"theory rate {self.theory_rate:g} ({self.theory_source})")
+            lines.append(f"verdict: {outcome} — no rate could be fitted")
+        elif self.converges:
+            low, high = verdict_rule(self.theory_rate, s.tolerance)
+            lines.append(f"theory rate {self.theory_rate:g} ({self.theory_source}); tolerance ±{s.tolerance:g}")
+            lines.append(f"verdict: {outcome} — the {level}% interval [{chosen.ci[0]:.3f}, {chosen.ci[1]:.3f}] "
+                         f"{'lies' if outcome == 'PASS' else 'does not lie'} within [{low:.3f}, {high:.3f}]")
+        else:
+            low, high = verdict_rule(self.theory_rate, s.tolerance, self.excluded_rate)
+            lines.append(f"this limit is deliberately wrong: the check is that the error does NOT decay at rate "
+                         f"{self.excluded_rate:g} and does not grow ({self.theory_source})")
+            lines.append(f"verdict: {outcome} — the {level}% interval [{chosen.ci[0]:.3f}, {chosen.ci[1]:.3f}] "
+                         f"{'lies' if outcome == 'PASS' else 'does not lie'} within [{low:.3f}, {high:.3f}]")
+        lines.append(f"time {self.run_info.wall_time_s:.1f} s")
+        return "\n".join(lines)
+
+    def plot(self, ax: Any = None) -> Any:
+        fig, ax = new_axes(ax)
+        fits, s = self.fits, self.settings
+        depths = self.depths
+        band = depth_intervals(self.errors.final_sq, "rms", s.confidence, seed=s.seed)
+        curves = [
+            Curve("RMS error", depths, fits["rms"].errors, band=band, rate=fits["rms"].rate, rate_ci=fits["rms"].ci,
+                  fitted=fits["rms"].fitted, style="o-"),
+            Curve("mean-norm error", depths, fits["mean"].errors, rate=fits["mean"].rate,
+                  fitted=fits["mean"].fitted, style="s--"),
+            Curve("sup-over-grid error", depths, fits["sup"].errors, rate=fits["sup"].rate,
+                  fitted=fits["sup"].fitted, style="^:"),
+            Curve("RMS vs 2nd reference", depths, fits["second_reference"].errors,
+                  rate=fits["second_reference"].rate, fitted=fits["second_reference"].fitted, style="x-"),
+        ]
+        if fits.get("successive") is not None:
+            curves.append(Curve("successive diff. ||h_L - h_2L||", depths[:-1], fits["successive"].errors,
+                                rate=fits["successive"].rate, fitted=fits["successive"].fitted, style="d-."))
+        subtitle = (f"d={self.model['width']}, σ={self.model['activation']}, N={s.samples}, seed={s.seed}; "
+                    f"verdict metric {s.metric}; band: 95% bootstrap interval of the RMS error")
+        draw_error_curves(ax, curves, title=f"{self.model['name']}: {self.model['description']}", subtitle=subtitle,
+                          theory_rate=self.theory_rate if self.converges else None, theory_label="theory",
+                          ylabel="error (same weights)")
+        return fig
+
+
+# ------------------------------------------------------------------------------------------------ run
+def _resolve(cls: type[Pair], settings: ConvergenceSettings) -> ConvergenceSettings:
+    """The settings with every model-dependent default filled in, and the checks that need the model."""
+    defaults = {**KIND_DEFAULTS[cls.kind], **cls.default_study}
+    depths = tuple(settings.depths or defaults["depths"])
+    changes: dict[str, Any] = {
+        "depths": depths,
+        "samples": settings.samples or defaults["samples"],
+        "width": settings.width or defaults["width"],
+        "fit_from": settings.fit_from if settings.fit_from is not None else defaults.get("fit_from"),
+    }
+    if cls.kind == "sde":
+        for name in ("rtol", "atol"):
+            if getattr(settings, name) is not None:
+                raise SettingsError(name, f"applies to ODE pairs only; {cls.name} is an SDE pair (use "
+                                          "--reference-steps)")
+        reference = settings.reference_steps
+        if reference is None:
+            reference = defaults.get("reference_steps") or defaults["reference_factor"] * depths[-1]
+            reference = max(reference, 2 * depths[-1])
+        if reference <= depths[-1]:
+            raise SettingsError("reference_steps", f"{reference} must be a power of two finer than the deepest "
+                                                   f"depth {depths[-1]}")
+        changes["reference_steps"] = reference
+    else:
+        if settings.reference_steps is not None:
+            raise SettingsError("reference_steps", f"applies to SDE pairs only; {cls.name} is an ODE pair (use "
+                                                   "--rtol)")
+        floor = FLOAT32_TOLERANCE if settings.dtype == "float32" else FLOAT64_TOLERANCE
+        changes["rtol"] = settings.rtol if settings.rtol is not None else floor
+        changes["atol"] = settings.atol if settings.atol is not None else changes["rtol"]
+    fit_from = changes["fit_from"]
+    if fit_from is not None and sum(L >= fit_from for L in depths) < 2:
+        raise SettingsError("fit_from", f"{fit_from} leaves fewer than two of the depths {list(depths)}")
+    return dataclasses.replace(settings, **changes)
+
+
+def _pair(model: str | type[Pair] | Pair, settings: ConvergenceSettings) -> tuple[Pair, ConvergenceSettings]:
+    """The pair and the resolved settings; a Pair instance brings its own samples, width, seed, dtype, device."""
+    if isinstance(model, Pair):
+        pair = model
+        fixed = {"samples": pair.samples, "width": pair.width, "seed": pair.seed,
+                 "dtype": str(pair.dtype).replace("torch.", ""), "device": str(pair.device)}
+        defaults = ConvergenceSettings()
+        for name, value in fixed.items():
+            given = getattr(settings, name)
+            if given not in (None, getattr(defaults, name), value):
+                raise SettingsError(name, f"{given!r} conflicts with the pair object's {name}={value!r} (a Pair "
+                                          "instance fixes it; pass the class or its name to choose it here)")
+        settings = dataclasses.replace(settings, **fixed)
+        return pair, _resolve(type(pair), settings)
+    cls = get_pair(model)
+    config = ModelConfig(width=settings.width or {**KIND_DEFAULTS[cls.kind], **cls.default_study}["width"],
+                         activation=settings.activation, weight_var=settings.weight_var,
+                         lengthscale=settings.lengthscale, input_dim=settings.input_dim, beta=settings.beta,
+                         options=dict(settings.options))
+    resolved = _resolve(cls, dataclasses.replace(settings, width=config.width))
+    pair = cls(config, resolved.samples, seed=resolved.seed, dtype=resolved.torch_dtype,
+               device=resolve_device(resolved.device))
+    return pair, resolved
+
+
+def estimate_mb(model: str | type[Pair] | Pair, settings: ConvergenceSettings) -> float:
+    """A rough upper estimate of the run's peak memory in MiB (before anything is allocated)."""
+    cls = type(model) if isinstance(model, Pair) else get_pair(model)
+    defaults = {**KIND_DEFAULTS[cls.kind], **cls.default_study}
+    samples = settings.samples or (model.samples if isinstance(model, Pair) else defaults["samples"])
+    width = settings.width or (model.width if isinstance(model, Pair) else defaults["width"])
+    depths = settings.depths or defaults["depths"]
+    item = 4 if settings.dtype == "float32" else 8
+    state = samples * width * item * (4 * len(depths) + 8)
+    if cls.kind == "sde":
+        channels = width * width + width
+        per_step = samples * channels
+        block = max(2 * per_step, min(1 << 23, per_step * (settings.reference_steps or 2 * depths[-1])))
+        work = 3 * block * item
+    else:
+        terms = 40  # Karhunen–Loève terms of the smooth weights (29 at ℓ = 0.1; more for shorter ℓ)
+        per_time = 2 * samples * width * width
+        work = (terms + 8) * per_time * item + min(1 << 22, per_time * depths[-1]) * item
+    bootstrap = 8 * max(settings.bootstrap, 1) * 16 + 8 * min(1 << 23, samples * len(depths))
+    return (state + work + bootstrap) / 2**20 + 300  # + the Python/torch runtime
+
+
+def run(model: str | type[Pair] | Pair = "res1", settings: ConvergenceSettings | None = None, /, *,
+        progress: bool = False, threads: int | None = None, command_line: str | None = None,
+        **overrides: Any) -> ConvergenceResult:
+    """Measure how fast the depth-L network of ``model`` converges to its limit.
+
+    Args:
+        model: a shipped pair's name (``limits.pair_names()``), ``"package.module:ClassName"``, a
+            :class:`~limits.Pair` subclass, or a Pair instance (which fixes samples, width, seed, dtype and
+            device).
+        settings: a :class:`ConvergenceSettings`; None for the defaults (the command line's).
+        progress: show progress bars.
+        threads: torch intra-op threads for the run (restored after); None leaves torch's setting alone.
+        command_line: the command as typed, recorded in the result (the CLI passes it).
+        **overrides: settings by name, e.g. ``samples=200, depths=(4, 8, 16, 32)``.
+
+    Returns:
+        A :class:`ConvergenceResult`: ``.verdict``, ``.rate``, ``.rate_ci``, ``.fits``, ``.table()``,
+        ``.plot()``, ``.to_dict()``, ``.save(path)``.
+
+    Raises:
+        SettingsError, PairError, ActivationError: a bad setting (the message names it and the allowed range).
+
+    Example:
+        >>> from validation import convergence
+        >>> result = convergence.run("res1", samples=100, depths=(4, 8, 16, 32), reference_steps=512)
+        >>> result.verdict, round(result.rate, 2)   # doctest: +SKIP
+        ('PASS', 0.5)
+    """
+    settings = make_settings(ConvergenceSettings, settings, overrides)
+    pair, settings = _pair(model, settings)
+    with runtime.threads(threads):
+        started, clock = utc_now(), time.perf_counter()
+        errors = study_errors(pair, list(settings.depths), reference_steps=settings.reference_steps or 0,
+                              seed=settings.seed, rtol=settings.rtol or 0.0, atol=settings.atol or 0.0,
+                              progress=progress)
+        wall = time.perf_counter() - clock
+        fits = _fit_all(errors, settings)
+        info = RunInfo.capture(seed=settings.seed, dtype=settings.dtype, device=pair.device, started=started,
+                               wall_time_s=wall, command=command_line)
+    if pair.kind == "sde":
+        reference_text = (f"Euler on the same path, {settings.reference_steps} steps (second: "
+                          f"{settings.reference_steps // 2})")
+    else:
+        reference_text = f"dopri5, rtol {settings.rtol:g}, atol {settings.atol:g} (second: 100× looser)"
+    return ConvergenceResult(
+        settings=settings, run_info=info, model=pair.describe(), theory_rate=pair.theory_rate,
+        theory_source=pair.theory_source, converges=pair.converges,
+        excluded_rate=None if pair.converges else pair.excluded_rate, errors=errors, fits=fits,
+        reference_text=reference_text,
+    )
+
+
+def _fit_all(errors: StudyErrors, settings: ConvergenceSettings) -> dict[str, RateFit | None]:
+    """Every error measure's rate fit, with the same bootstrap settings and seed."""
+    options = dict(fit_from=settings.fit_from, resamples=settings.bootstrap, confidence=settings.confidence,
+                   seed=settings.seed)
+    depths = errors.depths
+    fits: dict[str, RateFit | None] = {
+        "rms": fit_rate(depths, errors.final_sq, "rms", **options),
+        "mean": fit_rate(depths, errors.final_sq, "mean", **options),
+        "sup": fit_rate(depths, errors.sup_sq, "sup", **options),
+        "second_reference": fit_rate(depths, errors.final_sq_second,
+                                     settings.metric if settings.metric != "sup" else "rms", **options),
+    }
+    successive_depths = depths[:-1]
+    succ_from = settings.fit_from if settings.fit_from is not None and \
+        sum(L >= settings.fit_from for L in successive_depths) >= 2 else None
+    fits["successive"] = (
+        fit_rate(successive_depths, errors.successive_sq, "rms", **{**options, "fit_from": succ_from})
+        if len(successive_depths) >= 2 else None
+    )
+    return fits
+
+
+# ------------------------------------------------------------------------------------------------ CLI
 EPILOG = """\
 examples:
   python -m validation.convergence --model res1
   python -m validation.convergence --model res1 --activation relu --weight-var 2 --plot res1.png --json res1.json
   python -m validation.convergence --model res2-ode --depths 8:2048 --samples 100
   python -m validation.convergence --model cohen-ode --beta 0.3 --activation tanh
+  python -m validation.convergence --model my_pairs:LeakyRes1          # your own pair (module in this folder)
   python -m validation.convergence --list
 
-exit status: 0 PASS, 1 FAIL (or NaN/inf errors), 2 bad input.
+exit status: 0 PASS, 1 FAIL (or NaN/inf errors), 2 bad input, 3 internal error.
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m validation.convergence",
-        description=__doc__.split("\n\n", 1)[1].rsplit("\n\nExit status", 1)[0],
-        epilog=EPILOG,
-        formatter_class=cli.HelpFormatter,
-    )
-    model = parser.add_argument_group("model")
-    model.add_argument("--model", default="res1",
-                       help="the pair to study (see --list for every model and its settings)")
-    model.add_argument("--list", action="store_true", help="list the models, their theory rates and settings, and exit")
-    model.add_argument("--width", type=cli.positive_int, default=None,
-                       help="width d of the hidden state (default: the model's, usually 10)")
-    model.add_argument("--activation", default=None,
-                       help=f"activation σ: {', '.join(ACTIVATION_NAMES)} (prelu:SLOPE); default: the model's")
-    model.add_argument("--weight-var", type=cli.nonnegative_float, default=1.0,
-                       help="s²: i.i.d. weight entries have variance s²/d (res1: 2 is He init, the paper's choice)")
-    model.add_argument("--lengthscale", type=cli.positive_float, default=0.1,
-                       help="length-scale ℓ of the RBF kernel of smooth weights (ODE pairs)")
-    model.add_argument("--input-dim", type=cli.positive_int, default=None,
-                       help="add an input layer h_0 = A x with x in R^n (A entries N(0, 1/n)); default h_0 = x ~ N(0, I_d)")
-    model.add_argument("--beta", type=float, default=None, help="β of Cohen et al.'s ODE regime (cohen-ode), in (0, 1)")
-    model.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUE",
-                       help="a model-specific setting (repeatable); --list shows each model's settings")
-    study = parser.add_argument_group("study")
-    study.add_argument("--depths", type=cli.power_of_two_list, default=None,
-                       help="depths L: powers of two, increasing, as '4,8,16' or a range '4:256' "
-                            "(default: the model's; SDE 4:256, ODE 8:1024)")
-    study.add_argument("--samples", type=cli.int_at_least(2), default=None,
-                       help="number N of independent weight draws (paths) (default: the model's; SDE 500, ODE 200)")
-    study.add_argument("--seed", type=int, default=0, help="seed of every random draw (weights, inputs, bootstrap)")
-    study.add_argument("--reference-steps", type=int, default=None,
-                       help="SDE pairs: steps of the fine Euler reference on the same path, a power of two "
-                            "finer than the deepest depth (default: 32 × deepest); a second reference uses half")
-    study.add_argument("--rtol", type=cli.positive_float, default=None,
-                       help="ODE pairs: relative tolerance of the adaptive dopri5 reference (second reference: "
-                            "100× looser); default 1e-10 in float64, 1e-6 in float32 (the least float32 can reach)")
-    study.add_argument("--atol", type=cli.positive_float, default=None,
-                       help="ODE pairs: absolute tolerance (default: as --rtol)")
-    fit = parser.add_argument_group("fit and verdict")
-    fit.add_argument("--metric", choices=["rms", "mean", "sup"], default="rms",
-                     help="error the verdict is based on: " + "; ".join(f"{k} = {v}" for k, v in METRIC_HELP.items()))
-    fit.add_argument("--fit-from", type=cli.positive_int, default=None,
-                     help="fit only depths ≥ this (pre-asymptotic depths dropped explicitly, still shown in the "
-                          "table); default: the model's (SDE 8, ODE 16); 1 fits every depth")
-    fit.add_argument("--tolerance", type=cli.positive_float, default=0.1,
-                     help="δ of the equivalence test: PASS iff the whole rate interval lies in [theory − δ, theory + δ]")
-    fit.add_argument("--confidence", type=cli.probability, default=0.95, help="level of the bootstrap interval")
-    fit.add_argument("--bootstrap", type=cli.int_at_least(100), default=2000, help="bootstrap resamples")
-    run = parser.add_argument_group("run and output")
-    run.add_argument("--dtype", type=cli.dtype_arg, default=torch.float64,
-                     help="float64 or float32 (references in float32 are only for quick looks)")
-    run.add_argument("--device", type=cli.device_arg, default="cpu", help="cpu, cuda, cuda:N or auto")
-    run.add_argument("--json", type=Path, default=None, help="write the full result as JSON to this file")
-    run.add_argument("--csv", type=Path, default=None, help="write the per-depth table as CSV to this file")
-    run.add_argument("--plot", type=Path, default=None, help="write the log–log error plot (PNG/PDF/SVG) to this file")
-    cli.add_threads_argument(run)
-    run.add_argument("--quiet", action="store_true", help="no progress bar")
-    return parser
+def _add_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("model")
+    group.add_argument("--model", default="res1",
+                       help="the pair to study: a name from --list, or your own as package.module:ClassName or "
+                            "path/to/file.py:ClassName (default: res1)")
+    group.add_argument("--list", action="store_true", help="list the models, their theory rates and settings, and exit")
 
 
-def list_models() -> str:
-    lines = []
-    for name in pair_names():
-        cls = get_pair(name)
-        lines.append(f"{name:18s} [{cls.kind}] {cls.description}")
-        lines.append(f"{'':18s} theory: {cls.theory_source}; default activation {cls.default_activation}")
-        for key, spec in cls.option_specs.items():
-            lines.append(f"{'':18s} --set {key}=… ({spec.default!r}): {spec.help}")
-    return "\n".join(lines)
-
-
-def resolve_study(args: argparse.Namespace, cls: type[Pair]) -> dict[str, Any]:
-    """Command line > the pair's ``default_study`` > the kind's defaults; then check consistency."""
-    defaults = {**KIND_DEFAULTS[cls.kind], **cls.default_study}
-    depths = args.depths or list(defaults["depths"])
-    study = {
-        "depths": depths,
-        "samples": args.samples or defaults["samples"],
-        "width": args.width or defaults["width"],
-        "fit_from": args.fit_from if args.fit_from is not None else defaults.get("fit_from"),
-        "reference_steps": None,
-    }
-    if cls.kind == "sde":
-        reference = args.reference_steps
-        if reference is None:
-            reference = defaults.get("reference_steps") or defaults["reference_factor"] * depths[-1]
-            reference = max(reference, 2 * depths[-1])
-        if not cli.is_power_of_two(reference) or reference <= depths[-1]:
-            raise cli.UsageError(
-                f"--reference-steps {reference} must be a power of two finer than the deepest depth {depths[-1]}"
-            )
-        if reference < 8 * depths[-1]:
-            print(f"warning: reference only {reference // depths[-1]}× finer than the deepest depth; "
-                  "THEORY §6: < 8–16× biases the slope upward", file=sys.stderr)
-        study["reference_steps"] = reference
-    elif args.reference_steps is not None:
-        raise cli.UsageError(f"--reference-steps applies to SDE pairs only; {cls.name} is an ODE pair (use --rtol)")
-    floor = FLOAT32_TOLERANCE if args.dtype == torch.float32 else 1e-10
-    for flag in ("rtol", "atol"):
-        value = getattr(args, flag)
-        if value is None:
-            setattr(args, flag, floor)
-        elif args.dtype == torch.float32 and value < FLOAT32_TOLERANCE:
-            raise cli.UsageError(f"--{flag} {value:g} is below what float32 can resolve "
-                                 f"(≥ {FLOAT32_TOLERANCE:g} with --dtype float32); use --dtype float64")
-    if study["fit_from"] is not None and sum(L >= study["fit_from"] for L in depths) < 2:
-        raise cli.UsageError(f"--fit-from {study['fit_from']} leaves fewer than two of the depths {depths}")
-    return study
-
-
-def _format_table(depths, fits: dict[str, RateFit], second: RateFit, successive: np.ndarray) -> str:
-    header = f"{'depth':>7} {'RMS error':>11} {'mean-norm':>11} {'sup-grid':>11} {'local slope':>11} " \
-             f"{'RMS vs 2nd ref':>14} {'‖h_L−h_2L‖':>11}"
-    rows = [header, "-" * len(header)]
-    rms = fits["rms"]
-    for j, depth in enumerate(depths):
-        local = f"{rms.local[j - 1]:11.3f}" if j > 0 else f"{'':11}"
-        succ = f"{successive[j]:11.4e}" if j < len(successive) else f"{'':11}"
-        marker = "" if rms.fitted[j] else "  (not fitted)"
-        rows.append(
-            f"{depth:7d} {rms.errors[j]:11.4e} {fits['mean'].errors[j]:11.4e} {fits['sup'].errors[j]:11.4e} "
-            f"{local} {second.errors[j]:14.4e} {succ}{marker}"
-        )
-    return "\n".join(rows)
-
-
-def _fit_entry(fit: RateFit) -> dict[str, Any]:
-    return {"rate": fit.rate, "rate_ci": list(fit.ci), "errors": fit.errors, "local_slopes": fit.local,
-            "interval_method": fit.method}
-
-
-def analyse(errors: StudyErrors, study: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
-    """Fit every error measure; return the fits and the successive-difference curve."""
-    options = dict(fit_from=study["fit_from"], resamples=args.bootstrap, confidence=args.confidence, seed=args.seed)
-    fits = {
-        "rms": fit_rate(errors.depths, errors.final_sq, "rms", **options),
-        "mean": fit_rate(errors.depths, errors.final_sq, "mean", **options),
-        "sup": fit_rate(errors.depths, errors.sup_sq, "sup", **options),
-    }
-    second = fit_rate(errors.depths, errors.final_sq_second, args.metric if args.metric != "sup" else "rms", **options)
-    successive_depths = errors.depths[:-1]
-    succ_from = study["fit_from"] if study["fit_from"] is not None and \
-        sum(L >= study["fit_from"] for L in successive_depths) >= 2 else None
-    successive = (
-        fit_rate(successive_depths, errors.successive_sq, "rms", fit_from=succ_from, resamples=args.bootstrap,
-                 confidence=args.confidence, seed=args.seed)
-        if len(successive_depths) >= 2 else None
-    )
-    return {"fits": fits, "second": second, "successive": successive}
+COMMAND = cli.Command(
+    prog="python -m validation.convergence",
+    description=__doc__.split("\n\n", 1)[1].rsplit("\n\nPython:", 1)[0],
+    epilog=EPILOG,
+    settings=ConvergenceSettings,
+    run=run,
+    positional=("model",),
+    add_arguments=_add_arguments,
+    listing=list_models,
+    estimate_mb=estimate_mb,
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.list:
-        print(list_models())
-        return 0
-    torch.set_num_threads(args.threads)
-    try:
-        cls = get_pair(args.model)
-        study = resolve_study(args, cls)
-        device = cli.resolve_device(args.device)
-        config = ModelConfig(
-            width=study["width"], activation=args.activation, weight_var=args.weight_var,
-            lengthscale=args.lengthscale, input_dim=args.input_dim, beta=args.beta,
-            options=cli.parse_settings(args.settings),
-        )
-        pair = cls(config, study["samples"], seed=args.seed, dtype=args.dtype, device=device)
-        theory = pair.theory_rate
-    except (PairError, ActivationError) as exc:
-        raise cli.UsageError(str(exc)) from None
-
-    depths = study["depths"]
-    describe = pair.describe()
-    print(f"model {pair.name}: {pair.description}")
-    reference_text = (f"Euler on the same path, {study['reference_steps']} steps (second: {study['reference_steps'] // 2})"
-                      if pair.kind == "sde" else f"dopri5, rtol {args.rtol:g}, atol {args.atol:g} (second: 100× looser)")
-    print(f"width {pair.width}, activation {pair.activation.name}, samples {pair.samples}, depths {depths}, "
-          f"seed {args.seed}, {str(args.dtype).replace('torch.', '')} on {device}; reference: {reference_text}")
-    started = time.perf_counter()
-    errors = study_errors(pair, depths, reference_steps=study["reference_steps"] or 0, seed=args.seed,
-                          rtol=args.rtol, atol=args.atol, progress=not args.quiet)
-    elapsed = time.perf_counter() - started
-
-    nonfinite = [L for j, L in enumerate(depths) if not np.all(np.isfinite(errors.final_sq[:, j]))]
-    result = analyse(errors, study, args)
-    fits, second, successive = result["fits"], result["second"], result["successive"]
-    chosen = fits[args.metric]
-    excluded = pair.excluded_rate if not pair.converges else None
-    outcome = verdict(chosen, theory, args.tolerance, excluded=excluded)
-
-    print()
-    print(_format_table(depths, fits, second, np.sqrt(errors.successive_sq.mean(axis=0))))
-    print()
-    if nonfinite:
-        print(f"errors contain NaN/inf at depths {nonfinite}: no rate is fitted through them")
-    elif not chosen.finite:
-        print("errors are exactly zero at some depth (the network equals its limit, e.g. zero weights): "
-              "no rate can be fitted")
-    level = int(round(100 * args.confidence))
-    fitted_depths = [L for L, f in zip(depths, chosen.fitted) if f]
-    if chosen.finite:
-        print(f"fitted on depths {fitted_depths[0]}…{fitted_depths[-1]} ({len(fitted_depths)} depths), "
-              f"{level}% intervals by {chosen.method}, {args.bootstrap} resamples")
-    for name, fit in [*fits.items(), ("rms vs 2nd ref", second)] + ([("successive", successive)] if successive else []):
-        mark = "  <- verdict" if name == args.metric else ""
-        if fit.finite:
-            print(f"  rate [{name:>14}]  {fit.rate:6.3f}   {level}% CI [{fit.ci[0]:.3f}, {fit.ci[1]:.3f}]{mark}")
-        else:
-            print(f"  rate [{name:>14}]  not fitted ({fit.method.removeprefix('not fitted: ')}){mark}")
-    gap = math.sqrt(float(np.mean(errors.reference_gap_sq)))
-    print(f"  reference check: RMS gap between the two references {gap:.3e}; "
-          f"rate shift vs 2nd ref {second.rate - fits['rms'].rate:+.3f}")
-    if not chosen.finite:
-        print(f"theory rate {theory:g} ({pair.theory_source})")
-        print(f"verdict: {outcome} — no rate could be fitted")
-    elif pair.converges:
-        print(f"theory rate {theory:g} ({pair.theory_source}); tolerance ±{args.tolerance:g}")
-        print(f"verdict: {outcome} — the {level}% interval [{chosen.ci[0]:.3f}, {chosen.ci[1]:.3f}] "
-              f"{'lies' if outcome == 'PASS' else 'does not lie'} within [{theory - args.tolerance:.3f}, "
-              f"{theory + args.tolerance:.3f}]")
-    else:
-        print(f"this limit is deliberately wrong: the check is that the error does NOT decay at rate "
-              f"{excluded:g} ({pair.theory_source})")
-        print(f"verdict: {outcome} — the {level}% interval [{chosen.ci[0]:.3f}, {chosen.ci[1]:.3f}] "
-              f"{'lies' if outcome == 'PASS' else 'does not lie'} below {excluded - args.tolerance:.3f}")
-    print(f"time {elapsed:.1f} s")
-
-    payload = {
-        "model": pair.name,
-        "pair": describe,
-        "depths": depths,
-        "samples": pair.samples,
-        "width": pair.width,
-        "activation": pair.activation.name,
-        "metric": args.metric,
-        "errors": {name: fit.errors for name, fit in fits.items()},
-        "errors_second_reference": second.errors,
-        "successive_differences": np.sqrt(errors.successive_sq.mean(axis=0)),
-        "rate": chosen.rate,
-        "rate_ci": list(chosen.ci),
-        "confidence": args.confidence,
-        "theory_rate": theory,
-        "tolerance": args.tolerance,
-        "verdict": outcome,
-        "converges": pair.converges,
-        "excluded_rate": excluded,
-        "fit_from": study["fit_from"],
-        "fits": {name: _fit_entry(fit) for name, fit in fits.items()},
-        "fit_second_reference": _fit_entry(second),
-        "fit_successive": _fit_entry(successive) if successive else None,
-        "reference": {**errors.reference, "rms_gap": gap},
-        "nonfinite_depths": nonfinite,
-        "bootstrap_resamples": args.bootstrap,
-        "elapsed_seconds": elapsed,
-        **run_metadata(args.seed, args.dtype, device),
-    }
-    if args.json:
-        write_json(args.json, payload)
-        print(f"wrote {args.json}")
-    if args.csv:
-        _write_csv(args.csv, depths, fits, second, np.sqrt(errors.successive_sq.mean(axis=0)))
-        print(f"wrote {args.csv}")
-    if args.plot:
-        _plot(args.plot, pair, errors, fits, second, successive, theory, args)
-        print(f"wrote {args.plot}")
-    return 0 if outcome == "PASS" else 1
-
-
-def _write_csv(path: Path, depths, fits, second, successive) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["depth", "rms_error", "mean_norm_error", "sup_grid_error", "local_slope_rms",
-                         "rms_error_second_reference", "successive_difference"])
-        for j, depth in enumerate(depths):
-            writer.writerow([
-                depth, fits["rms"].errors[j], fits["mean"].errors[j], fits["sup"].errors[j],
-                fits["rms"].local[j - 1] if j else "", second.errors[j],
-                successive[j] if j < len(successive) else "",
-            ])
-
-
-def _plot(path, pair, errors, fits, second, successive, theory, args) -> None:
-    depths = errors.depths
-    band = depth_intervals(errors.final_sq, "rms", args.confidence, seed=args.seed)
-    curves = [
-        Curve("RMS error", depths, fits["rms"].errors, band=band, rate=fits["rms"].rate, rate_ci=fits["rms"].ci,
-              fitted=fits["rms"].fitted, style="o-"),
-        Curve("mean-norm error", depths, fits["mean"].errors, rate=fits["mean"].rate, fitted=fits["mean"].fitted,
-              style="s--"),
-        Curve("sup-over-grid error", depths, fits["sup"].errors, rate=fits["sup"].rate, fitted=fits["sup"].fitted,
-              style="^:"),
-        Curve("RMS vs 2nd reference", depths, second.errors, rate=second.rate, fitted=second.fitted, style="x-"),
-    ]
-    if successive is not None:
-        curves.append(Curve("successive diff. ||h_L - h_2L||", depths[:-1], successive.errors, rate=successive.rate,
-                            fitted=successive.fitted, style="d-."))
-    subtitle = (f"d={pair.width}, σ={pair.activation.name}, N={pair.samples}, seed={args.seed}; "
-                f"verdict metric {args.metric}")
-    plot_error_curves(path, curves, title=f"{pair.name}: {pair.description}", subtitle=subtitle,
-                      theory_rate=theory if pair.converges else None,
-                      theory_label="theory", ylabel="error (same weights)")
+    """The command line: parse, run, print, write (:func:`validation.cli.execute`)."""
+    return cli.execute(COMMAND, argv)
 
 
 if __name__ == "__main__":
-    sys.exit(cli.run_cli(main))
+    raise SystemExit(main())

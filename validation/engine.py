@@ -9,7 +9,7 @@ n = ``reference_steps`` fine steps) is streamed block by block. For each block o
    ``BrownianGrid.__call__``, so every depth sees exactly the increments a stand-alone network would;
 2. the limit is advanced over the block by ``torchsde.sdeint(method="euler", dt=1/n, bm=path)``,
    with outputs on the grid of the deepest network, and a second reference with dt = 2/n on the same
-   path (THEORY §6: the slope against both must agree, or the reference is too coarse);
+   path (docs/theory.md §6: the slope against both must agree, or the reference is too coarse);
 3. every network is stepped through its layers in the block and compared with the reference at each of
    its grid points (running max for the sup-over-grid error).
 
@@ -53,6 +53,9 @@ class StudyErrors:
             reference.
         reference_gap_sq: ‖H̃_1 − H_1‖², the two references' disagreement, shape (N,).
         reference: how the references were computed.
+        nonfinite_network: per depth, the number of samples whose network output h_L is NaN/inf.
+        nonfinite_reference: the number of samples whose reference H_1 is NaN/inf (and of the second
+            reference, ``nonfinite_second``): a blow-up of the limit's solver rather than of the network.
     """
 
     depths: list[int]
@@ -62,6 +65,9 @@ class StudyErrors:
     successive_sq: np.ndarray
     reference_gap_sq: np.ndarray
     reference: dict[str, Any] = field(default_factory=dict)
+    nonfinite_network: list[int] = field(default_factory=list)
+    nonfinite_reference: int = 0
+    nonfinite_second: int = 0
 
     @property
     def samples(self) -> int:
@@ -102,6 +108,9 @@ def _finish(
     def stack(values: list[torch.Tensor]) -> np.ndarray:
         return torch.stack(values, dim=1).cpu().double().numpy()
 
+    def nonfinite(x: torch.Tensor) -> int:
+        return int((~torch.isfinite(x)).any(-1).sum())
+
     return StudyErrors(
         depths=list(depths),
         final_sq=stack([_sq_norm(h - reference) for h in hs]),
@@ -111,6 +120,9 @@ def _finish(
         else np.zeros((hs[0].shape[0], 0)),
         reference_gap_sq=_sq_norm(second - reference).cpu().double().numpy(),
         reference=info,
+        nonfinite_network=[nonfinite(h) for h in hs],
+        nonfinite_reference=nonfinite(reference),
+        nonfinite_second=nonfinite(second),
     )
 
 

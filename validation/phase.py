@@ -17,101 +17,125 @@ networks × inputs of log10 r_h = log10(‖h_L − h_0‖/‖h_0‖) and log10 r
 * *level crossing*: the β at which median r(L) = 1 (the paper's "black zone" ‖h_L − h_0‖ ≈ ‖h_0‖).
   This depends on the O(1) constant in r ≈ c·L^{H−β} and is biased by log(c)/log(L) at finite L.
 
-Predictions (THEORY §5): β_c = H for H ∈ (½, 1), β_c = ½ for H < ½.
+Predictions (docs/theory.md §5): β_c = H for H ∈ (½, 1), β_c = ½ for H < ½.
 
 **Explosions.** float32 (the default here, for speed: the run is bound by small batched GEMMs and
 random numbers, both ~2× faster than float64, and differences h_k − h_0 are accumulated so r ~ 1e-5
 keeps ~6 digits) overflows at 3.4e38. Every non-finite sample is counted; it enters the median as +∞,
 and a cell whose median is +∞ is drawn as "overflow", not as a number, so the colour scale (fixed,
 clipped at ±``--vmax`` with arrows) is never set by explosions.
+
+**Check.** PASS when the depth-invariance β_c(H) of r_h lies within ``--tolerance`` of the prediction on
+average (mean |β_c − prediction| over the H whose prediction lies inside the β grid) and no such H lacks an
+estimate. The gradient ratio r_p is reported, not checked: at finite depth and width its critical β lags H
+for H ∈ (½, 0.75) (measured and explained in docs/results/regimes.md).
+
+Workers are processes that end with their parent (and ignore Ctrl-C, which the parent handles).
+
+Python: ``validation.phase.run(hursts=(0.3, 0.6, 0.9), networks=4)`` returns a :class:`PhaseResult`.
+
+Exit status: 0 PASS, 1 FAIL, 2 bad input, 3 internal error.
 """
 
 from __future__ import annotations
 
-import argparse
+import contextlib
+import dataclasses
 import math
-import sys
+import signal
 import time
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from multiprocessing import get_context
-from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 import torch
 from tqdm import tqdm
 
-from limits.fractional import FractionalNoiseError, check_hurst
+from limits.fractional import check_hurst
 from limits.initialisation import Block, FractionalRegime, measure_ratios
+from validation import cli, runtime
+from validation.regime_stats import critical_beta
+from validation.results import RunInfo, StudyResult, utc_now
+from validation.settings import (
+    CommonSettings, SettingsError, check_float, check_int, make_settings, parse_grid, resolve_device, setting,
+)
 
-from .cli import HelpFormatter, UsageError, dtype_arg, int_at_least, positive_float, run_cli
-from .regime_stats import critical_beta
-from .runinfo import run_metadata, write_json
+__all__ = ["PhaseSettings", "PhaseResult", "run", "main", "phase_column"]
 
 PAPER = dict(hursts=(0.05, 0.97, 51), betas=(0.2, 1.3, 70), depth=1000, width=40, n_in=64)
 
 
-def _grid(text: str, name: str, check: Any) -> list[float]:
-    """``a:b:n`` (n evenly spaced values from a to b) or a comma list."""
-    try:
-        if text.count(":") == 2:
-            a, b, n = text.split(":")
-            count = int(n)
-            if count < 1:
-                raise argparse.ArgumentTypeError(f"{name} grid {text!r}: the count must be ≥ 1")
-            values = np.linspace(float(a), float(b), count).tolist()
-        else:
-            values = [float(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{name} grid {text!r}: use 'a:b:n' or a comma list of numbers") from None
-    if not values:
-        raise argparse.ArgumentTypeError(f"{name} grid {text!r} is empty")
-    for v in values:
-        check(v)
-    return values
+def _linspace(start: float, stop: float, count: int) -> tuple[float, ...]:
+    return tuple(np.linspace(start, stop, count).tolist())
 
 
-def _check_h(v: float) -> None:
-    try:
-        check_hurst(v)
-    except FractionalNoiseError:
-        raise argparse.ArgumentTypeError(f"Hurst index H={v:g} is out of range (allowed: 0 < H < 1)") from None
+@dataclass(frozen=True)
+class PhaseSettings(CommonSettings):
+    """Settings of the phase diagram (defaults: the paper's Fig. 7 resolution)."""
+
+    dtype: str = setting("float32", "float32 (the default here: see the module doc) or float64",
+                         choices=("float64", "float32"), group="run and output")
+    hursts: tuple[float, ...] = setting(_linspace(*PAPER["hursts"]), "Hurst indices: 'a:b:n' or a comma list, each "
+                                                                     "in (0, 1)", parse=parse_grid,
+                                        default_text="0.05:0.97:51")
+    betas: tuple[float, ...] = setting(_linspace(*PAPER["betas"]), "scalings β: 'a:b:n' or a comma list, each ≥ 0",
+                                       parse=parse_grid, default_text="0.2:1.3:70")
+    depth: int = setting(PAPER["depth"], "depth L", parse=int)
+    ref_depth: int | None = setting(None, "second depth L' < L for the depth-invariance critical β", parse=int,
+                                    default_text="L/4")
+    width: int = setting(PAPER["width"], "width d", parse=int)
+    n_in: int = setting(PAPER["n_in"], "input dimension n_in", parse=int)
+    networks: int = setting(8, "networks per H (weights drawn once, shared by every β)", parse=int)
+    inputs: int = setting(8, "inputs per network; samples per cell = networks × inputs", parse=int)
+    workers: int = setting(2, "processes (each single-threaded), split over H", parse=int, group="run and output")
+    vmax: float = setting(4.0, "the figure's colour scale is clipped to [−vmax, vmax] in log10 r", parse=float,
+                          group="run and output")
+    tolerance: float = setting(0.05, "the check: mean |β_c(H) − prediction| of r_h over H must be ≤ this",
+                               parse=float, group="check")
+
+    def check(self) -> None:
+        super().check()
+        hursts = tuple(float(h) for h in self.hursts)
+        if not hursts or len(hursts) > 10_000:
+            raise SettingsError("hursts", f"{len(hursts)} values (allowed: 1 to 10000)")
+        for h in hursts:
+            try:
+                check_hurst(h)
+            except ValueError:
+                raise SettingsError("hursts", f"H={h:g} is out of range (allowed: 0 < H < 1)") from None
+        self._set("hursts", hursts)
+        betas = tuple(float(b) for b in self.betas)
+        if len(betas) < 2 or len(betas) > 10_000:
+            raise SettingsError("betas", f"{len(betas)} values (allowed: 2 to 10000, to locate a critical β)")
+        for b in betas:
+            if not (math.isfinite(b) and b >= 0):
+                raise SettingsError("betas", f"β={b:g} is out of range (allowed: β ≥ 0)")
+        self._set("betas", betas)
+        self._set("depth", check_int("depth", self.depth, 2, 100_000))
+        if self.ref_depth is not None:
+            self._set("ref_depth", check_int("ref_depth", self.ref_depth, 1, self.depth - 1))
+        for name in ("width", "n_in", "networks", "inputs"):
+            self._set(name, check_int(name, getattr(self, name), 1, 100_000))
+        self._set("workers", check_int("workers", self.workers, 1, 64))
+        self._set("vmax", check_float("vmax", self.vmax, 0, strict_min=True))
+        self._set("tolerance", check_float("tolerance", self.tolerance, 0, strict_min=True))
+        if self.device.startswith("cuda") and self.workers > 1:
+            raise SettingsError("workers", f"{self.workers} with --device {self.device}: use --workers 1 on a GPU")
+
+    @property
+    def reference_depth(self) -> int:
+        return self.ref_depth if self.ref_depth is not None else max(1, self.depth // 4)
 
 
-def _check_b(v: float) -> None:
-    if not (math.isfinite(v) and v >= 0):
-        raise argparse.ArgumentTypeError(f"β={v:g} is out of range (allowed: β ≥ 0)")
-
-
-def hurst_grid(text: str) -> list[float]:
-    return _grid(text, "H", _check_h)
-
-
-def beta_grid(text: str) -> list[float]:
-    return _grid(text, "β", _check_b)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m validation.phase", description=__doc__, formatter_class=HelpFormatter)
-    add = p.add_argument
-    add("--hursts", type=hurst_grid, default="0.05:0.97:51", help="Hurst indices: 'a:b:n' or comma list, each in (0, 1)")
-    add("--betas", type=beta_grid, default="0.2:1.3:70", help="scalings β: 'a:b:n' or comma list, each ≥ 0")
-    add("--depth", type=int_at_least(1), default=1000, help="depth L")
-    add("--ref-depth", type=int_at_least(0), default=None,
-        help="second depth L' for the depth-invariance critical β (default L/4; 0 = skip)")
-    add("--width", type=int_at_least(1), default=40, help="width d")
-    add("--n-in", type=int_at_least(1), default=64, help="input dimension n_in")
-    add("--networks", type=int_at_least(1), default=8, help="networks per H (weights drawn once, shared by every β)")
-    add("--inputs", type=int_at_least(1), default=8, help="inputs per network; samples per cell = networks × inputs")
-    add("--seed", type=int, default=0, help="seed of every random stream")
-    add("--dtype", type=dtype_arg, default=torch.float32, help="float32 (default here, see above) or float64")
-    add("--workers", type=int_at_least(1), default=2, help="processes (each single-threaded), split over H")
-    add("--vmax", type=positive_float, default=4.0, help="colour scale clipped to [−vmax, vmax] in log10 r")
-    add("--json", type=Path, default=Path("results/phase.json"), help="result file")
-    add("--plot", type=Path, default=Path("results/phase.png"), help="figure")
-    add("--no-plot", action="store_true", help="skip the figure")
-    add("--quiet", action="store_true", help="no progress bar")
-    return p
+def estimate_mb(settings: PhaseSettings) -> float:
+    """A rough upper estimate of the run's peak memory in MiB (per worker, times the workers)."""
+    item = 4 if settings.dtype == "float32" else 8
+    columns = len(settings.betas) * settings.inputs
+    per_net = 2 * settings.depth * settings.width ** 2 * item + settings.depth * settings.width * columns * 2
+    chunk = max(per_net, min(512 * 2**20, per_net * settings.networks))
+    return settings.workers * (chunk * 2 / 2**20 + 300)
 
 
 def phase_column(task: dict[str, Any]) -> dict[str, Any]:
@@ -121,11 +145,9 @@ def phase_column(task: dict[str, Any]) -> dict[str, Any]:
     regime = FractionalRegime(task["hurst"])
     out: dict[str, Any] = {"hurst": task["hurst"]}
     for tag, depth in (("main", task["depth"]), ("ref", task["ref_depth"])):
-        if not depth:
-            continue
         res = measure_ratios(
             regime, depth, task["betas"], task["networks"], task["inputs"], task["width"], task["n_in"],
-            Block("res3"), seed=task["seed"], label=("phase", tag), dtype=task["dtype"],
+            Block("res3"), seed=task["seed"], label=("phase", tag), dtype=task["dtype"], device=task["device"],
         )
         for key in ("r_h", "r_p"):
             r = getattr(res, key).double().reshape(len(task["betas"]), -1).numpy()
@@ -137,100 +159,194 @@ def phase_column(task: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _level_crossing(betas: list[float], med: np.ndarray) -> float | None:
-    """β where median log10 r crosses 0 going from explosion (+) to identity (−)."""
-    return critical_beta(betas, [float(v) for v in med])
+def _worker_init() -> None:
+    """A worker ignores Ctrl-C (the parent handles it and stops the pool) and dies with its parent (Linux)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
-def run_phase(args: argparse.Namespace, progress: bool = True) -> dict[str, Any]:
-    ref_depth = args.depth // 4 if args.ref_depth is None else args.ref_depth
-    if ref_depth and ref_depth >= args.depth:
-        raise UsageError(f"--ref-depth {ref_depth} must be < --depth {args.depth} (or 0 to skip)")
-    common = dict(betas=args.betas, depth=args.depth, ref_depth=ref_depth, width=args.width, n_in=args.n_in,
-                  networks=args.networks, inputs=args.inputs, seed=args.seed, dtype=args.dtype)
-    tasks = [dict(common, hurst=h) for h in args.hursts]
-    start = time.perf_counter()
-    bar = tqdm(total=len(tasks), desc="phase (H columns)", disable=not progress, file=sys.stderr, leave=False)
-    columns: list[dict[str, Any]] = []
-    if args.workers == 1:
-        for task in tasks:
-            columns.append(phase_column(task))
-            bar.update(1)
+@contextlib.contextmanager
+def _pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+    """A process pool whose workers are terminated, not awaited, when the block is left by an exception."""
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=_worker_init)
+    try:
+        yield pool
+    except BaseException:
+        processes = list(getattr(pool, "_processes", {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            with contextlib.suppress(Exception):
+                process.terminate()
+        raise
     else:
-        with ProcessPoolExecutor(max_workers=args.workers, mp_context=get_context("spawn")) as pool:
-            for col in pool.map(phase_column, tasks):
-                columns.append(col)
+        pool.shutdown(wait=True)
+
+
+def _columns(settings: PhaseSettings, device: torch.device, progress: bool) -> list[dict[str, Any]]:
+    common = dict(betas=list(settings.betas), depth=settings.depth, ref_depth=settings.reference_depth,
+                  width=settings.width, n_in=settings.n_in, networks=settings.networks, inputs=settings.inputs,
+                  seed=settings.seed, dtype=settings.torch_dtype, device=str(device))
+    tasks = [dict(common, hurst=h) for h in settings.hursts]
+    columns: list[dict[str, Any]] = []
+    with tqdm(total=len(tasks), desc="phase (H columns)", disable=not progress, leave=False) as bar:
+        if settings.workers == 1:
+            for task in tasks:
+                columns.append(phase_column(task))
                 bar.update(1)
-    bar.close()
-    elapsed = time.perf_counter() - start
+        else:
+            with _pool(settings.workers) as pool:
+                for column in pool.map(phase_column, tasks):
+                    columns.append(column)
+                    bar.update(1)
+    return columns
+
+
+def _analyse(settings: PhaseSettings, columns: list[dict[str, Any]], elapsed: float) -> dict[str, Any]:
+    hursts, betas = list(settings.hursts), list(settings.betas)
+    ref_depth = settings.reference_depth
     grid: dict[str, Any] = {}
     for key in columns[0]:
         if key not in ("hurst", "seconds"):
             grid[key] = np.stack([c[key] for c in columns], axis=1)  # (β, H)
-    log_ratio = math.log10(args.depth / ref_depth) if ref_depth else None
+    log_ratio = math.log10(settings.depth / ref_depth)
     critical: dict[str, list[float | None]] = {}
     for key in ("r_h", "r_p"):
         main = grid[f"main_{key}_median_log10"]
-        critical[f"level_{key}"] = [_level_crossing(args.betas, main[:, j]) for j in range(len(args.hursts))]
-        if ref_depth:
-            ref = grid[f"ref_{key}_median_log10"]
-            with np.errstate(invalid="ignore"):
-                slope = (main - ref) / log_ratio
-            slope = np.where(np.isnan(slope), np.inf, slope)  # inf − inf: exploded at both depths
-            grid[f"slope_{key}"] = slope
-            critical[f"depth_{key}"] = [critical_beta(args.betas, slope[:, j].tolist()) for j in range(len(args.hursts))]
-    predicted = [h if h > 0.5 else 0.5 for h in args.hursts]
+        critical[f"level_{key}"] = [critical_beta(betas, [float(v) for v in main[:, j]]) for j in range(len(hursts))]
+        ref = grid[f"ref_{key}_median_log10"]
+        with np.errstate(invalid="ignore"):
+            slope = (main - ref) / log_ratio
+        slope = np.where(np.isnan(slope), np.inf, slope)  # inf − inf: exploded at both depths
+        grid[f"slope_{key}"] = slope
+        critical[f"depth_{key}"] = [critical_beta(betas, slope[:, j].tolist()) for j in range(len(hursts))]
+    predicted = [h if h > 0.5 else 0.5 for h in hursts]
     overflow = {k: int(v.sum()) for k, v in grid.items() if k.endswith("overflow")}
-    samples = args.networks * args.inputs
+    inside = [min(betas) <= p <= max(betas) for p in predicted]
+    estimates = [e for e, ok in zip(critical["depth_r_h"], inside) if ok]
+    missing = sum(e is None for e in estimates)
+    deviations = [abs(e - p) for e, p, ok in zip(critical["depth_r_h"], predicted, inside) if ok and e is not None]
+    mean_dev = float(np.mean(deviations)) if deviations else math.nan
+    checks = [{"check": "critical β of r_h (depth invariance)",
+               "passed": bool(deviations) and missing == 0 and mean_dev <= settings.tolerance,
+               "detail": (f"mean |β_c − prediction| {mean_dev:.3f} ≤ {settings.tolerance:g} over {len(deviations)} H "
+                          f"(max {max(deviations) if deviations else math.nan:.3f}); {missing} H without an estimate; "
+                          f"{len(hursts) - len(estimates)} H whose prediction lies outside the β grid")}]
     return {
-        "hursts": args.hursts, "betas": args.betas, "depth": args.depth, "ref_depth": ref_depth,
-        "width": args.width, "n_in": args.n_in, "networks": args.networks, "inputs": args.inputs,
-        "samples_per_cell": samples, "grid": grid, "critical_beta": critical, "predicted_critical_beta": predicted,
-        "overflow_samples": overflow,
+        "hursts": hursts, "betas": betas, "depth": settings.depth, "ref_depth": ref_depth,
+        "width": settings.width, "n_in": settings.n_in, "networks": settings.networks, "inputs": settings.inputs,
+        "samples_per_cell": settings.networks * settings.inputs, "grid": grid, "critical_beta": critical,
+        "predicted_critical_beta": predicted, "overflow_samples": overflow,
         "overflow_cells": {k: int((np.isinf(grid[k.replace("overflow", "median_log10")])).sum()) for k in overflow},
-        "wall_time_s": elapsed, "column_seconds": [c["seconds"] for c in columns], "workers": args.workers,
+        "wall_time_s": elapsed, "column_seconds": [c["seconds"] for c in columns], "workers": settings.workers,
+        "checks": checks,
+        "r_p_note": "r_p is reported, not checked: its critical β lags H for H in (1/2, 0.75) at finite depth and "
+                    "width (docs/results/regimes.md)",
     }
 
 
-def print_phase(result: dict[str, Any]) -> None:
-    h, b = result["hursts"], result["betas"]
-    print(f"\nphase diagram: res-3, d = {result['width']}, L = {result['depth']} (L' = {result['ref_depth']}), "
-          f"{len(h)} H × {len(b)} β, {result['samples_per_cell']} samples per cell")
-    print(f"overflowed samples (counted as explosions, +∞ in medians): {result['overflow_samples']}")
-    print(f"cells whose median overflowed (drawn as 'overflow'): {result['overflow_cells']}")
-    crit = result["critical_beta"]
-    cols = [k for k in ("depth_r_h", "depth_r_p", "level_r_h", "level_r_p") if k in crit]
-    print(f"{'H':>6} {'predicted':>9} | " + " ".join(f"{c:>10}" for c in cols))
-    step = max(1, len(h) // 17)
-    for j in range(0, len(h), step):
-        vals = " ".join(f"{crit[c][j]:>10.3f}" if crit[c][j] is not None else f"{'—':>10}" for c in cols)
-        print(f"{h[j]:>6.3f} {result['predicted_critical_beta'][j]:>9.3f} | {vals}")
-    def mean_abs(x: np.ndarray) -> str:
-        return f"{x.mean():.3f}" if x.size else "—"
+@dataclass
+class PhaseResult(StudyResult):
+    """The phase diagram: ``numbers`` is the ``result`` section of the JSON (medians per cell, critical β per H,
+    overflow counts, the check)."""
 
-    for c in cols:
-        est = np.array([np.nan if v is None else v for v in crit[c]], dtype=float)
-        err = np.abs(est - np.array(result["predicted_critical_beta"]))
-        ok, hs = np.isfinite(est), np.array(h)
-        print(f"{c}: mean |β_c − prediction| = {mean_abs(err[ok])} over {ok.sum()} H values "
-              f"(H > 0.5: {mean_abs(err[ok & (hs > 0.5)])}; H < 0.5: {mean_abs(err[ok & (hs < 0.5)])})")
-    print(f"wall time {result['wall_time_s']:.1f} s with {result['workers']} worker(s)")
+    numbers: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    study = "phase"
+
+    @property
+    def verdict(self) -> str:
+        return "PASS" if all(c["passed"] for c in self.numbers["checks"]) else "FAIL"
+
+    def summary(self) -> dict[str, Any]:
+        return dict(self.numbers)
+
+    def table(self) -> str:
+        result = self.numbers
+        h, b = result["hursts"], result["betas"]
+        lines = [f"phase diagram: res-3, d = {result['width']}, L = {result['depth']} (L' = {result['ref_depth']}), "
+                 f"{len(h)} H × {len(b)} β, {result['samples_per_cell']} samples per cell",
+                 f"overflowed samples (counted as explosions, +∞ in medians): {result['overflow_samples']}",
+                 f"cells whose median overflowed (drawn as 'overflow'): {result['overflow_cells']}"]
+        crit = result["critical_beta"]
+        cols = [k for k in ("depth_r_h", "depth_r_p", "level_r_h", "level_r_p") if k in crit]
+        lines.append(f"{'H':>6} {'predicted':>9} | " + " ".join(f"{c:>10}" for c in cols))
+        step = max(1, len(h) // 17)
+        for j in range(0, len(h), step):
+            vals = " ".join(f"{crit[c][j]:>10.3f}" if crit[c][j] is not None else f"{'—':>10}" for c in cols)
+            lines.append(f"{h[j]:>6.3f} {result['predicted_critical_beta'][j]:>9.3f} | {vals}")
+
+        def mean_abs(x: np.ndarray) -> str:
+            return f"{x.mean():.3f}" if x.size else "—"
+
+        for c in cols:
+            est = np.array([np.nan if v is None else v for v in crit[c]], dtype=float)
+            err = np.abs(est - np.array(result["predicted_critical_beta"]))
+            ok, hs = np.isfinite(est), np.array(h)
+            lines.append(f"{c}: mean |β_c − prediction| = {mean_abs(err[ok])} over {ok.sum()} H values "
+                         f"(H > 0.5: {mean_abs(err[ok & (hs > 0.5)])}; H < 0.5: {mean_abs(err[ok & (hs < 0.5)])})")
+        lines += [result["r_p_note"], "", "checks:"]
+        lines += [f"  {'pass' if c['passed'] else 'FAIL'}  {c['check']}: {c['detail']}" for c in result["checks"]]
+        lines += [f"verdict: {self.verdict}",
+                  f"wall time {result['wall_time_s']:.1f} s with {result['workers']} worker(s)"]
+        return "\n".join(lines)
+
+    def plot(self, ax: Any = None) -> Any:
+        from validation.phase_plots import plot_phase
+
+        return plot_phase(self.numbers, self.settings.vmax, ax)
+
+
+def run(settings: PhaseSettings | None = None, /, *, progress: bool = False, threads: int | None = None,
+        command_line: str | None = None, **overrides: Any) -> PhaseResult:
+    """The (H, β) phase diagram of res-3 with fractional weights (Marion et al. Fig. 7).
+
+    Args:
+        settings: a :class:`PhaseSettings`; None for the defaults (the paper's resolution).
+        progress, threads, command_line: as for :func:`validation.convergence.run` (``threads`` applies to the
+            main process; each worker uses one thread).
+        **overrides: settings by name, e.g. ``hursts=(0.3, 0.6, 0.9), depth=256, networks=4``.
+    """
+    settings = make_settings(PhaseSettings, settings, overrides)
+    device = resolve_device(settings.device)
+    with runtime.threads(threads):
+        started, clock = utc_now(), time.perf_counter()
+        columns = _columns(settings, device, progress)
+        elapsed = time.perf_counter() - clock
+        numbers = _analyse(settings, columns, elapsed)
+        info = RunInfo.capture(seed=settings.seed, dtype=settings.dtype, device=device, started=started,
+                               wall_time_s=elapsed, command=command_line)
+    return PhaseResult(settings=dataclasses.replace(settings, ref_depth=settings.reference_depth), run_info=info,
+                       numbers=numbers)
+
+
+EPILOG = """\
+examples:
+  python -m validation.phase --plot phase.png --json phase.json       # the paper's resolution, about a minute
+  python -m validation.phase --hursts 0.1,0.5,0.9 --betas 0.2:1.3:23 --networks 4   # a quick look
+
+exit status: 0 PASS, 1 FAIL, 2 bad input, 3 internal error.
+"""
+
+COMMAND = cli.Command(
+    prog="python -m validation.phase",
+    description=__doc__.split("\n\nPython:", 1)[0],
+    epilog=EPILOG,
+    settings=PhaseSettings,
+    run=run,
+    estimate_mb=estimate_mb,
+    outputs=("json", "plot"),
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    result = run_phase(args, progress=not args.quiet)
-    print_phase(result)
-    payload = {"study": "phase", "result": result, "run": run_metadata(args.seed, args.dtype, "cpu")}
-    write_json(args.json, payload)
-    print(f"wrote {args.json}")
-    if not args.no_plot:
-        from .phase_plots import plot_phase
-
-        plot_phase(result, args.plot, args.vmax)
-        print(f"wrote {args.plot}")
-    return 0
+    """The command line: parse, run, print, write (:func:`validation.cli.execute`)."""
+    return cli.execute(COMMAND, argv)
 
 
 if __name__ == "__main__":
-    sys.exit(run_cli(main))
+    raise SystemExit(main())

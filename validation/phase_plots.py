@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import matplotlib
+import matplotlib as mpl
+import numpy as np
+from matplotlib.patches import Patch
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
+from .plots import new_grid
 
 __all__ = ["plot_phase"]
 
@@ -22,12 +20,13 @@ def _edges(values: np.ndarray) -> np.ndarray:
     return np.concatenate([[first], mid, [last]])
 
 
-def plot_phase(result: dict[str, Any], path: str | Path, vmax: float = 4.0) -> None:
+def plot_phase(result: dict[str, Any], vmax: float = 4.0, ax: Any = None) -> Any:
     """log10 r_h and log10 r_p over (H, β), clipped colour scale, overflow cells hatched, critical curves."""
     h = np.asarray(result["hursts"], dtype=float)
     b = np.asarray(result["betas"], dtype=float)
-    fig, axes = plt.subplots(1, 2, figsize=(13, 5.2), sharey=True)
-    cmap = plt.get_cmap("RdBu_r").with_extremes(bad="0.15")
+    fig, grid = new_grid(1, 2, ax, figsize=(13, 5.2), sharey=True)
+    axes = grid[0]
+    cmap = mpl.colormaps["RdBu_r"].with_extremes(bad="0.15")
     crit = result["critical_beta"]
     for ax, key, label in ((axes[0], "r_h", r"$\log_{10}\|h_L-h_0\|/\|h_0\|$"),
                            (axes[1], "r_p", r"$\log_{10}\|p_0-p_L\|/\|p_L\|$")):
@@ -62,8 +61,4 @@ def plot_phase(result: dict[str, Any], path: str | Path, vmax: float = 4.0) -> N
     fig.suptitle(f"Fig. 7: res-3 with fractional weights, d = {result['width']}, L = {result['depth']}, "
                  f"{len(h)} H × {len(b)} β, {result['samples_per_cell']} samples per cell "
                  f"(red: explosion, white: r ≈ 1, blue: identity)", fontsize=11)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=130, bbox_inches="tight")
-    plt.close(fig)
+    return fig

@@ -1,19 +1,22 @@
-"""Log–log error curves with fitted and theoretical slopes (matplotlib, Agg backend, no display needed)."""
+"""Log–log error curves with fitted and theoretical slopes.
+
+How to read them: a marker is e(L) at one depth (hollow when that depth is left out of the fit, e.g. a
+pre-asymptotic depth); the shaded band is the 95% paired-bootstrap interval of e(L) at each depth on its own;
+the thick pale line is the least-squares fit over the filled markers, whose slope is the fitted rate given
+in the legend with its 95% interval; the dashed black line has the theory's slope, drawn a little below
+the first curve so that the two slopes can be compared by eye.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Sequence
-
 import textwrap
+from typing import Any, Sequence
 
-import matplotlib
+import matplotlib as mpl
+import numpy as np
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-__all__ = ["Curve", "plot_error_curves"]
+__all__ = ["Curve", "draw_error_curves", "new_axes", "new_grid"]
 
 
 class Curve:
@@ -47,8 +50,30 @@ def _fitted_line(curve: Curve) -> tuple[np.ndarray, np.ndarray]:
     return np.exp(x), np.exp(intercept - curve.rate * x)
 
 
-def plot_error_curves(
-    path: str | Path,
+def new_axes(ax: Any = None, figsize: tuple[float, float] = (6.4, 4.6)) -> tuple[Any, Any]:
+    """(figure, axes): ``ax`` and its figure when given, else a new figure with one axes."""
+    if ax is not None:
+        return ax.figure, ax
+    fig = Figure(figsize=figsize, layout="constrained")  # not pyplot: no global figure registry
+    return fig, fig.add_subplot()
+
+
+def new_grid(rows: int, columns: int, ax: Any = None, figsize: tuple[float, float] | None = None,
+             **options: Any) -> tuple[Any, np.ndarray]:
+    """(figure, rows × columns array of axes): ``ax`` (any sequence of that many Axes) and its figure when
+    given, else a new figure (``options`` go to ``Figure.subplots``, e.g. ``sharey=True``)."""
+    if ax is not None:
+        axes = np.asarray(ax, dtype=object)
+        if axes.size != rows * columns:
+            raise ValueError(f"this figure has {rows} × {columns} panels; got {axes.size} axes")
+        axes = axes.reshape(rows, columns)
+        return axes[0, 0].figure, axes
+    fig = Figure(figsize=figsize or (4.3 * columns, 4.1 * rows), layout="constrained")
+    return fig, np.asarray(fig.subplots(rows, columns, squeeze=False, **options), dtype=object)
+
+
+def draw_error_curves(
+    ax: Any,
     curves: Sequence[Curve],
     *,
     title: str,
@@ -57,10 +82,10 @@ def plot_error_curves(
     subtitle: str | None = None,
     ylabel: str = "strong error",
 ) -> None:
-    """Write a log–log figure of ``curves`` with fitted lines and a theoretical slope triangle-free
-    guide line (anchored at the first curve's fitted centre) to ``path`` (PNG/PDF/SVG by suffix)."""
-    fig, ax = plt.subplots(figsize=(6.4, 4.6), constrained_layout=True)
-    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    """Draw ``curves`` on ``ax`` in log–log: markers (hollow for depths left out of the fit), the shaded
+    per-depth bootstrap band, the fitted line over the fitted depths, and a dashed guide of the theory slope
+    anchored below the first curve's fitted centre."""
+    colours = mpl.rcParams["axes.prop_cycle"].by_key()["color"]
     for i, curve in enumerate(curves):
         colour = colours[i % len(colours)]
         label = curve.label
@@ -93,7 +118,3 @@ def plot_error_curves(
     ax.set_title(heading if subtitle is None else f"{heading}\n{subtitle}", fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8, loc="best")
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=150)
-    plt.close(fig)

@@ -2,33 +2,23 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+from .plots import new_grid
 
 __all__ = ["plot_sweep", "plot_distribution", "plot_chizat"]
 
 _COLOURS = {"explosion": "tab:red", "non-trivial": "black", "identity": "tab:blue"}
 
 
-def _save(fig: plt.Figure, path: str | Path) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=130, bbox_inches="tight")
-    plt.close(fig)
-
-
-def plot_sweep(result: dict[str, Any], samples: dict[str, np.ndarray], path: str | Path) -> None:
+def plot_sweep(result: dict[str, Any], samples: dict[str, np.ndarray], ax: Any = None) -> Any:
     """Rows r_h, r_p; one column per β; samples, median, RMS ± 2 s.e. and √(Lemma 14 bounds)."""
     depths = np.asarray(result["depths"], dtype=float)
     betas = result["betas"]
     names = (("r_h", r"$\|h_L-h_0\|/\|h_0\|$"), ("r_p", r"$\|p_0-p_L\|/\|p_L\|$"))
-    fig, axes = plt.subplots(2, len(betas), figsize=(4.2 * len(betas), 7.2), squeeze=False)
+    fig, axes = new_grid(2, len(betas), ax, figsize=(4.2 * len(betas), 7.2))
     for row, (key, label) in enumerate(names):
         data = samples[key]  # (depths, betas, samples)
         for col, beta in enumerate(betas):
@@ -63,14 +53,14 @@ def plot_sweep(result: dict[str, Any], samples: dict[str, np.ndarray], path: str
             if row == 0 and col == 0:
                 ax.legend(fontsize=7, loc="best")
     fig.suptitle(f"{result['title']}  (α_L = L^-β, {result['samples']} samples per point)", fontsize=11)
-    fig.tight_layout()
-    _save(fig, path)
+    return fig
 
 
-def plot_distribution(n_h: np.ndarray, n_p: np.ndarray, result: dict[str, Any], path: str | Path) -> None:
+def plot_distribution(n_h: np.ndarray, n_p: np.ndarray, result: dict[str, Any], ax: Any = None) -> Any:
     """Histograms of ‖h_L‖/‖h_0‖ and ‖p_0‖/‖p_L‖ (log x), fitted log-normal, quartiles and the paper's
     bounds."""
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, grid = new_grid(1, 2, ax, figsize=(11, 4.2))
+    axes = grid[0]
     for ax, values, key, label in (
         (axes[0], n_h, "forward", r"$\|h_L\|/\|h_0\|$"),
         (axes[1], n_p, "backward", r"$\|p_0\|/\|p_L\|$"),
@@ -99,14 +89,14 @@ def plot_distribution(n_h: np.ndarray, n_p: np.ndarray, result: dict[str, Any], 
         ax.legend(fontsize=7)
         ax.grid(True, which="major", alpha=0.3)
     fig.suptitle(f"{result['title']}", fontsize=11)
-    fig.tight_layout()
-    _save(fig, path)
+    return fig
 
 
-def plot_chizat(result: dict[str, Any], spread: np.ndarray, sweep: np.ndarray, path: str | Path) -> None:
+def plot_chizat(result: dict[str, Any], spread: np.ndarray, sweep: np.ndarray, ax: Any = None) -> Any:
     """Left: E‖h^ℓ − x‖²/‖x‖² against ℓ for each α (mean ± 2 s.e.) with ((1 + cα²M)^ℓ − 1).
     Right: ‖h^L − x‖/‖x‖ against L for α = (ML)^{-β} (median and samples)."""
-    fig, axes = plt.subplots(1, 2, figsize=(11.5, 4.4))
+    fig, grid = new_grid(1, 2, ax, figsize=(11.5, 4.4))
+    axes = grid[0]
     ax = axes[0]
     ell = np.arange(spread.shape[1])
     for i, entry in enumerate(result["per_alpha"]):
@@ -141,5 +131,4 @@ def plot_chizat(result: dict[str, Any], spread: np.ndarray, sweep: np.ndarray, p
     ax.set_title("regime against depth", fontsize=10)
     ax.legend(fontsize=7)
     ax.grid(True, which="major", alpha=0.3)
-    fig.tight_layout()
-    _save(fig, path)
+    return fig

@@ -35,6 +35,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from .stats import paired_bootstrap, slope
+
 __all__ = [
     "TAU", "fit_slope", "classify", "critical_beta", "lemma14_bounds", "bounds_check", "lognormal_summary",
     "finite_or_inf", "family_z",
@@ -50,17 +52,18 @@ def finite_or_inf(r: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(r), r, np.inf)
 
 
-def _slope(log_l: np.ndarray, med: np.ndarray) -> float:
-    if not np.all(np.isfinite(med)):
-        return math.inf
-    return float(np.polyfit(log_l, np.log(med), 1)[0])
+def _slopes(log_l: np.ndarray, medians: np.ndarray) -> np.ndarray:
+    """Least-squares slope of log(median) on log L along the last axis; +inf where a median is not finite."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slopes = slope(log_l, np.log(medians))
+    return np.where(np.all(np.isfinite(medians), axis=-1), slopes, np.inf)
 
 
 def fit_slope(depths: list[int], r: np.ndarray, boot: int = 200, seed: int = 0) -> dict[str, Any]:
     """Slope of log median r on log L over the top decade; ``r`` has shape (len(depths), samples).
 
-    Returns slope, its 95% bootstrap interval (resampling samples, the same indices at every depth),
-    and the depths used.
+    Returns the slope, its 95% interval from the package's paired bootstrap (percentile; networks resampled,
+    the same indices at every depth; NaN when some resample's median overflows) and the depths used.
     """
     depths_arr = np.asarray(depths, dtype=np.float64)
     use = depths_arr >= depths_arr.max() / 10.0
@@ -68,15 +71,13 @@ def fit_slope(depths: list[int], r: np.ndarray, boot: int = 200, seed: int = 0) 
         use[:] = True
     r = finite_or_inf(r)[use]
     log_l = np.log(depths_arr[use])
-    slope = _slope(log_l, np.median(r, axis=1))
-    rng = np.random.default_rng(seed)
-    samples = r.shape[1]
-    reps = []
-    for _ in range(boot):
-        idx = rng.integers(0, samples, samples)
-        reps.append(_slope(log_l, np.median(r[:, idx], axis=1)))
-    lo, hi = (np.percentile(reps, [2.5, 97.5]) if np.all(np.isfinite(reps)) else (math.nan, math.nan))
-    return {"slope": slope, "ci95": [float(lo), float(hi)], "depths_used": depths_arr[use].astype(int).tolist()}
+
+    def statistic(*rows: np.ndarray, axis: int = -1) -> np.ndarray:
+        return _slopes(log_l, np.stack([np.median(row, axis=axis) for row in rows], axis=-1))
+
+    point = float(statistic(*r))
+    lo, hi, _ = paired_bootstrap(list(r), statistic, resamples=boot, confidence=0.95, seed=seed, method="percentile")
+    return {"slope": point, "ci95": [lo, hi], "depths_used": depths_arr[use].astype(int).tolist()}
 
 
 def classify(slope: float, tau: float = TAU) -> str:

@@ -6,393 +6,639 @@
     python -m validation.regimes --preset chizat   # Chizat Prop. 2.1, 2LP blocks
     python -m validation.regimes --preset fig1 --regime fractional --hurst 0.8 --betas 0.6,0.8,1
 
-Every preset setting can be overridden by its flag. Each run prints a table, classifies every β as
-explosion / non-trivial / identity (rule: :mod:`validation.regime_stats`), checks the Lemma 14 /
-Prop. 7 bounds where they apply (i.i.d. weights), and writes a JSON (with run metadata) and a figure.
+Every preset setting can be overridden by its flag; a flag that does not apply to the preset (or to the
+chosen regime) is an error naming the ones that do. Each run prints a table, classifies every β as
+explosion / non-trivial / identity (rule: :mod:`validation.regime_stats`) and checks the theory:
+
+* the critical β (the interpolated zero of the slope) lies within ``--critical-tolerance`` of the
+  prediction: ½ for i.i.d. weights, 1 for smooth ones, max(H, ½) for fractional ones, ½ for Chizat's
+  α = (ML)^-β;
+* every β at least 0.2 away from the prediction is classified as the theory says (explosion below,
+  identity above), and β at the prediction as non-trivial;
+* the Lemma 14 / Prop. 7 bounds hold, for i.i.d. weights (Bonferroni-corrected, family-wise 1%);
+* fig2: the paper's quartile bounds, at the paper's size; chizat: the exact spread at every layer.
+
+The gradient ratio r_p is checked like r_h, except with fractional weights (H ≠ ½), where its critical β
+lags H at finite depth and width (measured in docs/results/regimes.md) and the paper claims nothing; it is
+reported there, not checked. PASS when every check passes.
+
+Python: ``validation.regimes.run("fig1", samples=20)`` returns a :class:`RegimesResult`.
+
+Exit status: 0 PASS, 1 FAIL, 2 bad input, 3 internal error.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
-import sys
 import time
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 import torch
 from tqdm import tqdm
 
+from limits.activations import get_activation
 from limits.chizat import chizat_constant, chizat_expected_spread, chizat_spread
-from limits.fractional import FractionalNoiseError, check_hurst
+from limits.fractional import check_hurst
 from limits.initialisation import IID_LAWS, Block, FractionalRegime, IIDRegime, Regime, SmoothRegime, measure_ratios
+from validation import cli, runtime
+from validation.regime_stats import (
+    TAU, bounds_check, classify, critical_beta, family_z, fit_slope, lemma14_bounds, lognormal_summary,
+)
+from validation.results import RunInfo, StudyResult, utc_now
+from validation.settings import (
+    CommonSettings, SettingsError, check_choice, check_depths, check_float, check_int, make_settings,
+    parse_float_list, parse_int_list, resolve_device, setting,
+)
 
-from .cli import HelpFormatter, UsageError, add_threads_argument, dtype_arg, device_arg, int_at_least, positive_float, resolve_device, run_cli
-from .regime_stats import TAU, bounds_check, family_z, classify, critical_beta, fit_slope, lemma14_bounds, lognormal_summary
-from .runinfo import run_metadata, write_json
+__all__ = ["PRESETS", "RegimesSettings", "RegimesResult", "run", "main", "predicted_critical_beta"]
 
-PAPER_DEPTHS = [10, 20, 50, 100, 200, 500, 1000]
+PAPER_DEPTHS = (10, 20, 50, 100, 200, 500, 1000)
 
-#: Paper settings (Marion et al. App. E, Table 2; Chizat lecture §2). Every key is a CLI flag.
+#: Paper settings (Marion et al. App. E, Table 2; Chizat lecture §2). Every key is a setting.
 PRESETS: dict[str, dict[str, Any]] = {
-    "fig1": dict(kind="sweep", regime="iid", law="uniform", block="res3", betas=[0.25, 0.5, 1.0],
+    "fig1": dict(kind="sweep", regime="iid", law="uniform", block="res3", betas=(0.25, 0.5, 1.0),
                  depths=PAPER_DEPTHS, width=40, n_in=64, samples=50, inputs=1,
                  title="Fig. 1 & 3: res-3, i.i.d. U(−√(3/d), √(3/d)), d = 40"),
-    "fig4": dict(kind="sweep", regime="smooth", lengthscale=0.1, block="res3", betas=[0.5, 1.0, 2.0],
+    "fig4": dict(kind="sweep", regime="smooth", lengthscale=0.1, block="res3", betas=(0.5, 1.0, 2.0),
                  depths=PAPER_DEPTHS, width=40, n_in=64, samples=50, inputs=1,
                  title="Fig. 4 & 5: res-3, smooth RBF weights (ℓ = 0.1), d = 40"),
-    "fig2": dict(kind="distribution", regime="iid", law="uniform", block="res3", betas=[0.5], depths=[1000],
+    "fig2": dict(kind="distribution", regime="iid", law="uniform", block="res3", betas=(0.5,), depths=(1000,),
                  width=100, n_in=64, samples=10_000, inputs=1,
                  title="Fig. 2: res-3, i.i.d. uniform, β = 1/2, L = 1000, d = 100"),
-    "chizat": dict(kind="chizat", width=40, hidden=16, layers=100, kappas=[0.25, 1.0, 4.0],
-                   betas=[0.25, 0.5, 1.0], depths=PAPER_DEPTHS, samples=1000, sweep_samples=100, sigma_u=None,
-                   sigma_v=1.0,
-                   title="Chizat Prop. 2.1: ResNet with ReLU 2LP blocks"),
+    "chizat": dict(kind="chizat", width=40, hidden=16, layers=100, kappas=(0.25, 1.0, 4.0),
+                   betas=(0.25, 0.5, 1.0), depths=PAPER_DEPTHS, samples=1000, sweep_samples=100, sigma_u=None,
+                   sigma_v=1.0, title="Chizat Prop. 2.1: ResNet with ReLU 2LP blocks"),
 }
 ALIASES = {"fig3": "fig1", "fig5": "fig4"}
-PAPER_FIG2 = {"bound_q1": 0.87, "bound_q3": 2.06, "empirical_q1": 1.21}
+PAPER_FIG2 = {"bound_q1": 0.87, "bound_q3": 2.06, "empirical_q1": 1.21, "width": 100, "depth": 1000, "beta": 0.5}
+
+#: which settings apply to each kind of preset (the rest are refused when given)
+APPLIES = {
+    "sweep": {"regime", "law", "lengthscale", "hurst", "block", "activation", "betas", "depths", "width", "n_in",
+              "samples", "inputs", "tau", "chunk_mb", "critical_tolerance"},
+    "distribution": {"regime", "law", "lengthscale", "hurst", "block", "activation", "betas", "depths", "width",
+                     "n_in", "samples", "inputs", "chunk_mb"},
+    "chizat": {"width", "hidden", "layers", "kappas", "betas", "depths", "samples", "sweep_samples", "sigma_u",
+               "sigma_v", "tau", "critical_tolerance"},
+}
+#: settings that apply only to one weight regime
+REGIME_ONLY = {"law": "iid", "lengthscale": "smooth", "hurst": "fractional"}
+#: β at least this far from the predicted critical β has a predicted class that is checked
+CLASS_MARGIN = 0.2
 
 
-def _float_list(text: str) -> list[float]:
+@dataclass(frozen=True)
+class RegimesSettings(CommonSettings):
+    """Settings of the regimes study; ``None`` means the preset's value."""
+
+    regime: str | None = setting(None, "weight regime: iid entries, smooth RBF Gaussian processes read at k/L, or "
+                                       "fractional Gaussian noise of Hurst index --hurst along the layers",
+                                 choices=("iid", "smooth", "fractional"), group="model", default_text="the preset's")
+    law: str | None = setting(None, "law of √d·V_ij for --regime iid (unit variance)", choices=IID_LAWS, group="model",
+                              default_text="uniform")
+    lengthscale: float | None = setting(None, "RBF length-scale ℓ > 0 for --regime smooth", parse=float, group="model",
+                                        default_text="0.1")
+    hurst: float | None = setting(None, "Hurst index H ∈ (0, 1) for --regime fractional", parse=float, group="model",
+                                  default_text="none; required with --regime fractional")
+    block: str | None = setting(None, "residual block (Marion et al. Table 1)", choices=("res1", "res2", "res3"),
+                                group="model", default_text="the preset's")
+    activation: str | None = setting(None, "σ for res1/res2 (e.g. relu, tanh, prelu:0.8); res3 is ReLU",
+                                     group="model", default_text="relu")
+    betas: tuple[float, ...] | None = setting(None, "scalings β (α_L = L^-β), comma list, each ≥ 0",
+                                              parse=parse_float_list, default_text="the preset's")
+    depths: tuple[int, ...] | None = setting(None, "depths L, increasing comma list, each ≥ 1 (at least 3 for a "
+                                                   "sweep; one for fig2)", parse=parse_int_list,
+                                             default_text="the preset's")
+    width: int | None = setting(None, "width d", parse=int, default_text="the preset's")
+    n_in: int | None = setting(None, "input dimension n_in (h_0 = A x)", parse=int, default_text="64")
+    samples: int | None = setting(None, "independent networks (each with its own weights, input layer and input)",
+                                  parse=int, default_text="the preset's")
+    inputs: int | None = setting(None, "inputs per network (samples = networks × inputs)", parse=int,
+                                 default_text="1")
+    sweep_samples: int | None = setting(None, "chizat: networks per depth in the β sweep", parse=int,
+                                        default_text="100")
+    hidden: int | None = setting(None, "chizat: hidden units M per block", parse=int, default_text="16")
+    layers: int | None = setting(None, "chizat: depth L of the per-layer curves", parse=int, default_text="100")
+    kappas: tuple[float, ...] | None = setting(None, "chizat: α = κ/√(ML) for the per-layer curves, each ≥ 0",
+                                               parse=parse_float_list, default_text="0.25,1,4")
+    sigma_u: float | None = setting(None, "chizat: std of u_j", parse=float, default_text="1/√d")
+    sigma_v: float | None = setting(None, "chizat: std of v_j", parse=float, default_text="1")
+    tau: float | None = setting(None, "classification threshold on the log-log slope", parse=float,
+                                group="checks", default_text=str(TAU))
+    critical_tolerance: float | None = setting(None, "the critical-β check: |estimate − prediction| ≤ this",
+                                               parse=float, group="checks", default_text="0.1")
+    chunk_mb: float | None = setting(None, "memory budget per chunk of networks, MiB", parse=float,
+                                     group="run and output", default_text="512")
+    # resolved from the preset (not flags)
+    preset: str = setting("fig1", "the paper setting", cli=False)
+    kind: str = setting("sweep", "sweep, distribution or chizat (from the preset)", cli=False)
+    title: str = setting("", "the figure's title (from the preset)", cli=False)
+
+    def check(self) -> None:
+        super().check()
+        ints = {"width": 1, "n_in": 1, "samples": 2, "inputs": 1, "sweep_samples": 2, "hidden": 1, "layers": 1}
+        for name, minimum in ints.items():
+            if getattr(self, name) is not None:
+                self._set(name, check_int(name, getattr(self, name), minimum, 10_000_000))
+        for name in ("lengthscale", "sigma_u", "sigma_v", "tau", "critical_tolerance", "chunk_mb"):
+            if getattr(self, name) is not None:
+                self._set(name, check_float(name, getattr(self, name), 0, strict_min=True))
+        if self.hurst is not None:
+            try:
+                self._set("hurst", check_hurst(self.hurst))
+            except ValueError:
+                raise SettingsError("hurst", f"H={self.hurst!r} is out of range (allowed: 0 < H < 1)") from None
+        if self.regime is not None:
+            check_choice("regime", self.regime, ("iid", "smooth", "fractional"))
+        if self.law is not None:
+            check_choice("law", self.law, IID_LAWS)
+        if self.block is not None:
+            check_choice("block", self.block, ("res1", "res2", "res3"))
+        if self.activation is not None:
+            try:
+                get_activation(self.activation)
+            except ValueError as exc:
+                raise SettingsError("activation", str(exc)) from None
+        if self.betas is not None:
+            betas = tuple(float(b) for b in self.betas)
+            if not betas:
+                raise SettingsError("betas", "at least one β is needed")
+            for b in betas:
+                if not (math.isfinite(b) and b >= 0):
+                    raise SettingsError("betas", f"β={b:g} is out of range (allowed: finite β ≥ 0)")
+            self._set("betas", betas)
+        if self.kappas is not None:
+            kappas = tuple(float(k) for k in self.kappas)
+            if not kappas or any(not (math.isfinite(k) and k >= 0) for k in kappas):
+                raise SettingsError("kappas", f"{list(kappas)}: each κ must be finite and ≥ 0 (at least one)")
+            self._set("kappas", kappas)
+        if self.depths is not None:
+            try:
+                self._set("depths", check_depths("depths", self.depths, powers_of_two=False, at_least=1,
+                                                 maximum=1_000_000))
+            except SettingsError as exc:
+                raise SettingsError("depths", exc.message.replace("depth ", "depth L=")) from None
+
+
+def _resolve(preset: str, settings: RegimesSettings) -> RegimesSettings:
+    """The preset's values where a setting is None, after refusing settings that do not apply."""
+    name = ALIASES.get(preset, preset)
+    if name not in PRESETS:
+        raise SettingsError("preset", f"{preset!r} unknown (allowed: {', '.join(sorted([*PRESETS, *ALIASES]))})")
+    base = PRESETS[name]
+    kind = base["kind"]
+    given = {f.name for f in dataclasses.fields(RegimesSettings) if f.metadata.get("cli")
+             and getattr(settings, f.name) is not None and f.name not in ("seed", "dtype", "device")}
+    extra = sorted(given - APPLIES[kind])
+    if extra:
+        raise SettingsError(extra[0], f"does not apply to the {name} preset ({kind}); it takes "
+                                      f"{', '.join('--' + n.replace('_', '-') for n in sorted(APPLIES[kind]))}")
+    values = {**{k: v for k, v in base.items() if k not in ("kind", "title")},
+              **{k: getattr(settings, k) for k in given}}
+    if kind != "chizat":
+        values.setdefault("law", "uniform")
+        values.setdefault("lengthscale", 0.1)
+        values.setdefault("activation", "relu")
+        for key, regime in REGIME_ONLY.items():
+            if key in given and values["regime"] != regime:
+                raise SettingsError(key, f"applies to --regime {regime} only (the regime is {values['regime']})")
+        if values["regime"] == "fractional" and values.get("hurst") is None:
+            raise SettingsError("hurst", "--regime fractional needs --hurst H (0 < H < 1)")
+        if values["regime"] != "iid":
+            values["law"] = None
+        if values["regime"] != "smooth":
+            values["lengthscale"] = None
+        try:
+            Block(values["block"], values["activation"])
+        except ValueError as exc:
+            raise SettingsError("activation", str(exc)) from None
+    else:
+        values["sigma_u"] = values.get("sigma_u") or 1.0 / math.sqrt(values["width"])
+    if kind == "distribution":
+        if len(values["depths"]) != 1:
+            raise SettingsError("depths", f"fig2 studies one depth, got {list(values['depths'])}")
+        if len(values["betas"]) != 1:
+            raise SettingsError("betas", f"fig2 studies one β, got {list(values['betas'])}")
+    elif len(values["depths"]) < 3:
+        raise SettingsError("depths", f"{list(values['depths'])}: a sweep needs at least 3 depths to fit a slope")
+    values.setdefault("tau", TAU)
+    values.setdefault("critical_tolerance", 0.1)
+    values.setdefault("chunk_mb", 512.0)
+    title = base["title"]
+    if kind != "chizat" and any(k in given for k in ("regime", "law", "lengthscale", "hurst", "block")):
+        title = f"res-{values['block'][-1]}, {_regime_name(values)}, d = {values['width']}"
+    return dataclasses.replace(settings, **values, preset=name, kind=kind, title=title)
+
+
+def _regime_name(values: dict[str, Any]) -> str:
+    return _regime(values).name
+
+
+def _regime(values: Any) -> Regime:
+    get = values.get if isinstance(values, dict) else (lambda k: getattr(values, k))
+    if get("regime") == "iid":
+        return IIDRegime(get("law"))
+    if get("regime") == "smooth":
+        return SmoothRegime(get("lengthscale"))
+    return FractionalRegime(get("hurst"))
+
+
+def predicted_critical_beta(settings: RegimesSettings) -> float:
+    """The theory's critical β: ½ (i.i.d., Chizat's α = (ML)^-β), 1 (smooth), max(H, ½) (fractional)."""
+    if settings.kind == "chizat" or settings.regime == "iid":
+        return 0.5
+    if settings.regime == "smooth":
+        return 1.0
+    return max(settings.hurst, 0.5)
+
+
+def predicted_class(beta: float, critical: float) -> str | None:
+    """The theory's regime for β, or None within ``CLASS_MARGIN`` of the critical β (ambiguous at finite L)."""
+    if abs(beta - critical) < 1e-9:
+        return "non-trivial"
+    if beta <= critical - CLASS_MARGIN:
+        return "explosion"
+    if beta >= critical + CLASS_MARGIN:
+        return "identity"
+    return None
+
+
+def estimate_mb(preset: str, settings: RegimesSettings) -> float:
+    """A rough upper estimate of the run's peak memory in MiB."""
     try:
-        values = [float(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of numbers") from None
-    if not values or any(not math.isfinite(v) for v in values):
-        raise argparse.ArgumentTypeError(f"{text!r} must be a non-empty list of finite numbers")
-    return values
+        s = _resolve(preset, settings)
+    except SettingsError:
+        return 0.0  # the run itself reports the bad setting
+    item = 4 if s.dtype == "float32" else 8
+    if s.kind == "chizat":
+        layers = max(s.layers, max(s.depths))
+        per_net = 2 * layers * s.hidden * s.width * item
+        return min(64, max(s.samples, s.sweep_samples)) * per_net / 2**20 + 300
+    depth = max(s.depths)
+    columns = len(s.betas) * s.inputs
+    per_net = 2 * depth * s.width * s.width * item + depth * s.width * columns * item * 2
+    return max(per_net, s.chunk_mb * 2**20) / 2**20 * 2 + 300
 
 
-def _beta_list(text: str) -> list[float]:
-    values = _float_list(text)
-    for v in values:
-        if v < 0:
-            raise argparse.ArgumentTypeError(f"β={v:g} is out of range (allowed: β ≥ 0)")
-    return values
+# ------------------------------------------------------------------------------------------------ the runs
+def _bar(total: int, desc: str, progress: bool) -> tqdm:
+    return tqdm(total=total, desc=desc, unit="net", disable=not progress, leave=False)
 
 
-def _depth_list(text: str) -> list[int]:
-    try:
-        values = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of integers") from None
-    if not values:
-        raise argparse.ArgumentTypeError("at least one depth is needed")
-    for v in values:
-        if v < 1:
-            raise argparse.ArgumentTypeError(f"depth L={v} is out of range (allowed: L ≥ 1)")
-    if sorted(set(values)) != values:
-        raise argparse.ArgumentTypeError(f"depths {text!r} must be strictly increasing")
-    return values
+def _checked_r_p(s: RegimesSettings) -> bool:
+    """r_p's critical β and classes are checked except with fractional weights of H ≠ ½ (see the module doc)."""
+    return not (s.regime == "fractional" and s.hurst != 0.5)
 
 
-def _hurst(text: str) -> float:
-    try:
-        return check_hurst(float(text))
-    except (ValueError, FractionalNoiseError):
-        raise argparse.ArgumentTypeError(f"Hurst index H={text!r} is out of range (allowed: 0 < H < 1)") from None
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m validation.regimes", description=__doc__, formatter_class=HelpFormatter
-    )
-    add = parser.add_argument
-    add("--preset", required=True, choices=sorted([*PRESETS, *ALIASES]),
-        help="paper settings: fig1 (= fig3), fig2, fig4 (= fig5), chizat")
-    add("--regime", choices=["iid", "smooth", "fractional"], default=None,
-        help="weight regime (default: the preset's): iid entries, smooth RBF Gaussian processes read at k/L, "
-             "or fractional Gaussian noise of Hurst index --hurst along the layers")
-    add("--law", choices=IID_LAWS, default=None, help="law of √d·V_ij for --regime iid (unit variance)")
-    add("--lengthscale", type=positive_float, default=None, help="RBF length-scale ℓ for --regime smooth")
-    add("--hurst", type=_hurst, default=None, help="Hurst index H ∈ (0, 1) for --regime fractional")
-    add("--block", choices=["res1", "res2", "res3"], default=None, help="residual block (Marion et al. Table 1)")
-    add("--activation", default=None, help="σ for res1/res2 (limits.activations names, e.g. relu, tanh, prelu:0.8)")
-    add("--betas", type=_beta_list, default=None, help="scalings β (α_L = L^-β), comma list, each ≥ 0")
-    add("--depths", type=_depth_list, default=None, help="depths L, increasing comma list, each ≥ 1")
-    add("--width", type=int_at_least(1), default=None, help="width d")
-    add("--n-in", type=int_at_least(1), default=None, help="input dimension n_in (h_0 = A x)")
-    add("--samples", type=int_at_least(2), default=None,
-        help="independent networks (each with its own weights, input layer and input)")
-    add("--inputs", type=int_at_least(1), default=None, help="inputs per network (samples = networks × inputs)")
-    add("--sweep-samples", type=int_at_least(2), default=None, help="chizat: networks per depth in the β sweep")
-    add("--hidden", type=int_at_least(1), default=None, help="chizat: hidden units M per block")
-    add("--layers", type=int_at_least(1), default=None, help="chizat: depth L of the per-layer curves")
-    add("--kappas", type=_float_list, default=None, help="chizat: α = κ/√(ML) for the per-layer curves")
-    add("--sigma-u", type=positive_float, default=None, help="chizat: std of u_j (default 1/√d)")
-    add("--sigma-v", type=positive_float, default=None, help="chizat: std of v_j")
-    add("--tau", type=positive_float, default=TAU, help="classification threshold on the log-log slope")
-    add("--seed", type=int, default=0, help="seed of every random stream")
-    add("--dtype", type=dtype_arg, default=torch.float64, help="float64 or float32")
-    add("--device", type=device_arg, default="cpu", help="cpu, cuda, cuda:N or auto")
-    add_threads_argument(parser)
-    add("--memory-mb", type=positive_float, default=512.0, help="memory budget per chunk of networks")
-    add("--json", type=Path, default=None, help="result file (default results/regimes_<preset>.json)")
-    add("--plot", type=Path, default=None, help="figure (default results/regimes_<preset>.png)")
-    add("--no-plot", action="store_true", help="skip the figure")
-    add("--quiet", action="store_true", help="no progress bars")
-    return parser
-
-
-def _settings(args: argparse.Namespace) -> dict[str, Any]:
-    name = ALIASES.get(args.preset, args.preset)
-    cfg = dict(PRESETS[name], preset=name)
-    for key in ("regime", "law", "lengthscale", "hurst", "block", "activation", "betas", "depths", "width",
-                "n_in", "samples", "sweep_samples", "inputs", "hidden", "layers", "kappas", "sigma_u", "sigma_v"):
-        value = getattr(args, key)
-        if value is not None:
-            cfg[key] = value
-    if cfg["kind"] != "chizat":
-        cfg.setdefault("activation", "relu")
-        if cfg.get("regime") == "fractional" and "hurst" not in cfg:
-            raise UsageError("--regime fractional needs --hurst H (0 < H < 1)")
-        cfg.setdefault("law", "uniform")
-        cfg.setdefault("lengthscale", 0.1)
-    elif cfg.get("sigma_u") is None:
-        cfg["sigma_u"] = 1.0 / math.sqrt(cfg["width"])
-    if cfg["kind"] == "distribution" and len(cfg["depths"]) != 1:
-        raise UsageError(f"fig2 studies one depth, got --depths {cfg['depths']}")
-    return cfg
-
-
-def _regime(cfg: dict[str, Any]) -> Regime:
-    if cfg["regime"] == "iid":
-        return IIDRegime(cfg["law"])
-    if cfg["regime"] == "smooth":
-        return SmoothRegime(cfg["lengthscale"])
-    return FractionalRegime(cfg["hurst"])
-
-
-def _block(cfg: dict[str, Any]) -> Block:
-    try:
-        return Block(cfg["block"], cfg["activation"])
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-
-
-def _bar(total: int, desc: str, quiet: bool) -> tqdm:
-    return tqdm(total=total, desc=desc, unit="net", disable=quiet, file=sys.stderr, leave=False)
-
-
-def run_sweep(cfg: dict[str, Any], args: argparse.Namespace, device: torch.device) -> tuple[dict, dict]:
-    """r_h, r_p over depths × β; classification, critical β, bounds."""
-    regime, block = _regime(cfg), _block(cfg)
-    depths, betas = cfg["depths"], cfg["betas"]
-    data = {k: np.empty((len(depths), len(betas), cfg["samples"] * cfg["inputs"])) for k in ("r_h", "r_p", "n_h", "n_p")}
-    with _bar(len(depths) * cfg["samples"], f"{cfg['preset']} {regime.name}", args.quiet) as bar:
+def _sweep(s: RegimesSettings, device: torch.device, progress: bool) -> tuple[dict, dict]:
+    """r_h, r_p over depths × β; classification, critical β, bounds, checks."""
+    regime, block = _regime(s), Block(s.block, s.activation)
+    depths, betas = list(s.depths), list(s.betas)
+    data = {k: np.empty((len(depths), len(betas), s.samples * s.inputs)) for k in ("r_h", "r_p", "n_h", "n_p")}
+    with _bar(len(depths) * s.samples, f"{s.preset} {regime.name}", progress) as bar:
         for i, depth in enumerate(depths):
-            res = measure_ratios(
-                regime, depth, betas, cfg["samples"], cfg["inputs"], cfg["width"], cfg["n_in"], block,
-                seed=args.seed, label=("regimes", cfg["preset"]), dtype=args.dtype, device=device,
-                memory_mb=args.memory_mb, progress=bar.update,
-            )
+            res = measure_ratios(regime, depth, betas, s.samples, s.inputs, s.width, s.n_in, block, seed=s.seed,
+                                 label=("regimes", s.preset), dtype=s.torch_dtype, device=device,
+                                 memory_mb=s.chunk_mb, progress=bar.update)
             for key in data:
                 data[key][i] = getattr(res, key).reshape(len(betas), -1).double().numpy()
+    critical = predicted_critical_beta(s)
     per_beta = []
     for j, beta in enumerate(betas):
-        entry: dict[str, Any] = {"beta": beta}
+        entry: dict[str, Any] = {"beta": beta, "predicted_class": predicted_class(beta, critical)}
         for key in ("r_h", "r_p"):
-            fit = fit_slope(depths, data[key][:, j], seed=args.seed)
+            fit = fit_slope(depths, data[key][:, j], seed=s.seed)
             r = data[key][:, j]
-            entry[key] = {
-                **fit, "class": classify(fit["slope"], args.tau),
-                "median": np.median(np.where(np.isfinite(r), r, np.inf), axis=1).tolist(),
-                "exploded": (~np.isfinite(r)).sum(axis=1).tolist(),
-            }
+            entry[key] = {**fit, "class": classify(fit["slope"], s.tau),
+                          "median": np.median(np.where(np.isfinite(r), r, np.inf), axis=1).tolist(),
+                          "exploded": (~np.isfinite(r)).sum(axis=1).tolist()}
         per_beta.append(entry)
-    crit = {key: critical_beta(betas, [e[key]["slope"] for e in per_beta]) for key in ("r_h", "r_p")}
+    estimate = {key: critical_beta(betas, [e[key]["slope"] for e in per_beta]) for key in ("r_h", "r_p")}
     bounds = []
     z = family_z(2 * len(betas) * len(depths))
-    if cfg["regime"] == "iid" or (cfg["regime"] == "fractional" and cfg["hurst"] == 0.5):
+    if s.regime == "iid" or (s.regime == "fractional" and s.hurst == 0.5):
         for j, beta in enumerate(betas):
             for i, depth in enumerate(depths):
                 lo, hi = lemma14_bounds(beta, depth)
                 bounds.append({"beta": beta, "depth": depth,
                                **{key: bounds_check(data[key][i, j], lo, hi, z) for key in ("r_h", "r_p")}})
     result = {
-        "title": cfg["title"] if args.regime is None else f"res-{cfg['block'][-1]}, {regime.name}, d = {cfg['width']}",
-        "depths": depths, "betas": betas, "samples": cfg["samples"] * cfg["inputs"],
-        "rule": f"slope s of log median r on log L over L ≥ L_max/10: explosion if s > {args.tau}, "
-                f"identity if s < −{args.tau}, else non-trivial",
-        "per_beta": per_beta, "critical_beta_estimate": crit, "bounds": bounds, "bounds_z": z,
+        "title": s.title, "depths": depths, "betas": betas, "samples": s.samples * s.inputs,
+        "rule": f"slope s of log median r on log L over L ≥ L_max/10: explosion if s > {s.tau}, "
+                f"identity if s < −{s.tau}, else non-trivial",
+        "per_beta": per_beta, "critical_beta_estimate": estimate, "predicted_critical_beta": critical,
+        "bounds": bounds, "bounds_z": z,
         "bounds_note": "Lemma 14 / Prop. 7 apply to i.i.d. symmetric unit-variance weights only"
         if bounds else "no bounds: Lemma 14 / Prop. 7 need weights independent across layers",
     }
+    quantities = ("r_h", "r_p") if _checked_r_p(s) else ("r_h",)
+    checks = _classification_checks(per_beta, quantities, lambda e, key: e[key]["class"])
+    checks += _critical_checks(betas, estimate, critical, s.critical_tolerance, quantities)
+    if bounds:
+        each = [b[k] for b in bounds for k in ("r_h", "r_p")]
+        passed = sum(c["passed"] for c in each)
+        uncounted = sum(not c["passed"] and not c["reliable"] for c in each)
+        checks.append({"check": "Lemma 14 / Prop. 7 bounds", "passed": passed + uncounted == len(each),
+                       "detail": f"{passed}/{len(each)} within z = {z:.2f} s.e."
+                                 + (f"; {uncounted} not counted: heavy-tailed (sd log r² > 2), where the sample mean "
+                                    "of r² is unreliable" if uncounted else "")})
+    if not _checked_r_p(s):
+        result["r_p_note"] = ("r_p not checked: with fractional weights its critical β lags H at finite depth and "
+                              "width (docs/results/regimes.md); reported only")
+    result["checks"] = checks
     return result, data
 
 
-def print_sweep(result: dict[str, Any]) -> None:
-    print(f"\n{result['title']} — {result['samples']} samples per (β, L)")
-    print(f"rule: {result['rule']}")
-    head = f"{'β':>6} | {'slope r_h [95% CI]':>26} {'regime r_h':>12} | {'slope r_p [95% CI]':>26} {'regime r_p':>12} | {'median r_h @Lmax':>16}"
-    print(head)
-    print("-" * len(head))
-    for e in result["per_beta"]:
-        cells = []
-        for key in ("r_h", "r_p"):
-            lo, hi = e[key]["ci95"]
-            cells.append(f"{e[key]['slope']:>8.3f} [{lo:>7.3f}, {hi:>7.3f}] {e[key]['class']:>12}")
-        print(f"{e['beta']:>6g} | {cells[0]} | {cells[1]} | {e['r_h']['median'][-1]:>16.4g}")
-    crit = result["critical_beta_estimate"]
-    print(f"critical β (zero of the slope, interpolated): r_h {crit['r_h']}, r_p {crit['r_p']}")
-    if result["bounds"]:
-        print(f"\nLemma 14 / Prop. 7: (1+α²/2)^L − 1 ≤ E r² ≤ (1+α²)^L − 1 within z = {result['bounds_z']:.2f} s.e. "
-              f"(Bonferroni, family-wise 1%); res-3 attains the lower bound exactly, so z(lower) ~ N(0, 1)")
-        print(f"{'β':>6} {'L':>6} | {'mean r_h²':>11} {'z(lower)':>9} {'sd log':>7} {'':>6} | "
-              f"{'mean r_p²':>11} {'z(lower)':>9} {'sd log':>7} {'':>6} | {'lower':>10} {'upper':>10}")
-        for b in result["bounds"]:
-            cells = [f"{b[k]['mean_r2']:>11.4g} {b[k]['z_vs_lower']:>9.2f} {b[k]['sd_log_r2']:>7.2f} "
-                     f"{b[k]['verdict'][:6]:>6}" for k in ("r_h", "r_p")]
-            print(f"{b['beta']:>6g} {b['depth']:>6} | {cells[0]} | {cells[1]} | {b['r_h']['lower']:>10.4g} "
-                  f"{b['r_h']['upper']:>10.4g}")
-        checks = [b[k] for b in result["bounds"] for k in ("r_h", "r_p")]
-        passed = sum(c["passed"] for c in checks)
-        print(f"bounds: {passed}/{len(checks)} checks pass; "
-              f"{sum(not c['reliable'] for c in checks)} flagged heavy-tailed (sd log r² > 2)")
-    else:
-        print(result["bounds_note"])
+def _classification_checks(per_beta: list[dict], quantities: Sequence[str], measured) -> list[dict]:
+    checks = []
+    for entry in per_beta:
+        if entry["predicted_class"] is None:
+            continue
+        for key in quantities:
+            got = measured(entry, key)
+            checks.append({"check": f"class of β = {entry['beta']:g} ({key})", "passed": got == entry["predicted_class"],
+                           "detail": f"measured {got}, predicted {entry['predicted_class']}"})
+    return checks
 
 
-def run_distribution(cfg: dict[str, Any], args: argparse.Namespace, device: torch.device) -> tuple[dict, dict]:
-    regime, block = _regime(cfg), _block(cfg)
-    depth, beta = cfg["depths"][0], cfg["betas"][0]
-    with _bar(cfg["samples"], f"fig2 {regime.name}", args.quiet) as bar:
-        res = measure_ratios(
-            regime, depth, [beta], cfg["samples"], cfg["inputs"], cfg["width"], cfg["n_in"], block,
-            seed=args.seed, label=("regimes", cfg["preset"]), dtype=args.dtype, device=device,
-            memory_mb=args.memory_mb, progress=bar.update,
-        )
+def _critical_checks(betas: Sequence[float], estimate: dict[str, float | None], critical: float, tolerance: float,
+                     quantities: Sequence[str]) -> list[dict]:
+    if not min(betas) < critical < max(betas) and critical not in betas:
+        return [{"check": "critical β", "passed": True, "detail": f"not checked: the β grid [{min(betas):g}, "
+                                                                  f"{max(betas):g}] does not bracket {critical:g}"}]
+    checks = []
+    for key in quantities:
+        value = estimate[key] if isinstance(estimate, dict) else estimate
+        ok = value is not None and abs(value - critical) <= tolerance
+        checks.append({"check": f"critical β ({key})", "passed": bool(ok),
+                       "detail": f"estimate {'none' if value is None else f'{value:.3f}'}, predicted {critical:g} "
+                                 f"± {tolerance:g}"})
+    return checks
+
+
+def _distribution(s: RegimesSettings, device: torch.device, progress: bool) -> tuple[dict, dict]:
+    regime, block = _regime(s), Block(s.block, s.activation)
+    depth, beta = s.depths[0], s.betas[0]
+    with _bar(s.samples, f"fig2 {regime.name}", progress) as bar:
+        res = measure_ratios(regime, depth, [beta], s.samples, s.inputs, s.width, s.n_in, block, seed=s.seed,
+                             label=("regimes", s.preset), dtype=s.torch_dtype, device=device, memory_mb=s.chunk_mb,
+                             progress=bar.update)
     data = {k: getattr(res, k).reshape(-1).double().numpy() for k in ("r_h", "r_p", "n_h", "n_p")}
+    paper_size = (s.regime == "iid" and s.block == "res3" and beta == PAPER_FIG2["beta"]
+                  and depth == PAPER_FIG2["depth"] and s.width == PAPER_FIG2["width"])
     result = {
-        "title": cfg["title"] if args.regime is None else f"{regime.name}, β = {beta:g}, L = {depth}",
-        "beta": beta, "depth": depth, "width": cfg["width"], "samples": int(data["n_h"].size),
+        "title": s.title, "beta": beta, "depth": depth, "width": s.width, "samples": int(data["n_h"].size),
         "paper": PAPER_FIG2,
         "forward": lognormal_summary(data["n_h"], (PAPER_FIG2["bound_q1"], PAPER_FIG2["bound_q3"])),
         "backward": lognormal_summary(data["n_p"]),
         "forward_r_h": lognormal_summary(data["r_h"]),
     }
+    nonfinite = sum(int((~np.isfinite(v)).sum()) for v in data.values())
+    checks = [{"check": "no overflow", "passed": nonfinite == 0, "detail": f"{nonfinite} non-finite values"}]
+    if paper_size:
+        f = result["forward"]
+        checks.append({"check": "paper's Q1 bound", "passed": f["q1_above_bound"],
+                       "detail": f"Q1 {f['quartiles'][0]:.3f} ≥ {PAPER_FIG2['bound_q1']}"})
+        checks.append({"check": "paper's Q3 bound", "passed": f["q3_below_bound"],
+                       "detail": f"Q3 {f['quartiles'][2]:.3f} ≤ {PAPER_FIG2['bound_q3']}"})
+    else:
+        checks.append({"check": "paper's quartile bounds", "passed": True,
+                       "detail": "not checked: they are stated for i.i.d. res-3, β = ½, L = 1000, d = 100"})
+    result["checks"] = checks
     return result, data
 
 
-def print_distribution(result: dict[str, Any]) -> None:
-    print(f"\n{result['title']} — {result['samples']} samples")
-    print(f"{'quantity':>16} | {'Q1':>7} {'median':>7} {'Q3':>7} | {'log mean':>8} {'log sd':>7} | "
-          f"{'D’Agostino p':>12} {'Shapiro p':>10} {'KS p':>7}")
-    for key, name in (("forward", "‖h_L‖/‖h_0‖"), ("backward", "‖p_0‖/‖p_L‖"), ("forward_r_h", "‖h_L−h_0‖/‖h_0‖")):
-        s = result[key]
-        q1, q2, q3 = s["quartiles"]
-        print(f"{name:>16} | {q1:>7.3f} {q2:>7.3f} {q3:>7.3f} | {s['log_mean']:>8.3f} {s['log_sd']:>7.3f} | "
-              f"{s.get('dagostino_p', math.nan):>12.3g} {s.get('shapiro_p', math.nan):>10.3g} {s.get('ks_p', math.nan):>7.3g}")
-    f = result["forward"]
-    print(f"paper: Q1 ≥ {PAPER_FIG2['bound_q1']} (bound) — measured {f['quartiles'][0]:.3f}: "
-          f"{'holds' if f['q1_above_bound'] else 'VIOLATED'}; paper's empirical Q1 {PAPER_FIG2['empirical_q1']}")
-    print(f"paper: Q3 ≤ {PAPER_FIG2['bound_q3']} (bound) — measured {f['quartiles'][2]:.3f}: "
-          f"{'holds' if f['q3_below_bound'] else 'VIOLATED'}")
-
-
-def run_chizat(cfg: dict[str, Any], args: argparse.Namespace, device: torch.device) -> tuple[dict, dict]:
-    d, m, layers, n = cfg["width"], cfg["hidden"], cfg["layers"], cfg["samples"]
-    c = chizat_constant(d, cfg["sigma_u"], cfg["sigma_v"])
-    alphas = [k / math.sqrt(m * layers) for k in cfg["kappas"]]
-    common = dict(width=d, hidden=m, networks=n, sigma_u=cfg["sigma_u"], sigma_v=cfg["sigma_v"],
-                  seed=args.seed, dtype=args.dtype, device=device)
+def _chizat(s: RegimesSettings, device: torch.device, progress: bool) -> tuple[dict, dict]:
+    d, m, layers, n = s.width, s.hidden, s.layers, s.samples
+    c = chizat_constant(d, s.sigma_u, s.sigma_v)
+    alphas = [k / math.sqrt(m * layers) for k in s.kappas]
+    common = dict(width=d, hidden=m, networks=n, sigma_u=s.sigma_u, sigma_v=s.sigma_v, seed=s.seed,
+                  dtype=s.torch_dtype, device=device)
     spread = chizat_spread(alphas, layers=layers, label=("chizat", "curves"), **common).numpy()
     z_max = family_z(len(alphas) * layers)
     per_alpha = []
-    for i, (kappa, alpha) in enumerate(zip(cfg["kappas"], alphas)):
+    for i, (kappa, alpha) in enumerate(zip(s.kappas, alphas)):
         expected = chizat_expected_spread(alpha, m, layers, c).numpy()
         mean = spread[i].mean(-1)
         se = spread[i].std(-1, ddof=1) / math.sqrt(n)
         z = np.where(se[1:] > 0, (mean[1:] - expected[1:]) / se[1:], 0.0)
-        sd_log = float(np.log(spread[i, -1][spread[i, -1] > 0]).std(ddof=1))
+        positive = spread[i, -1][spread[i, -1] > 0]
+        sd_log = float(np.log(positive).std(ddof=1)) if positive.size > 1 else math.nan
         worst = float(np.abs(z).max())
-        per_alpha.append({
-            "kappa": kappa, "alpha": alpha, "expected": expected.tolist(), "mean": mean.tolist(), "se": se.tolist(),
-            "max_abs_z": worst, "z_at_L": float(z[-1]), "sd_log_at_L": sd_log,
-            "verdict": "pass" if worst <= z_max else "fail",
-        })
-    depths, betas = cfg["depths"], cfg["betas"]
-    n = cfg["sweep_samples"]
+        per_alpha.append({"kappa": kappa, "alpha": alpha, "expected": expected.tolist(), "mean": mean.tolist(),
+                          "se": se.tolist(), "max_abs_z": worst, "z_at_L": float(z[-1]), "sd_log_at_L": sd_log,
+                          "verdict": "pass" if worst <= z_max else "fail"})
+    depths, betas = list(s.depths), list(s.betas)
+    n = s.sweep_samples
     common["networks"] = n
     sweep = np.empty((len(depths), len(betas), n))
-    with _bar(len(depths), "chizat depths", args.quiet) as bar:
+    with tqdm(total=len(depths), desc="chizat depths", disable=not progress, leave=False) as bar:
         for i, depth in enumerate(depths):
             a = [(m * depth) ** (-b) for b in betas]
-            s = chizat_spread(a, layers=depth, label=("chizat", "sweep", depth), **common)[:, -1, :]
-            sweep[i] = np.sqrt(s.numpy())
+            spread_l = chizat_spread(a, layers=depth, label=("chizat", "sweep", depth), **common)[:, -1, :]
+            sweep[i] = np.sqrt(spread_l.numpy())
             bar.update(1)
+    critical = predicted_critical_beta(s)
     per_beta = []
     for j, beta in enumerate(betas):
-        fit = fit_slope(depths, sweep[:, j], seed=args.seed)
-        per_beta.append({"beta": beta, **fit, "class": classify(fit["slope"], args.tau),
+        fit = fit_slope(depths, sweep[:, j], seed=s.seed)
+        per_beta.append({"beta": beta, **fit, "class": classify(fit["slope"], s.tau),
+                         "predicted_class": predicted_class(beta, critical),
                          "median": np.median(sweep[:, j], axis=1).tolist()})
+    estimate = critical_beta(betas, [e["slope"] for e in per_beta])
+    checks = [{"check": f"exact spread, α√(ML) = {e['kappa']:g}", "passed": e["verdict"] == "pass",
+               "detail": f"max |z| {e['max_abs_z']:.2f} ≤ {z_max:.2f}"} for e in per_alpha]
+    checks += _classification_checks(per_beta, ("r",), lambda e, key: e["class"])
+    checks += _critical_checks(betas, {"r": estimate}, critical, s.critical_tolerance, ("r",))
     result = {
-        "title": cfg["title"], "width": d, "hidden": m, "layers": layers, "samples": cfg["samples"],
-        "sweep_samples": n, "c": c,
-        "sigma_u": cfg["sigma_u"], "sigma_v": cfg["sigma_v"],
+        "title": s.title, "width": d, "hidden": m, "layers": layers, "samples": s.samples, "sweep_samples": n,
+        "c": c, "sigma_u": s.sigma_u, "sigma_v": s.sigma_v,
         "check_rule": f"|mean − exact| ≤ z s.e. at every layer ℓ and α, z = {z_max:.2f} (Bonferroni over "
                       f"{len(alphas) * layers} checks, family-wise 1%)",
         "per_alpha": per_alpha, "depths": depths, "per_beta": per_beta,
         "rule": f"α = (ML)^-β; slope s of log median ‖h^L − x‖/‖x‖ on log L (top decade): explosion if "
-                f"s > {args.tau}, identity if s < −{args.tau}, else non-trivial",
-        "critical_beta_estimate": critical_beta(betas, [e["slope"] for e in per_beta]),
+                f"s > {s.tau}, identity if s < −{s.tau}, else non-trivial",
+        "critical_beta_estimate": estimate, "predicted_critical_beta": critical, "checks": checks,
     }
     return result, {"spread": spread, "sweep": sweep}
 
 
-def print_chizat(result: dict[str, Any]) -> None:
-    print(f"\n{result['title']}: d = {result['width']}, M = {result['hidden']}, σ_u = {result['sigma_u']:.4g}, "
-          f"σ_v = {result['sigma_v']:.4g}, c = dσ_v²σ_u²/2 = {result['c']:.4g}, {result['samples']} networks")
-    print(f"E‖h^ℓ − x‖²/‖x‖² against ((1 + cα²M)^ℓ − 1), ℓ = 1…{result['layers']}; rule: {result['check_rule']}")
-    print(f"{'α√(ML)':>8} {'α':>9} | {'mean @L':>10} {'exact @L':>10} {'z @L':>6} {'max|z|':>7} {'sd log':>7} | verdict")
+# ------------------------------------------------------------------------------------------------ result
+@dataclass
+class RegimesResult(StudyResult):
+    """The regimes study's result: ``numbers`` (the ``result`` section of the JSON: per-β slopes and classes,
+    critical β, bounds, checks), and ``data`` (the per-sample ratios behind the figure, not written to JSON)."""
+
+    numbers: dict[str, Any] = dataclasses.field(default_factory=dict)
+    data: dict[str, np.ndarray] = dataclasses.field(default_factory=dict, repr=False)
+
+    study = "regimes"
+
+    @property
+    def checks(self) -> list[dict[str, Any]]:
+        return self.numbers["checks"]
+
+    @property
+    def verdict(self) -> str:
+        return "PASS" if all(c["passed"] for c in self.checks) else "FAIL"
+
+    def summary(self) -> dict[str, Any]:
+        return dict(self.numbers)
+
+    def table(self) -> str:
+        kind = self.settings.kind
+        text = {"sweep": _sweep_table, "distribution": _distribution_table, "chizat": _chizat_table}[kind](self.numbers)
+        lines = [text, "", "checks:"]
+        lines += [f"  {'pass' if c['passed'] else 'FAIL'}  {c['check']}: {c['detail']}" for c in self.checks]
+        lines += [f"verdict: {self.verdict}", f"wall time {self.run_info.wall_time_s:.1f} s"]
+        return "\n".join(lines)
+
+    def plot(self, ax: Any = None) -> Any:
+        from validation import regime_plots
+
+        if self.settings.kind == "sweep":
+            return regime_plots.plot_sweep(self.numbers, self.data, ax)
+        if self.settings.kind == "distribution":
+            return regime_plots.plot_distribution(self.data["n_h"], self.data["n_p"], self.numbers, ax)
+        return regime_plots.plot_chizat(self.numbers, self.data["spread"], self.data["sweep"], ax)
+
+
+def _sweep_table(result: dict[str, Any]) -> str:
+    lines = [f"{result['title']} — {result['samples']} samples per (β, L)", f"rule: {result['rule']}"]
+    head = (f"{'β':>6} | {'slope r_h [95% CI]':>26} {'regime r_h':>12} | {'slope r_p [95% CI]':>26} "
+            f"{'regime r_p':>12} | {'median r_h @Lmax':>16}")
+    lines += [head, "-" * len(head)]
+    for e in result["per_beta"]:
+        cells = []
+        for key in ("r_h", "r_p"):
+            lo, hi = e[key]["ci95"]
+            cells.append(f"{e[key]['slope']:>8.3f} [{lo:>7.3f}, {hi:>7.3f}] {e[key]['class']:>12}")
+        lines.append(f"{e['beta']:>6g} | {cells[0]} | {cells[1]} | {e['r_h']['median'][-1]:>16.4g}")
+    crit = result["critical_beta_estimate"]
+    lines.append(f"critical β (zero of the slope, interpolated): r_h {_beta_text(crit['r_h'])}, r_p "
+                 f"{_beta_text(crit['r_p'])}; predicted {result['predicted_critical_beta']:g}")
+    if result["bounds"]:
+        lines.append("")
+        lines.append(f"Lemma 14 / Prop. 7: (1+α²/2)^L − 1 ≤ E r² ≤ (1+α²)^L − 1 within z = {result['bounds_z']:.2f} "
+                     "s.e. (Bonferroni, family-wise 1%); res-3 attains the lower bound exactly, so z(lower) ~ N(0, 1)")
+        lines.append(f"{'β':>6} {'L':>6} | {'mean r_h²':>11} {'z(lower)':>9} {'sd log':>7} {'':>6} | "
+                     f"{'mean r_p²':>11} {'z(lower)':>9} {'sd log':>7} {'':>6} | {'lower':>10} {'upper':>10}")
+        for b in result["bounds"]:
+            cells = [f"{b[k]['mean_r2']:>11.4g} {b[k]['z_vs_lower']:>9.2f} {b[k]['sd_log_r2']:>7.2f} "
+                     f"{b[k]['verdict'][:6]:>6}" for k in ("r_h", "r_p")]
+            lines.append(f"{b['beta']:>6g} {b['depth']:>6} | {cells[0]} | {cells[1]} | {b['r_h']['lower']:>10.4g} "
+                         f"{b['r_h']['upper']:>10.4g}")
+        checks = [b[k] for b in result["bounds"] for k in ("r_h", "r_p")]
+        passed = sum(c["passed"] for c in checks)
+        lines.append(f"bounds: {passed}/{len(checks)} checks pass; "
+                     f"{sum(not c['reliable'] for c in checks)} flagged heavy-tailed (sd log r² > 2)")
+    else:
+        lines.append(result["bounds_note"])
+    if "r_p_note" in result:
+        lines.append(result["r_p_note"])
+    return "\n".join(lines)
+
+
+def _beta_text(value: float | None) -> str:
+    return "none (the slope does not change sign)" if value is None else f"{value:.3f}"
+
+
+def _distribution_table(result: dict[str, Any]) -> str:
+    lines = [f"{result['title']} — {result['samples']} samples",
+             f"{'quantity':>16} | {'Q1':>7} {'median':>7} {'Q3':>7} | {'log mean':>8} {'log sd':>7} | "
+             f"{'D’Agostino p':>12} {'Shapiro p':>10} {'KS p':>7}"]
+    for key, name in (("forward", "‖h_L‖/‖h_0‖"), ("backward", "‖p_0‖/‖p_L‖"), ("forward_r_h", "‖h_L−h_0‖/‖h_0‖")):
+        s = result[key]
+        q1, q2, q3 = s["quartiles"]
+        lines.append(f"{name:>16} | {q1:>7.3f} {q2:>7.3f} {q3:>7.3f} | {s['log_mean']:>8.3f} {s['log_sd']:>7.3f} | "
+                     f"{s.get('dagostino_p', math.nan):>12.3g} {s.get('shapiro_p', math.nan):>10.3g} "
+                     f"{s.get('ks_p', math.nan):>7.3g}")
+    f = result["forward"]
+    lines.append(f"paper: Q1 ≥ {PAPER_FIG2['bound_q1']} (bound) — measured {f['quartiles'][0]:.3f}: "
+                 f"{'holds' if f['q1_above_bound'] else 'VIOLATED'}; paper's empirical Q1 {PAPER_FIG2['empirical_q1']}")
+    lines.append(f"paper: Q3 ≤ {PAPER_FIG2['bound_q3']} (bound) — measured {f['quartiles'][2]:.3f}: "
+                 f"{'holds' if f['q3_below_bound'] else 'VIOLATED'}")
+    return "\n".join(lines)
+
+
+def _chizat_table(result: dict[str, Any]) -> str:
+    lines = [f"{result['title']}: d = {result['width']}, M = {result['hidden']}, σ_u = {result['sigma_u']:.4g}, "
+             f"σ_v = {result['sigma_v']:.4g}, c = dσ_v²σ_u²/2 = {result['c']:.4g}, {result['samples']} networks",
+             f"E‖h^ℓ − x‖²/‖x‖² against ((1 + cα²M)^ℓ − 1), ℓ = 1…{result['layers']}; rule: {result['check_rule']}",
+             f"{'α√(ML)':>8} {'α':>9} | {'mean @L':>10} {'exact @L':>10} {'z @L':>6} {'max|z|':>7} {'sd log':>7} | "
+             "verdict"]
     for e in result["per_alpha"]:
-        print(f"{e['kappa']:>8g} {e['alpha']:>9.4g} | {e['mean'][-1]:>10.4g} {e['expected'][-1]:>10.4g} "
-              f"{e['z_at_L']:>6.2f} {e['max_abs_z']:>7.2f} {e['sd_log_at_L']:>7.2f} | {e['verdict']}")
-    print(f"\nrule: {result['rule']}")
-    print(f"{'β':>6} | {'slope [95% CI]':>26} | {'regime':>12} | median r @Lmax   ({result['sweep_samples']} networks per depth)")
+        lines.append(f"{e['kappa']:>8g} {e['alpha']:>9.4g} | {e['mean'][-1]:>10.4g} {e['expected'][-1]:>10.4g} "
+                     f"{e['z_at_L']:>6.2f} {e['max_abs_z']:>7.2f} {e['sd_log_at_L']:>7.2f} | {e['verdict']}")
+    lines += ["", f"rule: {result['rule']}",
+              f"{'β':>6} | {'slope [95% CI]':>26} | {'regime':>12} | median r @Lmax   ({result['sweep_samples']} "
+              "networks per depth)"]
     for e in result["per_beta"]:
         lo, hi = e["ci95"]
-        print(f"{e['beta']:>6g} | {e['slope']:>8.3f} [{lo:>7.3f}, {hi:>7.3f}] | {e['class']:>12} | {e['median'][-1]:.4g}")
-    print(f"critical β (zero of the slope): {result['critical_beta_estimate']}")
+        lines.append(f"{e['beta']:>6g} | {e['slope']:>8.3f} [{lo:>7.3f}, {hi:>7.3f}] | {e['class']:>12} | "
+                     f"{e['median'][-1]:.4g}")
+    lines.append(f"critical β (zero of the slope): {_beta_text(result['critical_beta_estimate'])}; predicted "
+                 f"{result['predicted_critical_beta']:g}")
+    return "\n".join(lines)
+
+
+def run(preset: str = "fig1", settings: RegimesSettings | None = None, /, *, progress: bool = False,
+        threads: int | None = None, command_line: str | None = None, **overrides: Any) -> RegimesResult:
+    """Run a scaling-regime preset (``fig1``/``fig3``, ``fig2``, ``fig4``/``fig5``, ``chizat``).
+
+    Args:
+        preset: the paper setting; every other setting overrides one of its values.
+        settings: a :class:`RegimesSettings`; None for the preset's values.
+        progress, threads, command_line: as for :func:`validation.convergence.run`.
+        **overrides: settings by name, e.g. ``samples=20, depths=(10, 100, 1000)``.
+    """
+    settings = _resolve(preset, make_settings(RegimesSettings, settings, overrides))
+    device = resolve_device(settings.device)
+    with runtime.threads(threads):
+        started, clock = utc_now(), time.perf_counter()
+        compute = {"sweep": _sweep, "distribution": _distribution, "chizat": _chizat}[settings.kind]
+        numbers, data = compute(settings, device, progress)
+        info = RunInfo.capture(seed=settings.seed, dtype=settings.dtype, device=device, started=started,
+                               wall_time_s=time.perf_counter() - clock, command=command_line)
+    return RegimesResult(settings=settings, run_info=info, numbers=numbers, data=data)
+
+
+EPILOG = """\
+examples:
+  python -m validation.regimes --preset fig1 --plot fig1.png --json fig1.json
+  python -m validation.regimes --preset fig2 --samples 2000
+  python -m validation.regimes --preset fig1 --regime fractional --hurst 0.8 --betas 0.6,0.8,1
+
+exit status: 0 PASS, 1 FAIL (a check failed), 2 bad input, 3 internal error.
+"""
+
+
+def _add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--preset", required=True, choices=sorted([*PRESETS, *ALIASES]),
+                        help="paper settings: fig1 (= fig3), fig2, fig4 (= fig5), chizat")
+
+
+COMMAND = cli.Command(
+    prog="python -m validation.regimes",
+    description=__doc__.split("\n\nPython:", 1)[0],
+    epilog=EPILOG,
+    settings=RegimesSettings,
+    run=run,
+    positional=("preset",),
+    add_arguments=_add_arguments,
+    estimate_mb=estimate_mb,
+    outputs=("json", "plot"),
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    cfg = _settings(args)
-    torch.set_num_threads(args.threads)
-    device = resolve_device(args.device)
-    start = time.perf_counter()
-    if cfg["kind"] == "sweep":
-        result, data = run_sweep(cfg, args, device)
-        print_sweep(result)
-    elif cfg["kind"] == "distribution":
-        result, data = run_distribution(cfg, args, device)
-        print_distribution(result)
-    else:
-        result, data = run_chizat(cfg, args, device)
-        print_chizat(result)
-    elapsed = time.perf_counter() - start
-    print(f"\nwall time {elapsed:.1f} s")
-    settings = {k: v for k, v in cfg.items() if k not in ("kind", "title")}
-    payload = {"study": "regimes", "preset": cfg["preset"], "settings": settings, "result": result,
-               "wall_time_s": elapsed, "run": run_metadata(args.seed, args.dtype, device)}
-    json_path = args.json or Path("results") / f"regimes_{cfg['preset']}.json"
-    write_json(json_path, payload)
-    print(f"wrote {json_path}")
-    if not args.no_plot:
-        from . import regime_plots
-
-        plot_path = args.plot or Path("results") / f"regimes_{cfg['preset']}.png"
-        if cfg["kind"] == "sweep":
-            regime_plots.plot_sweep(result, data, plot_path)
-        elif cfg["kind"] == "distribution":
-            regime_plots.plot_distribution(data["n_h"], data["n_p"], result, plot_path)
-        else:
-            regime_plots.plot_chizat(result, data["spread"], data["sweep"], plot_path)
-        print(f"wrote {plot_path}")
-    return 0
+    """The command line: parse, run, print, write (:func:`validation.cli.execute`)."""
+    return cli.execute(COMMAND, argv)
 
 
 if __name__ == "__main__":
-    sys.exit(run_cli(main))
+    raise SystemExit(main())

@@ -1,4 +1,4 @@
-"""``python -m validation.weak``: convergence in law of Peluchetti–Favaro ResNets (THEORY §4).
+"""``python -m validation.weak``: convergence in law of Peluchetti–Favaro ResNets (docs/theory.md §4).
 
 Two parts, for each sanity-check model SC_φ of the paper (φ = tanh or swish, ψ = id,
 σ_w² = σ_b² = 1, T = 1, input z copied to every coordinate):
@@ -26,18 +26,20 @@ Two parts, for each sanity-check model SC_φ of the paper (φ = tanh or swish, �
    the weak error of Euler–Maruyama itself with step 1/L — the bias of the SDE sampler used in part 1.
    This part runs at a small width (``--weak-width``) because it needs the full D² + D noise channels.
 
-Exit status: 0 PASS (every two-sample test passes), 1 FAIL, 2 bad input. The weak rates are reported
-with their intervals and their own check against rate 1 (``--weak-tolerance``), which is printed and
-stored but does not decide the exit status unless ``--strict-weak`` is given.
+Python: ``validation.weak.run(draws=2000, width=100, depth=100)`` returns a :class:`WeakResult`.
+
+Exit status: 0 PASS (every two-sample test passes, and no statistic is NaN), 1 FAIL, 2 bad input,
+3 internal error. The weak rates are reported with their intervals and their own check against rate 1
+(``--weak-tolerance``), which is printed and stored but does not decide the exit status unless
+``--strict-weak`` is given.
 """
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import math
-import sys
 import time
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -49,12 +51,18 @@ from limits.activations import get_activation
 from limits.pairs import ModelConfig
 from limits.peluchetti_favaro import PFPair, simulate_gram
 from limits.seeding import stream_seed
-from validation import cli
+from validation import cli, runtime
 from validation.engine import sde_pass
-from validation.runinfo import run_metadata, write_json
-from validation.stats import RateFit, local_slopes, slope
+from validation.plots import new_grid
+from validation.results import RunInfo, StudyResult, utc_now
+from validation.settings import (
+    CommonSettings, SettingsError, check_depths, check_float, check_int, check_power_of_two, make_settings,
+    parse_float_list, parse_power_of_two_list, resolve_device, setting,
+)
+from validation.stats import RateFit, depth_intervals, fit_rate
 
-__all__ = ["energy_test", "coupled_outputs", "weak_fit", "WEAK_FUNCTIONS", "main"]
+__all__ = ["WeakSettings", "WeakResult", "run", "main", "energy_test", "coupled_outputs", "weak_differences",
+           "WEAK_FUNCTIONS", "SC_MODELS"]
 
 SC_MODELS = ("tanh", "swish")
 
@@ -97,37 +105,6 @@ def energy_test(x: np.ndarray, y: np.ndarray, permutations: int = 500, max_point
     return float(observed), float((1 + exceed) / (1 + permutations))
 
 
-def weak_fit(depths: Sequence[int], diffs: np.ndarray, fit_from: int | None = None, confidence: float = 0.95,
-             resamples: int = 2000, seed: int = 0) -> RateFit:
-    """Rate of the weak error |mean_i diffs[i, j]| ≍ L_j^{-r}: least squares in log–log, with a paired
-    percentile bootstrap over samples (the same resampled paths at every depth, as
-    :func:`validation.stats.fit_rate` does for strong errors). Percentile rather than BCa: BCa's jackknife
-    costs O(N²) at the N = 10⁴–10⁵ paths a weak error needs, and at that N the two agree."""
-    diffs = np.asarray(diffs, float)
-    depths_arr = np.asarray(depths, float)
-    errors = np.abs(diffs.mean(axis=0))
-    fitted = depths_arr >= (fit_from or 0)
-    local = local_slopes(list(depths), errors) if np.all(errors > 0) else np.full(len(depths) - 1, np.nan)
-    nan = float("nan")
-    if not np.all(np.isfinite(diffs)) or np.any(errors[fitted] <= 0):
-        return RateFit(nan, (nan, nan), confidence, errors, fitted, local, "not fitted", finite=False)
-    log_depths = np.log(depths_arr[fitted])
-    rate = float(-slope(log_depths, np.log(errors[fitted])))
-    rng = np.random.default_rng(seed)
-    n = diffs.shape[0]
-    rates = []
-    for start in range(0, resamples, 250):
-        size = min(250, resamples - start)
-        weights = rng.multinomial(n, np.full(n, 1.0 / n), size=size) / n  # (B, N): resampled paths
-        curves = np.abs(weights @ diffs[:, fitted])
-        with np.errstate(divide="ignore"):
-            rates.append(-slope(log_depths, np.log(curves)))
-    rates = np.concatenate(rates)
-    alpha = (1 - confidence) / 2
-    low, high = np.quantile(rates, [alpha, 1 - alpha])
-    return RateFit(rate, (float(low), float(high)), confidence, errors, fitted, local, "paired bootstrap (percentile)")
-
-
 # ----------------------------------------------------------------------------------------------- coupled pass
 def coupled_outputs(pair: PFPair, depths: Sequence[int], reference_steps: int, seed: int,
                     block_steps: int = 64) -> dict[str, Any]:
@@ -155,7 +132,8 @@ def coupled_outputs(pair: PFPair, depths: Sequence[int], reference_steps: int, s
 
 
 def weak_differences(phi: str, z: float, width: int, draws: int, depths: Sequence[int], reference_steps: int,
-                     seed: int, batch: int, progress: bool) -> dict[str, dict[str, np.ndarray]]:
+                     seed: int, batch: int, progress: bool, device: torch.device | str = "cpu"
+                     ) -> dict[str, dict[str, np.ndarray]]:
     """Per-sample f(·) − f(H_ref) for the network and Euler at every depth, and for the second reference,
     on the SC_φ model at width ``width`` (float64). Returns {kind: {f name: array}} with kinds
     ``network`` / ``euler`` ((N, depths)) and ``second`` ((N,))."""
@@ -165,7 +143,7 @@ def weak_differences(phi: str, z: float, width: int, draws: int, depths: Sequenc
     batches = [(s, min(batch, draws - s)) for s in range(0, draws, batch)]
     for index, (_, size) in enumerate(tqdm(batches, desc=f"weak error SC_{phi}", unit="batch",
                                            disable=not progress, leave=False)):
-        pair = PFPair(config, size, seed=seed)
+        pair = PFPair(config, size, seed=seed, device=device)
         res = coupled_outputs(pair, depths, reference_steps, stream_seed(seed, "weak-path", phi, index))
         for name, (f, _) in WEAK_FUNCTIONS.items():
             f_ref = f(res["reference"])
@@ -175,77 +153,364 @@ def weak_differences(phi: str, z: float, width: int, draws: int, depths: Sequenc
     return {k: {f: np.concatenate(v) for f, v in d.items()} for k, d in out.items()}
 
 
-# ----------------------------------------------------------------------------------------------- plotting
-def _plot(path: Path, results: dict[str, Any], args: argparse.Namespace) -> None:
-    import matplotlib
+# ----------------------------------------------------------------------------------------------- settings
+def _parse_models(text: str) -> tuple[str, ...]:
+    return tuple(v.strip().lower() for v in text.split(",") if v.strip())
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    models = list(results)
-    with_weak = all("weak" in results[m] for m in models)
-    columns = 4 if with_weak else 3
-    fig, axes = plt.subplots(len(models), columns, figsize=(4.25 * columns, 4.1 * len(models)),
-                             constrained_layout=True, squeeze=False)
-    for row, phi in enumerate(models):
-        res = results[phi]
-        net, sde = res["samples"]["network"], res["samples"]["sde"]
-        for col, z in enumerate(args.inputs):
-            ax = axes[row, col]
-            lo = np.quantile(np.r_[net[:, col], sde[:, col]], 0.001)
-            hi = np.quantile(np.r_[net[:, col], sde[:, col]], 0.999)
-            grid = np.linspace(lo, hi, 300)
-            bins = np.linspace(lo, hi, 60)
-            for data, colour, label in ((net[:, col], "C0", f"ResNet, L = {args.depth}"),
-                                        (sde[:, col], "C1", f"SDE (Euler, {args.sde_steps} steps)")):
-                ax.hist(data, bins=bins, density=True, alpha=0.25, color=colour)
-                ax.plot(grid, _stats.gaussian_kde(data)(grid), color=colour, lw=1.6, label=label)
-            test = res["tests"][f"ks_z{col}"]
-            ax.set_title(f"SC_{phi}: density of x_1(T), input z = {z:g}\nKS D = {test['statistic']:.4f}, "
-                         f"p = {test['p_value']:.3f}", fontsize=9)
-            ax.set_xlabel("first output coordinate x_1(T)")
-            ax.set_ylabel("density")
-            ax.legend(fontsize=7)
-        ax = axes[row, 2]
-        show = min(3000, len(net))
-        ax.scatter(net[:show, 0], net[:show, 1], s=2, alpha=0.35, color="C0", label="ResNet")
-        ax.scatter(sde[:show, 0], sde[:show, 1], s=2, alpha=0.35, color="C1", label="SDE")
-        test = res["tests"]["energy_joint"]
-        ax.set_title(f"SC_{phi}: joint law ({show} draws each shown)\nenergy distance {test['statistic']:.2e}, "
-                     f"p = {test['p_value']:.3f}", fontsize=9)
-        ax.set_xlabel(f"x_1(T) for z = {args.inputs[0]:g}")
-        ax.set_ylabel(f"x_1(T) for z = {args.inputs[1]:g}")
-        ax.legend(fontsize=7, markerscale=4)
-        if not with_weak:
-            continue
-        ax = axes[row, 3]
-        weak = res["weak"]
-        depths = np.asarray(weak["depths"], float)
-        for k, (name, (_, label)) in enumerate(WEAK_FUNCTIONS.items()):
-            entry = weak["functions"][name]
-            for kind, style in (("network", "o-"), ("euler", "s:")):
-                fit = entry[kind]
-                err = np.asarray(fit["errors"], float)
-                lo_b, hi_b = np.asarray(fit["band"][0]), np.asarray(fit["band"][1])
-                who = "ResNet" if kind == "network" else "Euler SDE"
-                text = f"{who}, {label}: rate {fit['rate']:.2f} [{fit['ci'][0]:.2f}, {fit['ci'][1]:.2f}]"
-                ax.errorbar(depths, err, yerr=[np.clip(err - lo_b, 0, None), np.clip(hi_b - err, 0, None)],
-                            fmt=style, color=f"C{2 * k + (kind == 'euler')}", ms=4, lw=1.2, capsize=2, label=text)
-        ref = np.asarray(weak["functions"]["sqnorm"]["network"]["errors"], float)
-        ax.plot(depths, ref[0] * depths[0] / depths * 0.5, "k--", lw=1, label="slope -1")
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("depth L (Euler: steps)")
-        ax.set_ylabel("weak error |E f(h_L) - E f(H_1)|")
-        ax.set_title(f"SC_{phi}: weak error, D = {weak['width']}, z = {weak['z']:g}, N = {weak['draws']}\n"
-                     f"(shared path, Euler reference {weak['reference_steps']} steps)", fontsize=9)
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=6.5, loc="lower left")
-    fig.suptitle(f"Peluchetti-Favaro SC checks: ResNet vs limit SDE with independent noise "
-                 f"(D = {args.width}, L = {args.depth}, {args.draws} draws, seed {args.seed})", fontsize=11)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
+@dataclass(frozen=True)
+class WeakSettings(CommonSettings):
+    """Settings of the weak (in-law) study. ``dtype`` is that of part 1; part 2 always runs in float64."""
+
+    dtype: str = setting("float32", "dtype of part 1, the paper's check (float32 is far below its statistical "
+                                    "resolution); part 2 always runs in float64", choices=("float64", "float32"),
+                         group="run and output")
+    models: tuple[str, ...] = setting(("tanh", "swish"), "SC models to run: φ = tanh and/or swish (ψ = id, "
+                                                          "σ_w² = σ_b² = 1), comma-separated", parse=_parse_models,
+                                      group="the paper's check (convergence in law)")
+    draws: int = setting(10000, "independent draws of the ResNet and (separately) of the SDE (20 to 10⁷)", parse=int,
+                         group="the paper's check (convergence in law)")
+    width: int = setting(500, "D, the width (the paper's 500)", parse=int, group="the paper's check (convergence in law)")
+    depth: int = setting(500, "L, the ResNet depth (the paper's 500)", parse=int,
+                         group="the paper's check (convergence in law)")
+    sde_steps: int = setting(500, "Euler–Maruyama steps of the limit SDE (its weak bias is O(1/steps), measured in "
+                                  "part 2)", parse=int, group="the paper's check (convergence in law)")
+    inputs: tuple[float, float] = setting((0.0, 1.0), "the two inputs z, copied to every coordinate", parse=parse_float_list,
+                                          group="the paper's check (convergence in law)")
+    alpha: float = setting(0.01, "family-wise level: every test must have p > alpha / (number of tests) to PASS",
+                           parse=float, group="the paper's check (convergence in law)")
+    permutations: int = setting(500, "permutations of the energy-distance test of the joint law (19 to 10⁵)",
+                                parse=int, group="the paper's check (convergence in law)")
+    energy_points: int = setting(2000, "points per sample used by the energy test (a random subsample, 10 to 20000)",
+                                 parse=int, group="the paper's check (convergence in law)")
+    chunk: int = setting(250, "draws simulated at once (memory)", parse=int, group="the paper's check (convergence in law)")
+    weak: bool = setting(True, "skip the weak-error study (part 2)", flag="--no-weak", action="store_false",
+                         group="weak error versus depth")
+    weak_width: int = setting(4, "D of the weak-error study (the shared path needs D² + D channels)", parse=int,
+                              group="weak error versus depth")
+    weak_draws: int = setting(10000, "paths of the weak-error study (20 to 10⁷)", parse=int, group="weak error versus depth")
+    weak_depths: tuple[int, ...] = setting((4, 8, 16, 32, 64, 128), "depths L (powers of two, '4:128' or '4,8,16')",
+                                           parse=parse_power_of_two_list, group="weak error versus depth")
+    weak_reference: int = setting(2048, "Euler steps of the reference (a power of two finer than the deepest weak "
+                                        "depth; ≥ 16 × recommended)", parse=int, group="weak error versus depth")
+    weak_z: float = setting(1.0, "input z of the weak-error study (finite)", parse=float, group="weak error versus depth")
+    weak_fit_from: int = setting(16, "fit the weak rate on depths ≥ this", parse=int, group="weak error versus depth")
+    weak_tolerance: float = setting(0.25, "the weak-rate check: the interval must lie within 1 ± this", parse=float,
+                                    group="weak error versus depth")
+    strict_weak: bool = setting(False, "let the weak-rate check decide the exit status too", action="store_true",
+                                group="weak error versus depth")
+
+    def check(self) -> None:
+        super().check()
+        models = tuple(dict.fromkeys(self.models))
+        bad = [m for m in models if m not in SC_MODELS]
+        if not models or bad:
+            raise SettingsError("models", f"{','.join(self.models)!r}: allowed {', '.join(SC_MODELS)} (comma-separated)")
+        self._set("models", models)
+        self._set("draws", check_int("draws", self.draws, 20, 10_000_000))
+        self._set("width", check_int("width", self.width, 1, 100_000))
+        self._set("depth", check_int("depth", self.depth, 1, 1_000_000))
+        self._set("sde_steps", check_int("sde_steps", self.sde_steps, 1, 1_000_000))
+        inputs = tuple(check_float("inputs", v) for v in self.inputs)
+        if len(inputs) != 2:
+            raise SettingsError("inputs", f"{list(inputs)} must be exactly two finite numbers like 0,1")
+        self._set("inputs", inputs)
+        self._set("alpha", check_float("alpha", self.alpha, 0, 1, strict_min=True, strict_max=True))
+        self._set("permutations", check_int("permutations", self.permutations, 19, 100_000))
+        self._set("energy_points", check_int("energy_points", self.energy_points, 10, 20_000))
+        self._set("chunk", check_int("chunk", self.chunk, 1))
+        self._set("weak_width", check_int("weak_width", self.weak_width, 1, 1000))
+        self._set("weak_draws", check_int("weak_draws", self.weak_draws, 20, 10_000_000))
+        depths = check_depths("weak_depths", self.weak_depths, powers_of_two=True, maximum=1 << 20)
+        self._set("weak_depths", depths)
+        reference = check_power_of_two("weak_reference", self.weak_reference, 2)
+        check_int("weak_reference", reference, 2, 1 << 24)
+        if reference <= depths[-1]:
+            raise SettingsError("weak_reference", f"{reference} must be a power of two finer than the deepest weak "
+                                                  f"depth {depths[-1]}")
+        self._set("weak_z", check_float("weak_z", self.weak_z))
+        self._set("weak_fit_from", check_int("weak_fit_from", self.weak_fit_from, 1))
+        if sum(L >= self.weak_fit_from for L in depths) < 2:
+            raise SettingsError("weak_fit_from", f"{self.weak_fit_from} leaves fewer than two of {list(depths)}")
+        self._set("weak_tolerance", check_float("weak_tolerance", self.weak_tolerance, 0, strict_min=True))
+
+
+def estimate_mb(settings: WeakSettings) -> float:
+    """A rough upper estimate of the run's peak memory in MiB."""
+    item = 4 if settings.dtype == "float32" else 8
+    part1 = 12 * min(settings.chunk, settings.draws) * settings.width * 2 * item + 2 * settings.draws * 2 * 8
+    energy = 8 * (2 * min(settings.energy_points, settings.draws)) ** 2 * 2
+    channels = settings.weak_width ** 2 + settings.weak_width
+    part2 = 8 * (64 * 2000 * channels * 3 + settings.weak_draws * len(settings.weak_depths) * 2 * 3) if settings.weak else 0
+    return (part1 + energy + part2) / 2**20 + 300
+
+
+# ----------------------------------------------------------------------------------------------- result
+@dataclass
+class WeakResult(StudyResult):
+    """The weak study's result.
+
+    Attributes:
+        models: per SC model (``tanh``, ``swish``): ``tests`` (statistic and p-value of each two-sample test),
+            ``moments`` (mean, std and correlation of network and SDE outputs), ``samples`` (the outputs,
+            not written to JSON), ``simulation_seconds`` and, with part 2, ``weak`` (the weak errors and their
+            rate fits per test function, for the ResNet and for Euler with step 1/L).
+        fits: the weak-rate fits, ``fits[model][function][kind]`` with kind ``network`` or ``euler``.
+    """
+
+    models: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    fits: dict[str, dict[str, dict[str, RateFit]]] = dataclasses.field(default_factory=dict)
+
+    study = "weak"
+
+    @property
+    def p_values(self) -> dict[str, float]:
+        return {f"SC_{phi} {key}": test["p_value"] for phi, entry in self.models.items()
+                for key, test in entry["tests"].items()}
+
+    @property
+    def threshold(self) -> float:
+        """The Bonferroni threshold every p-value must exceed."""
+        return self.settings.alpha / len(self.p_values)
+
+    @property
+    def sc_passed(self) -> bool:
+        return all(np.isfinite(p) and p > self.threshold for p in self.p_values.values())
+
+    @property
+    def weak_checks(self) -> dict[str, bool]:
+        """Per (model, function): the ResNet's weak-rate interval lies within 1 ± tolerance."""
+        checks = {}
+        tol = self.settings.weak_tolerance
+        for phi, functions in self.fits.items():
+            for name, fits in functions.items():
+                low, high = fits["network"].ci
+                checks[f"SC_{phi} {name}"] = bool(np.isfinite(low) and np.isfinite(high) and 1 - tol <= low
+                                                  and high <= 1 + tol)
+        return checks
+
+    @property
+    def weak_finite(self) -> bool:
+        """Every weak-error statistic is finite (a NaN is a FAIL, never a silent number)."""
+        return all(fit.finite for functions in self.fits.values() for fits in functions.values()
+                   for fit in fits.values())
+
+    @property
+    def verdict(self) -> str:
+        weak_ok = all(self.weak_checks.values()) or not self.settings.strict_weak
+        return "PASS" if self.sc_passed and self.weak_finite and weak_ok else "FAIL"
+
+    def summary(self) -> dict[str, Any]:
+        models = {}
+        for phi, entry in self.models.items():
+            out = {k: v for k, v in entry.items() if k not in ("samples", "weak")}
+            if "weak" in entry:
+                weak = dict(entry["weak"])
+                weak["functions"] = {
+                    name: {**{kind: {**self.fits[phi][name][kind].to_dict(), **extra}
+                              for kind, extra in values.items() if kind in ("network", "euler")},
+                           "reference_bias_check": values["reference_bias_check"]}
+                    for name, values in weak["functions"].items()}
+                out["weak"] = weak
+            models[phi] = out
+        return {"simulation": "exact-in-law Gram reduction (limits.peluchetti_favaro.simulate_gram); SDE: "
+                              "Euler-Maruyama with its own independent noise",
+                "models": models, "p_values": self.p_values, "bonferroni_threshold": self.threshold,
+                "sc_verdict": "PASS" if self.sc_passed else "FAIL", "weak_checks": self.weak_checks,
+                "weak_finite": self.weak_finite}
+
+    def table(self) -> str:
+        s = self.settings
+        lines = [f"Peluchetti-Favaro SC checks: D = {s.width}, L = {s.depth}, SDE Euler {s.sde_steps} steps, "
+                 f"{s.draws} draws each, inputs z = {list(s.inputs)}, seed {s.seed}, {s.dtype}", "",
+                 f"{'model':10s} {'test':44s} {'statistic':>10s} {'p-value':>9s}"]
+        for phi, entry in self.models.items():
+            for key, test in entry["tests"].items():
+                lines.append(f"SC_{phi:7s} {test['test'][:44]:44s} {test['statistic']:10.4g} {test['p_value']:9.4f}")
+        lines += ["", f"{'model':10s} {'z':>4s} {'mean net':>9s} {'mean sde':>9s} {'std net':>8s} {'std sde':>8s}   "
+                      "corr(z0,z1) net / sde"]
+        for phi, entry in self.models.items():
+            m = entry["moments"]
+            for col, z in enumerate(s.inputs):
+                lines.append(f"SC_{phi:7s} {z:4g} {m['network']['mean'][col]:9.4f} {m['sde']['mean'][col]:9.4f} "
+                             f"{m['network']['std'][col]:8.4f} {m['sde']['std'][col]:8.4f}" +
+                             (f"   {m['network']['corr']:.4f} / {m['sde']['corr']:.4f}" if col == 0 else ""))
+        lines.append(f"verdict (two-sample tests): {'PASS' if self.sc_passed else 'FAIL'} — every p-value must exceed "
+                     f"alpha/{len(self.p_values)} = {self.threshold:.4g}")
+        if s.weak:
+            lines += ["", f"weak error |E f(h_L) - E f(H_1)| (shared path, D = {s.weak_width}, z = {s.weak_z:g}, "
+                          f"N = {s.weak_draws}, Euler reference {s.weak_reference} steps; ± = 1 standard error)"]
+            for phi, entry in self.models.items():
+                weak = entry["weak"]
+                for name, values in weak["functions"].items():
+                    lines.append(f"  SC_{phi} {WEAK_FUNCTIONS[name][1]}")
+                    for kind in ("network", "euler"):
+                        fit, extra = self.fits[phi][name][kind], values[kind]
+                        row = "  ".join(f"{e:+.2e}±{se:.0e}" for e, se in zip(extra["signed_errors"],
+                                                                             extra["standard_errors"]))
+                        who = "ResNet   " if kind == "network" else "Euler 1/L"
+                        lines.append(f"    {who} L={list(s.weak_depths)}: {row}")
+                        lines.append(f"              rate {fit.rate:.3f}  95% CI [{fit.ci[0]:.3f}, {fit.ci[1]:.3f}] "
+                                     f"(depths ≥ {s.weak_fit_from})")
+                    bias = values["reference_bias_check"]
+                    lines.append(f"    reference check: E f(H with n/2 steps) - E f(H with n steps) = "
+                                 f"{bias['second_minus_first']:+.2e} ± {bias['standard_error']:.0e}")
+            if not self.weak_finite:
+                lines.append("weak errors contain NaN/inf: no rate is fitted through them (FAIL)")
+            lines.append(f"weak-rate check (ResNet interval within 1 ± {s.weak_tolerance:g}): "
+                         + ", ".join(f"{n} {'ok' if ok else 'NOT ok'}" for n, ok in self.weak_checks.items())
+                         + ("" if s.strict_weak else "  [informational; --strict-weak makes it count]"))
+        lines.append(f"verdict: {self.verdict}")
+        lines.append(f"time {self.run_info.wall_time_s:.1f} s (" + ", ".join(
+            f"SC_{k}: simulation {v['simulation_seconds']:.0f} s" + (f", weak {v['weak']['seconds']:.0f} s"
+                                                                     if "weak" in v else "")
+            for k, v in self.models.items()) + ")")
+        return "\n".join(lines)
+
+    def plot(self, ax: Any = None) -> Any:
+        """Per model: the two densities, the joint scatter and (with part 2) the weak errors; ``ax`` may be a
+        (models × 3 or 4) array of Axes."""
+        s = self.settings
+        models = list(self.models)
+        with_weak = s.weak
+        columns = 4 if with_weak else 3
+        fig, axes = new_grid(len(models), columns, ax, figsize=(4.25 * columns, 4.1 * len(models)))
+        for row, phi in enumerate(models):
+            res = self.models[phi]
+            net, sde = res["samples"]["network"], res["samples"]["sde"]
+            for col, z in enumerate(s.inputs):
+                a = axes[row, col]
+                lo = np.quantile(np.r_[net[:, col], sde[:, col]], 0.001)
+                hi = np.quantile(np.r_[net[:, col], sde[:, col]], 0.999)
+                grid = np.linspace(lo, hi, 300)
+                bins = np.linspace(lo, hi, 60)
+                for data, colour, label in ((net[:, col], "C0", f"ResNet, L = {s.depth}"),
+                                            (sde[:, col], "C1", f"SDE (Euler, {s.sde_steps} steps)")):
+                    a.hist(data, bins=bins, density=True, alpha=0.25, color=colour)
+                    a.plot(grid, _stats.gaussian_kde(data)(grid), color=colour, lw=1.6, label=label)
+                test = res["tests"][f"ks_z{col}"]
+                a.set_title(f"SC_{phi}: density of x_1(T), input z = {z:g}\nKS D = {test['statistic']:.4f}, "
+                            f"p = {test['p_value']:.3f}", fontsize=9)
+                a.set_xlabel("first output coordinate x_1(T)")
+                a.set_ylabel("density")
+                a.legend(fontsize=7)
+            a = axes[row, 2]
+            show = min(3000, len(net))
+            a.scatter(net[:show, 0], net[:show, 1], s=2, alpha=0.35, color="C0", label="ResNet")
+            a.scatter(sde[:show, 0], sde[:show, 1], s=2, alpha=0.35, color="C1", label="SDE")
+            test = res["tests"]["energy_joint"]
+            a.set_title(f"SC_{phi}: joint law ({show} draws each shown)\nenergy distance {test['statistic']:.2e}, "
+                        f"p = {test['p_value']:.3f}", fontsize=9)
+            a.set_xlabel(f"x_1(T) for z = {s.inputs[0]:g}")
+            a.set_ylabel(f"x_1(T) for z = {s.inputs[1]:g}")
+            a.legend(fontsize=7, markerscale=4)
+            if not with_weak:
+                continue
+            a = axes[row, 3]
+            weak = res["weak"]
+            depths = np.asarray(s.weak_depths, float)
+            for k, (name, (_, label)) in enumerate(WEAK_FUNCTIONS.items()):
+                for kind, style in (("network", "o-"), ("euler", "s:")):
+                    fit, extra = self.fits[phi][name][kind], weak["functions"][name][kind]
+                    err = np.asarray(fit.errors, float)
+                    lo_b, hi_b = np.asarray(extra["band"][0]), np.asarray(extra["band"][1])
+                    who = "ResNet" if kind == "network" else "Euler SDE"
+                    text = f"{who}, {label}: rate {fit.rate:.2f} [{fit.ci[0]:.2f}, {fit.ci[1]:.2f}]"
+                    a.errorbar(depths, err, yerr=[np.clip(err - lo_b, 0, None), np.clip(hi_b - err, 0, None)],
+                               fmt=style, color=f"C{2 * k + (kind == 'euler')}", ms=4, lw=1.2, capsize=2, label=text)
+            ref = np.asarray(self.fits[phi]["sqnorm"]["network"].errors, float)
+            a.plot(depths, ref[0] * depths[0] / depths * 0.5, "k--", lw=1, label="slope -1")
+            a.set_xscale("log", base=2)
+            a.set_yscale("log")
+            a.set_xlabel("depth L (Euler: steps)")
+            a.set_ylabel("weak error |E f(h_L) - E f(H_1)|")
+            a.set_title(f"SC_{phi}: weak error, D = {s.weak_width}, z = {s.weak_z:g}, N = {s.weak_draws}\n"
+                        f"(shared path, Euler reference {s.weak_reference} steps; bars: 95% bootstrap)", fontsize=9)
+            a.grid(True, which="both", alpha=0.3)
+            a.legend(fontsize=6.5, loc="lower left")
+        fig.suptitle(f"Peluchetti-Favaro SC checks: ResNet vs limit SDE with independent noise "
+                     f"(D = {s.width}, L = {s.depth}, {s.draws} draws, seed {s.seed})", fontsize=11)
+        return fig
+
+
+# ----------------------------------------------------------------------------------------------- run
+def _sc_check(phi_name: str, settings: WeakSettings, device: torch.device, progress: bool) -> dict[str, Any]:
+    """Part 1 for one model: network and SDE draws, the two-sample tests, the moments."""
+    phi = get_activation(phi_name)
+    t0 = time.perf_counter()
+    common = dict(width=settings.width, draws=settings.draws, seed=settings.seed, dtype=settings.torch_dtype,
+                  chunk=settings.chunk, keep=1, progress=progress, stream=phi_name, device=device)
+    net = simulate_gram(phi, list(settings.inputs), steps=settings.depth, mode="network", **common)[:, 0, :]
+    sde = simulate_gram(phi, list(settings.inputs), steps=settings.sde_steps, mode="sde", **common)[:, 0, :]
+    net, sde = net.cpu().double().numpy(), sde.cpu().double().numpy()
+    sim_time = time.perf_counter() - t0
+    tests: dict[str, Any] = {}
+    for col, z in enumerate(settings.inputs):
+        res = _stats.ks_2samp(net[:, col], sde[:, col])
+        tests[f"ks_z{col}"] = {"test": f"Kolmogorov-Smirnov, x_1(T) for z = {z:g}", "statistic": float(res.statistic),
+                               "p_value": float(res.pvalue)}
+    e_stat, e_p = energy_test(net, sde, permutations=settings.permutations, max_points=settings.energy_points,
+                              seed=stream_seed(settings.seed, "energy", phi_name) % 2**32)
+    tests["energy_joint"] = {"test": "energy distance, joint (x_1(z0), x_1(z1)), permutation p-value",
+                             "statistic": e_stat, "p_value": e_p, "points": min(settings.energy_points, settings.draws),
+                             "permutations": settings.permutations}
+    moments = {kind: {"mean": data.mean(0), "std": data.std(0, ddof=1), "corr": np.corrcoef(data.T)[0, 1]}
+               for kind, data in (("network", net), ("sde", sde))}
+    return {"tests": tests, "moments": moments, "simulation_seconds": sim_time,
+            "samples": {"network": net, "sde": sde}}
+
+
+def _weak_part(phi_name: str, settings: WeakSettings, device: torch.device, progress: bool
+               ) -> tuple[dict[str, Any], dict[str, dict[str, RateFit]]]:
+    """Part 2 for one model: the weak errors and their rates, for the ResNet and for Euler with step 1/L."""
+    t1 = time.perf_counter()
+    depths = list(settings.weak_depths)
+    diffs = weak_differences(phi_name, settings.weak_z, settings.weak_width, settings.weak_draws, depths,
+                             settings.weak_reference, settings.seed, batch=2000, progress=progress, device=device)
+    functions, fits = {}, {}
+    for name in WEAK_FUNCTIONS:
+        functions[name], fits[name] = {}, {}
+        for kind in ("network", "euler"):
+            values = diffs[kind][name]
+            fits[name][kind] = fit_rate(depths, values, "abs-mean", fit_from=settings.weak_fit_from,
+                                        seed=settings.seed, method="percentile")
+            n = values.shape[0]
+            functions[name][kind] = {"signed_errors": values.mean(axis=0),
+                                     "standard_errors": values.std(axis=0, ddof=1) / math.sqrt(n),
+                                     "band": list(depth_intervals(values, "abs-mean", 0.95, resamples=500,
+                                                                  seed=settings.seed))}
+        second = diffs["second"][name]
+        functions[name]["reference_bias_check"] = {
+            "second_minus_first": float(second.mean()), "standard_error": float(second.std(ddof=1) / math.sqrt(len(second)))}
+    weak = {"width": settings.weak_width, "draws": settings.weak_draws, "depths": depths,
+            "reference_steps": settings.weak_reference, "z": settings.weak_z, "fit_from": settings.weak_fit_from,
+            "functions": functions, "seconds": time.perf_counter() - t1}
+    return weak, fits
+
+
+def run(settings: WeakSettings | None = None, /, *, progress: bool = False, threads: int | None = None,
+        command_line: str | None = None, **overrides: Any) -> WeakResult:
+    """Peluchetti & Favaro's SC checks (convergence in law) and the weak error against depth.
+
+    Args:
+        settings: a :class:`WeakSettings`; None for the defaults (the command line's: the paper's size).
+        progress, threads, command_line: as for :func:`validation.convergence.run`.
+        **overrides: settings by name, e.g. ``draws=2000, width=100, depth=100, sde_steps=100``.
+    """
+    settings = make_settings(WeakSettings, settings, overrides)
+    device = resolve_device(settings.device)
+    models: dict[str, dict[str, Any]] = {}
+    fits: dict[str, dict[str, dict[str, RateFit]]] = {}
+    with runtime.threads(threads):
+        started, clock = utc_now(), time.perf_counter()
+        for phi_name in settings.models:
+            models[phi_name] = _sc_check(phi_name, settings, device, progress)
+            if settings.weak:
+                models[phi_name]["weak"], fits[phi_name] = _weak_part(phi_name, settings, device, progress)
+        info = RunInfo.capture(seed=settings.seed, dtype=settings.dtype, device=device, started=started,
+                               wall_time_s=time.perf_counter() - clock, command=command_line,
+                               dtypes={"sc_checks": settings.dtype, **({"weak_error": "float64"} if settings.weak else {})})
+    return WeakResult(settings=settings, run_info=info, models=models, fits=fits)
 
 
 # ----------------------------------------------------------------------------------------------- CLI
@@ -255,227 +520,24 @@ examples:
   python -m validation.weak --width 250 --depth 250 --sde-steps 250   # half the depth, a quarter of the time
   python -m validation.weak --models tanh --draws 2000 --width 100 --depth 100 --plot weak.png --json weak.json
 
-exit status: 0 PASS, 1 FAIL, 2 bad input.
+exit status: 0 PASS, 1 FAIL, 2 bad input, 3 internal error.
 """
 
-
-def _inputs(text: str) -> list[float]:
-    try:
-        values = [float(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"inputs {text!r} must be two numbers like '0,1'") from None
-    if len(values) != 2 or not all(math.isfinite(v) for v in values):
-        raise argparse.ArgumentTypeError(f"inputs {text!r} must be exactly two finite numbers like '0,1'")
-    return values
-
-
-def _models(text: str) -> list[str]:
-    names = [v.strip().lower() for v in text.split(",") if v.strip()]
-    bad = [n for n in names if n not in SC_MODELS]
-    if not names or bad:
-        raise argparse.ArgumentTypeError(f"models {text!r}: allowed {', '.join(SC_MODELS)} (comma-separated)")
-    return list(dict.fromkeys(names))
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m validation.weak",
-                                     description=__doc__.split("\n\n", 1)[1].rsplit("\n\nExit status", 1)[0],
-                                     epilog=EPILOG, formatter_class=cli.HelpFormatter)
-    sc = parser.add_argument_group("the paper's check (convergence in law)")
-    sc.add_argument("--models", type=_models, default=list(SC_MODELS),
-                    help="SC models to run: φ = tanh and/or swish (ψ = id, σ_w² = σ_b² = 1)")
-    sc.add_argument("--draws", type=cli.int_at_least(20), default=10000,
-                    help="independent draws of the ResNet and (separately) of the SDE")
-    sc.add_argument("--width", type=cli.positive_int, default=500, help="D, the width (the paper's 500)")
-    sc.add_argument("--depth", type=cli.positive_int, default=500, help="L, the ResNet depth (the paper's 500)")
-    sc.add_argument("--sde-steps", type=cli.positive_int, default=500,
-                    help="Euler–Maruyama steps of the limit SDE (its weak bias is O(1/steps), measured in part 2)")
-    sc.add_argument("--inputs", type=_inputs, default=[0.0, 1.0], help="the two inputs z, copied to every coordinate")
-    sc.add_argument("--alpha", type=cli.probability, default=0.01,
-                    help="family-wise level: every test must have p > alpha / (number of tests) to PASS")
-    sc.add_argument("--permutations", type=cli.int_at_least(19), default=500,
-                    help="permutations of the energy-distance test of the joint law")
-    sc.add_argument("--energy-points", type=cli.int_at_least(10), default=2000,
-                    help="points per sample used by the energy test (a random subsample)")
-    sc.add_argument("--chunk", type=cli.positive_int, default=250, help="draws simulated at once (memory)")
-    weak = parser.add_argument_group("weak error versus depth")
-    weak.add_argument("--weak-width", type=cli.positive_int, default=4,
-                      help="D of the weak-error study (the shared path needs D² + D channels)")
-    weak.add_argument("--weak-draws", type=cli.int_at_least(20), default=10000, help="paths of the weak-error study")
-    weak.add_argument("--weak-depths", type=cli.power_of_two_list, default=[4, 8, 16, 32, 64, 128],
-                      help="depths L (powers of two, '4:128' or '4,8,16')")
-    weak.add_argument("--weak-reference", type=int, default=2048,
-                      help="Euler steps of the reference (power of two, ≥ 16 × the deepest depth recommended)")
-    weak.add_argument("--weak-z", type=float, default=1.0, help="input z of the weak-error study")
-    weak.add_argument("--weak-fit-from", type=cli.positive_int, default=16, help="fit the weak rate on depths ≥ this")
-    weak.add_argument("--weak-tolerance", type=cli.positive_float, default=0.25,
-                      help="the weak-rate check: the interval must lie within 1 ± this")
-    weak.add_argument("--strict-weak", action="store_true", help="let the weak-rate check decide the exit status too")
-    weak.add_argument("--no-weak", action="store_true", help="skip the weak-error study")
-    run = parser.add_argument_group("run and output")
-    run.add_argument("--seed", type=int, default=0, help="seed of every random draw")
-    run.add_argument("--dtype", type=cli.dtype_arg, default=torch.float32,
-                     help="dtype of part 1 (float32 is far below the statistical resolution; part 2 is float64)")
-    run.add_argument("--json", type=Path, default=None, help="write the full result as JSON to this file")
-    run.add_argument("--plot", type=Path, default=None, help="write the figure (densities, joint scatter, weak error)")
-    cli.add_threads_argument(run)
-    run.add_argument("--quiet", action="store_true", help="no progress bars")
-    return parser
-
-
-def _check(args: argparse.Namespace) -> None:
-    if not cli.is_power_of_two(args.weak_reference) or args.weak_reference <= args.weak_depths[-1]:
-        raise cli.UsageError(f"--weak-reference {args.weak_reference} must be a power of two finer than the deepest "
-                             f"weak depth {args.weak_depths[-1]}")
-    if sum(L >= args.weak_fit_from for L in args.weak_depths) < 2:
-        raise cli.UsageError(f"--weak-fit-from {args.weak_fit_from} leaves fewer than two of {args.weak_depths}")
-    if args.weak_draws < 20:
-        raise cli.UsageError("--weak-draws must be ≥ 20")
-
-
-def _fit_entry(fit: RateFit, diffs: np.ndarray, confidence: float, seed: int) -> dict[str, Any]:
-    rng = np.random.default_rng(seed)
-    n = diffs.shape[0]
-    weights = rng.multinomial(n, np.full(n, 1.0 / n), size=500) / n
-    boot = np.abs(weights @ diffs)
-    alpha = (1 - confidence) / 2
-    return {"rate": fit.rate, "ci": list(fit.ci), "method": fit.method, "errors": fit.errors,
-            "signed_errors": diffs.mean(axis=0), "standard_errors": diffs.std(axis=0, ddof=1) / math.sqrt(n),
-            "band": [np.quantile(boot, alpha, axis=0), np.quantile(boot, 1 - alpha, axis=0)],
-            "local_slopes": fit.local, "fitted": fit.fitted}
+COMMAND = cli.Command(
+    prog="python -m validation.weak",
+    description=__doc__.split("\n\n", 1)[1].rsplit("\n\nPython:", 1)[0],
+    epilog=EPILOG,
+    settings=WeakSettings,
+    run=run,
+    estimate_mb=estimate_mb,
+    outputs=("json", "plot"),
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    _check(args)
-    torch.set_num_threads(args.threads)
-    progress = not args.quiet
-    started = time.perf_counter()
-    results: dict[str, Any] = {}
-    pvalues: list[tuple[str, float]] = []
-    for phi_name in args.models:
-        phi = get_activation(phi_name)
-        t0 = time.perf_counter()
-        common = dict(width=args.width, draws=args.draws, seed=args.seed, dtype=args.dtype, chunk=args.chunk,
-                      keep=1, progress=progress, stream=phi_name)
-        net = simulate_gram(phi, args.inputs, steps=args.depth, mode="network", **common)[:, 0, :].double().numpy()
-        sde = simulate_gram(phi, args.inputs, steps=args.sde_steps, mode="sde", **common)[:, 0, :].double().numpy()
-        sim_time = time.perf_counter() - t0
-        tests: dict[str, Any] = {}
-        for col, z in enumerate(args.inputs):
-            res = _stats.ks_2samp(net[:, col], sde[:, col])
-            tests[f"ks_z{col}"] = {"test": f"Kolmogorov-Smirnov, x_1(T) for z = {z:g}", "statistic": float(res.statistic),
-                                   "p_value": float(res.pvalue)}
-        e_stat, e_p = energy_test(net, sde, permutations=args.permutations, max_points=args.energy_points,
-                                  seed=stream_seed(args.seed, "energy", phi_name) % 2**32)
-        tests["energy_joint"] = {"test": "energy distance, joint (x_1(z0), x_1(z1)), permutation p-value",
-                                 "statistic": e_stat, "p_value": e_p, "points": min(args.energy_points, args.draws),
-                                 "permutations": args.permutations}
-        pvalues += [(f"SC_{phi_name} {k}", v["p_value"]) for k, v in tests.items()]
-        moments = {kind: {"mean": data.mean(0), "std": data.std(0, ddof=1), "corr": np.corrcoef(data.T)[0, 1]}
-                   for kind, data in (("network", net), ("sde", sde))}
-        entry: dict[str, Any] = {"tests": tests, "moments": moments, "simulation_seconds": sim_time,
-                                 "samples": {"network": net, "sde": sde}}
-        if not args.no_weak:
-            t1 = time.perf_counter()
-            diffs = weak_differences(phi_name, args.weak_z, args.weak_width, args.weak_draws, args.weak_depths,
-                                     args.weak_reference, args.seed, batch=2000, progress=progress)
-            functions = {}
-            for name in WEAK_FUNCTIONS:
-                functions[name] = {}
-                for kind in ("network", "euler"):
-                    fit = weak_fit(args.weak_depths, diffs[kind][name], fit_from=args.weak_fit_from,
-                                   seed=args.seed)
-                    functions[name][kind] = _fit_entry(fit, diffs[kind][name], 0.95, args.seed)
-                second = diffs["second"][name]
-                functions[name]["reference_bias_check"] = {
-                    "second_minus_first": float(second.mean()),
-                    "standard_error": float(second.std(ddof=1) / math.sqrt(len(second)))}
-            entry["weak"] = {"width": args.weak_width, "draws": args.weak_draws, "depths": args.weak_depths,
-                             "reference_steps": args.weak_reference, "z": args.weak_z,
-                             "fit_from": args.weak_fit_from, "functions": functions,
-                             "seconds": time.perf_counter() - t1}
-        results[phi_name] = entry
-
-    threshold = args.alpha / len(pvalues)
-    sc_pass = all(p > threshold for _, p in pvalues)
-    weak_checks = []
-    if not args.no_weak:
-        for phi_name, entry in results.items():
-            for name, fits in entry["weak"]["functions"].items():
-                low, high = fits["network"]["ci"]
-                ok = bool(np.isfinite(low) and 1 - args.weak_tolerance <= low and high <= 1 + args.weak_tolerance)
-                weak_checks.append((f"SC_{phi_name} {name}", ok))
-    weak_pass = all(ok for _, ok in weak_checks)
-    outcome = "PASS" if sc_pass and (weak_pass or not args.strict_weak) else "FAIL"
-    elapsed = time.perf_counter() - started
-
-    # ------------------------------------------------------------------ report
-    print(f"Peluchetti-Favaro SC checks: D = {args.width}, L = {args.depth}, SDE Euler {args.sde_steps} steps, "
-          f"{args.draws} draws each, inputs z = {args.inputs}, seed {args.seed}, {str(args.dtype)[6:]}")
-    print()
-    print(f"{'model':10s} {'test':44s} {'statistic':>10s} {'p-value':>9s}")
-    for phi_name, entry in results.items():
-        for key, test in entry["tests"].items():
-            print(f"SC_{phi_name:7s} {test['test'][:44]:44s} {test['statistic']:10.4g} {test['p_value']:9.4f}")
-    print()
-    print(f"{'model':10s} {'z':>4s} {'mean net':>9s} {'mean sde':>9s} {'std net':>8s} {'std sde':>8s}   corr(z0,z1) net / sde")
-    for phi_name, entry in results.items():
-        m = entry["moments"]
-        for col, z in enumerate(args.inputs):
-            print(f"SC_{phi_name:7s} {z:4g} {m['network']['mean'][col]:9.4f} {m['sde']['mean'][col]:9.4f} "
-                  f"{m['network']['std'][col]:8.4f} {m['sde']['std'][col]:8.4f}" +
-                  (f"   {m['network']['corr']:.4f} / {m['sde']['corr']:.4f}" if col == 0 else ""))
-    print(f"verdict (two-sample tests): {'PASS' if sc_pass else 'FAIL'} — every p-value must exceed "
-          f"alpha/{len(pvalues)} = {threshold:.4g}")
-    if not args.no_weak:
-        print()
-        print(f"weak error |E f(h_L) - E f(H_1)| (shared path, D = {args.weak_width}, z = {args.weak_z:g}, "
-              f"N = {args.weak_draws}, Euler reference {args.weak_reference} steps; ± = 1 standard error)")
-        for phi_name, entry in results.items():
-            weak = entry["weak"]
-            for name, fits in weak["functions"].items():
-                print(f"  SC_{phi_name} {WEAK_FUNCTIONS[name][1]}")
-                for kind in ("network", "euler"):
-                    f = fits[kind]
-                    row = "  ".join(f"{e:+.2e}±{s:.0e}" for e, s in zip(f["signed_errors"], f["standard_errors"]))
-                    who = "ResNet   " if kind == "network" else "Euler 1/L"
-                    print(f"    {who} L={weak['depths']}: {row}")
-                    print(f"              rate {f['rate']:.3f}  95% CI [{f['ci'][0]:.3f}, {f['ci'][1]:.3f}] "
-                          f"(depths ≥ {weak['fit_from']})")
-                bias = fits["reference_bias_check"]
-                print(f"    reference check: E f(H with n/2 steps) - E f(H with n steps) = "
-                      f"{bias['second_minus_first']:+.2e} ± {bias['standard_error']:.0e}")
-        print(f"weak-rate check (ResNet interval within 1 ± {args.weak_tolerance:g}): "
-              + ", ".join(f"{n} {'ok' if ok else 'NOT ok'}" for n, ok in weak_checks)
-              + ("" if args.strict_weak else "  [informational; --strict-weak makes it count]"))
-    print(f"verdict: {outcome}")
-    print(f"time {elapsed:.1f} s (" + ", ".join(
-        f"SC_{k}: simulation {v['simulation_seconds']:.0f} s" + (f", weak {v['weak']['seconds']:.0f} s" if "weak" in v
-                                                                 else "") for k, v in results.items()) + ")")
-
-    if args.json:
-        payload = {
-            "study": "weak (convergence in law), Peluchetti & Favaro 2020 §4.1",
-            "settings": {k: (str(v) if isinstance(v, (Path, torch.dtype)) else v) for k, v in vars(args).items()},
-            "simulation": "exact-in-law Gram reduction (limits.peluchetti_favaro.simulate_gram); SDE: Euler-Maruyama "
-                          "with its own independent noise",
-            "results": {k: {kk: vv for kk, vv in v.items() if kk != "samples"} for k, v in results.items()},
-            "p_values": dict(pvalues),
-            "bonferroni_threshold": threshold,
-            "sc_verdict": "PASS" if sc_pass else "FAIL",
-            "weak_checks": dict(weak_checks),
-            "verdict": outcome,
-            "elapsed_seconds": elapsed,
-            **run_metadata(args.seed, args.dtype, "cpu"),
-        }
-        write_json(args.json, payload)
-        print(f"wrote {args.json}")
-    if args.plot:
-        _plot(args.plot, results, args)
-        print(f"wrote {args.plot}")
-    return 0 if outcome == "PASS" else 1
+    """The command line: parse, run, print, write (:func:`validation.cli.execute`)."""
+    return cli.execute(COMMAND, argv)
 
 
 if __name__ == "__main__":
-    sys.exit(cli.run_cli(main))
+    raise SystemExit(main())

@@ -1,0 +1,393 @@
+"""One results layer for every study: the result object, its JSON layout and schema, and atomic output files.
+
+Every study's ``run`` returns a :class:`StudyResult`. Its JSON form (``to_dict()``, ``save()``) has one
+layout for all studies, checked against the JSON Schema shipped in ``validation/schemas/result.schema.json``
+(``schema_version`` 1):
+
+* ``study`` — ``convergence``, ``ablation``, ``weak``, ``regimes`` or ``phase``;
+* ``schema_version`` — 1;
+* ``settings`` — every setting of the run, resolved (``run(model, **settings)`` repeats it);
+* ``result`` — the study's numbers, always with ``verdict`` (``PASS`` or ``FAIL``); every rate fit has
+  one form (:meth:`validation.stats.RateFit.to_dict`);
+* ``run`` — provenance (:class:`RunInfo`): seed, dtype of each part, device, threads, the command as typed
+  (``null`` from the Python API), wall time, the package version and git commit, library versions.
+
+NaN and ±inf have no JSON form: they are written as ``null``, and every place where one can occur also
+carries a count or flag saying so (never a silent number).
+
+Files are written atomically and as a set (:func:`write_outputs`): each is rendered to a temporary file
+in its own folder, and only when all are ready are they renamed into place, with SIGINT and SIGTERM held
+back during the renames. An interrupted or failed run leaves the previous set as it was.
+"""
+
+from __future__ import annotations
+
+import abc
+import csv
+import dataclasses
+import datetime as _dt
+import io
+import json
+import math
+import os
+import platform
+import signal
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from importlib import metadata, resources
+from pathlib import Path
+from typing import Any, Callable, ClassVar, Iterable
+
+import numpy as np
+import torch
+
+from .runtime import utc_now
+from .settings import UsageError, settings_dict
+
+__all__ = [
+    "SCHEMA_VERSION", "RunInfo", "StudyResult", "to_jsonable", "schema", "validate", "OutputPlan", "plan_outputs",
+    "write_outputs", "write_json", "FIGURE_SUFFIXES", "utc_now", "rows_from_columns",
+]
+
+SCHEMA_VERSION = 1
+_PACKAGES = ("torch", "torchsde", "torchdiffeq", "numpy", "scipy", "matplotlib")
+#: the figure formats the package writes (matplotlib's Agg-backed vector and raster formats)
+FIGURE_SUFFIXES = (".png", ".pdf", ".svg")
+
+
+# ------------------------------------------------------------------------------------------------ provenance
+def _version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _git_commit() -> dict[str, Any] | None:
+    """The commit of the checkout the package runs from (and whether it has uncommitted changes), or None."""
+    root = Path(__file__).resolve().parent.parent
+    if not (root / ".git").exists():
+        return None
+    try:
+        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                                timeout=5, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=5, check=True).stdout.strip() != ""
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {"commit": commit, "dirty": dirty}
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """Where a result came from: enough to reproduce it.
+
+    Attributes:
+        seed: the seed of every random draw.
+        dtype: the dtype of the study's main computation.
+        dtypes: the dtype of each part where they differ (e.g. the weak study's two parts).
+        device: the device the run used (resolved: ``auto`` is recorded as what it chose).
+        threads: torch's intra-op threads during the run.
+        command: the command as typed (``python -m validation.… …``), or None for a Python API call.
+        wall_time_s: the study's wall time (computing, not writing files).
+        started_utc: when the run started.
+        package_version: the version of this package; git: its commit and dirtiness when run from a checkout.
+        versions: Python and the numerical libraries.
+        platform: the operating system and processor.
+    """
+
+    seed: int
+    dtype: str
+    device: str
+    dtypes: dict[str, str]
+    threads: int
+    command: str | None
+    wall_time_s: float
+    started_utc: str
+    package_version: str
+    git: dict[str, Any] | None
+    versions: dict[str, str | None]
+    platform: str
+
+    @classmethod
+    def capture(cls, *, seed: int, dtype: str, device: torch.device | str, started: _dt.datetime,
+                wall_time_s: float, command: str | None = None, dtypes: dict[str, str] | None = None) -> "RunInfo":
+        from limits import __version__
+
+        return cls(
+            seed=int(seed), dtype=str(dtype), device=str(device), dtypes=dict(dtypes or {"all": str(dtype)}),
+            threads=torch.get_num_threads(), command=command, wall_time_s=float(wall_time_s),
+            started_utc=started.isoformat(timespec="seconds"), package_version=__version__, git=_git_commit(),
+            versions={"python": platform.python_version(), **{name: _version(name) for name in _PACKAGES}},
+            platform=platform.platform(),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+# ------------------------------------------------------------------------------------------------ JSON
+def to_jsonable(value: Any) -> Any:
+    """Tensors, numpy arrays and scalars, tuples, paths and dtypes as JSON values; NaN/inf as None."""
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, torch.Tensor):
+        return to_jsonable(value.detach().cpu().tolist())
+    if isinstance(value, np.ndarray):
+        return to_jsonable(value.tolist())
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (np.floating, float)):
+        value = float(value)
+        return value if math.isfinite(value) else None
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, torch.dtype):
+        return str(value).replace("torch.", "")
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema every result file follows."""
+    text = resources.files("validation").joinpath("schemas/result.schema.json").read_text()
+    return json.loads(text)
+
+
+def validate(payload: dict[str, Any]) -> None:
+    """Raise ``jsonschema.ValidationError`` if ``payload`` does not follow the shipped schema."""
+    import jsonschema
+
+    jsonschema.validate(payload, schema(), cls=jsonschema.Draft202012Validator)
+
+
+# ------------------------------------------------------------------------------------------------ result
+@dataclass
+class StudyResult(abc.ABC):
+    """What a study's ``run`` returns.
+
+    Attributes:
+        settings: the resolved settings of the run.
+        run_info: provenance (:class:`RunInfo`).
+
+    Subclasses hold the study's numbers and implement :attr:`verdict`, :meth:`summary` (the ``result``
+    section of the JSON), :meth:`table` (the console report) and :meth:`plot`; a study with a per-depth
+    table also implements :meth:`csv_rows`.
+    """
+
+    settings: Any
+    run_info: RunInfo = field(repr=False)
+
+    study: ClassVar[str]
+
+    @property
+    @abc.abstractmethod
+    def verdict(self) -> str:
+        """``"PASS"`` or ``"FAIL"``."""
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "PASS"
+
+    @property
+    def exit_code(self) -> int:
+        """The command line's exit status for this result: 0 PASS, 1 FAIL."""
+        return 0 if self.passed else 1
+
+    @abc.abstractmethod
+    def summary(self) -> dict[str, Any]:
+        """The ``result`` section of the JSON (numbers, fits, checks and the verdict)."""
+
+    @abc.abstractmethod
+    def table(self) -> str:
+        """The console report, as printed by the command line."""
+
+    @abc.abstractmethod
+    def plot(self, ax: Any = None) -> Any:
+        """Draw the study's figure and return the matplotlib ``Figure``: on ``ax`` (an Axes, or a sequence
+        of Axes for a figure with several panels) or, when ``ax`` is None, on a new figure."""
+
+    def csv_rows(self) -> list[dict[str, Any]] | None:
+        """The per-depth table as rows for CSV (None: this study writes no CSV)."""
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The result in the one JSON layout (see the module docstring); JSON-ready."""
+        return to_jsonable({
+            "study": self.study,
+            "schema_version": SCHEMA_VERSION,
+            "settings": settings_dict(self.settings),
+            "result": {**self.summary(), "verdict": self.verdict},
+            "run": self.run_info.to_dict(),
+        })
+
+    def to_json(self) -> str:
+        payload = self.to_dict()
+        validate(payload)
+        return json.dumps(payload, indent=2, allow_nan=False) + "\n"
+
+    def to_csv(self) -> str:
+        rows = self.csv_rows()
+        if rows is None:
+            raise ValueError(f"the {self.study} study has no per-depth table to write as CSV")
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: "" if v is None or (isinstance(v, float) and not math.isfinite(v)) else v
+                             for k, v in row.items()})
+        return buffer.getvalue()
+
+    def save(self, path: str | Path) -> Path:
+        """Write the JSON (validated against the schema) atomically; returns the path."""
+        return write_outputs(self, plan_outputs({"json": path}))[0]
+
+    def save_csv(self, path: str | Path) -> Path:
+        return write_outputs(self, plan_outputs({"csv": path}))[0]
+
+    def save_plot(self, path: str | Path) -> Path:
+        """Write the figure (format from the suffix: .png, .pdf or .svg; none: .png) atomically."""
+        return write_outputs(self, plan_outputs({"plot": path}))[0]
+
+
+# ------------------------------------------------------------------------------------------------ files
+@dataclass(frozen=True)
+class OutputPlan:
+    """The checked output paths of a run, by kind (``json``, ``csv``, ``plot``)."""
+
+    paths: dict[str, Path]
+
+
+def _check_writable(kind: str, path: Path) -> None:
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise UsageError(f"--{kind} {path}: is a folder; give a file name")
+    if not parent.exists():
+        raise UsageError(f"--{kind} {path}: the folder {parent} does not exist (create it first)")
+    if not parent.is_dir():
+        raise UsageError(f"--{kind} {path}: {parent} is not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"--{kind} {path}: the folder {parent} is not writable")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise UsageError(f"--{kind} {path}: the file exists and is not writable")
+
+
+def plan_outputs(paths: dict[str, str | Path | None]) -> OutputPlan:
+    """Check the output paths before anything is computed: the folder exists and is writable, and a figure
+    has a suffix matplotlib writes (none: ``.png`` is added). Raises ``UsageError`` (exit status 2)."""
+    from .cli import UsageError
+
+    checked: dict[str, Path] = {}
+    for kind, value in paths.items():
+        if value is None:
+            continue
+        path = Path(value)
+        if kind == "plot":
+            if path.suffix == "":
+                path = path.with_name(path.name + ".png")
+            elif path.suffix.lower() not in FIGURE_SUFFIXES:
+                raise UsageError(f"--plot {path}: the suffix {path.suffix!r} is not a figure format written here "
+                                 f"(allowed: {', '.join(FIGURE_SUFFIXES)})")
+        _check_writable(kind, path)
+        checked[kind] = path
+    resolved = [p.resolve() for p in checked.values()]
+    if len(set(resolved)) != len(resolved):
+        raise UsageError("two outputs name the same file: " + ", ".join(f"--{k} {p}" for k, p in checked.items()))
+    return OutputPlan(checked)
+
+
+def _render(result: StudyResult, kind: str, path: Path, handle) -> None:
+    if kind == "json":
+        handle.write(result.to_json().encode())
+    elif kind == "csv":
+        handle.write(result.to_csv().encode())
+    elif kind == "plot":
+        result.plot().savefig(handle, format=path.suffix.lstrip(".").lower(), dpi=150, bbox_inches="tight")
+    else:  # pragma: no cover - plan_outputs only makes the three kinds
+        raise ValueError(kind)
+
+
+def _stage(path: Path, fill: Callable[[Any], None]) -> str:
+    """Write a complete temporary file next to ``path`` with ``fill(binary handle)``; returns its name (the
+    caller renames it into place, or removes it)."""
+    handle = tempfile.NamedTemporaryFile(dir=path.parent if str(path.parent) else ".", prefix=f".{path.name}.",
+                                         suffix=".part", delete=False)
+    try:
+        with handle:
+            fill(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(handle.name, 0o644)
+    except BaseException:
+        with _suppress_oserror():
+            os.unlink(handle.name)
+        raise
+    return handle.name
+
+
+def _commit(staged: list[tuple[Callable[[], str], Path]]) -> list[Path]:
+    """Stage every file, then rename them all into place with SIGINT/SIGTERM blocked; on any failure the
+    temporary files are removed and the old files stay."""
+    done: list[tuple[str, Path]] = []
+    try:
+        for stage, path in staged:
+            done.append((stage(), path))
+        with _signals_blocked():
+            for temporary, path in done:
+                os.replace(temporary, path)
+        return [path for _, path in done]
+    except BaseException:
+        for temporary, _ in done:
+            with _suppress_oserror():
+                os.unlink(temporary)
+        raise
+
+
+def write_outputs(result: StudyResult, plan: OutputPlan) -> list[Path]:
+    """Write every planned output as a set: all are rendered to temporary files first; only when every one
+    is complete are they renamed into place, with SIGINT/SIGTERM blocked during the renames. Returns the
+    paths written."""
+    return _commit([((lambda kind=kind, path=path: _stage(path, lambda h: _render(result, kind, path, h))), path)
+                    for kind, path in plan.paths.items()])
+
+
+def write_json(path: str | Path, payload: dict[str, Any]) -> Path:
+    """Write any JSON-ready ``payload`` (tensors, arrays and NaN handled by :func:`to_jsonable`) atomically —
+    for files that are not study results, e.g. the benchmarks'."""
+    path = Path(path)
+    text = json.dumps(to_jsonable(payload), indent=2, allow_nan=False) + "\n"
+    return _commit([(lambda: _stage(path, lambda h: h.write(text.encode())), path)])[0]
+
+
+class _suppress_oserror:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, tb):
+        return kind is not None and issubclass(kind, OSError)
+
+
+class _signals_blocked:
+    """Hold SIGINT and SIGTERM back for a few renames (they are delivered right after)."""
+
+    def __enter__(self):
+        self.previous = None
+        if hasattr(signal, "pthread_sigmask"):
+            self.previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        return self
+
+    def __exit__(self, *exc):
+        if self.previous is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, self.previous)
+        return False
+
+
+def rows_from_columns(columns: dict[str, Iterable[Any]]) -> list[dict[str, Any]]:
+    """CSV rows from equal-length columns (shorter columns are padded with None)."""
+    lists = {k: list(v) for k, v in columns.items()}
+    length = max(len(v) for v in lists.values())
+    return [{k: (v[i] if i < len(v) else None) for k, v in lists.items()} for i in range(length)]
