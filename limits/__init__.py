@@ -2,7 +2,7 @@
 
 The public surface, in one place (everything a user composes into a pair or a study):
 
-* pairs — :func:`get_pair`, :func:`pair_names`, :data:`PAIRS`, :class:`ModelConfig`, the base classes
+* pairs — :func:`make_pair`, :func:`get_pair`, :func:`pair_names`, :data:`PAIRS`, :class:`ModelConfig`, the base classes
   :class:`Pair`, :class:`SDEPair`, :class:`ODEPair`, :class:`OptionSpec`, :func:`number_option`,
   :func:`run_network` and :class:`PairError`;
 * drivers — :class:`BrownianGrid` (a seeded Brownian path on a dyadic grid, a torchsde ``BaseBrownian``),
@@ -23,13 +23,13 @@ from .brownian import BrownianGrid
 from .fractional import FractionalNoise
 from .ito import ItoLimit, affine_noise, iid_quadratic_variation, ito_correction, matrix_noise_product
 from .pairs import ModelConfig, ODEPair, OptionSpec, Pair, PairError, SDEPair, number_option, run_network
-from .registry import PAIRS, get_pair, pair_names
+from .registry import PAIRS, get_pair, make_pair, pair_names
 from .smooth import SmoothGaussianProcess
 
 __version__ = "0.2.0"
 
 __all__ = [
-    "get_pair", "pair_names", "PAIRS", "ModelConfig", "Pair", "SDEPair", "ODEPair", "OptionSpec", "number_option",
+    "get_pair", "make_pair", "pair_names", "PAIRS", "ModelConfig", "Pair", "SDEPair", "ODEPair", "OptionSpec", "number_option",
     "run_network", "PairError",
     "BrownianGrid", "SmoothGaussianProcess", "FractionalNoise",
     "ItoLimit", "matrix_noise_product", "affine_noise", "iid_quadratic_variation", "ito_correction",

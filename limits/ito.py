@@ -42,13 +42,13 @@ def affine_noise(dW: torch.Tensor, y: torch.Tensor, weight_scale: float, bias_sc
     return matrix_noise_product(dW, y, weight_scale) + bias_scale * dW[:, d * d:]
 
 
-def iid_quadratic_variation(y: torch.Tensor, weight_var: float, bias_var: float) -> torch.Tensor:
-    """Q(y) = weight_var · ‖y‖² + bias_var on every coordinate, shape (N, d).
+def iid_quadratic_variation(y: torch.Tensor, coefficient: float, offset: float) -> torch.Tensor:
+    """Q(y) = coefficient · ‖y‖² + offset on every coordinate, shape (N, d).
 
-    With i.i.d. Brownian weights W = (s_w/√d) B^W and b = s_b B^b, ``weight_var`` is s_w²/d and
-    ``bias_var`` is s_b²: Q_i = Σ_{j,k} y_j y_k Σ^W_{ijik} + Σ^b_{ii} with Σ^W_{ijik} = (s_w²/d) δ_jk.
+    With i.i.d. Brownian weights W = (s_w/√d) B^W and b = s_b B^b the coefficient is s_w²/d and the offset
+    s_b²: Q_i = Σ_{j,k} y_j y_k Σ^W_{ijik} + Σ^b_{ii} with Σ^W_{ijik} = (s_w²/d) δ_jk.
     """
-    q = weight_var * (y * y).sum(-1, keepdim=True) + bias_var
+    q = coefficient * (y * y).sum(-1, keepdim=True) + offset
     return q.expand_as(y)
 
 

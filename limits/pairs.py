@@ -292,22 +292,30 @@ def run_network(
     depth: int,
     driver: Callable[[float, float], torch.Tensor] | None = None,
     h0: torch.Tensor | None = None,
+    *,
+    states: bool = False,
 ) -> torch.Tensor:
-    """The plain depth-L network, layer by layer: returns h_L, shape (N, d).
+    """The plain depth-L network, layer by layer: returns h_L, shape (N, d), or with ``states=True`` every
+    hidden state h_0, h_1, …, h_L, shape (L + 1, N, d) (memory grows with L: for plots, not for studies).
 
-    For an :class:`SDEPair`, ``driver`` is the Brownian path (anything callable as ``driver(ta, tb)``,
-    e.g. :class:`~limits.brownian.BrownianGrid`); for an :class:`ODEPair` it is unused. This is the
-    reference implementation the one-pass study engine is tested against.
+    For an :class:`SDEPair`, ``driver`` is the Brownian path (anything callable as ``driver(ta, tb)``, e.g.
+    :class:`~limits.brownian.BrownianGrid`), required; an :class:`ODEPair` reads its own smooth weights and
+    takes no driver. This is the reference implementation the one-pass study engine is tested against.
     """
+    if isinstance(pair, SDEPair) and driver is None:
+        raise ValueError(f"{pair.name} is an SDE pair: pass its Brownian path as driver (e.g. a BrownianGrid)")
+    if isinstance(pair, ODEPair) and driver is not None:
+        raise ValueError(f"{pair.name} is an ODE pair: it reads its own smooth weights, pass no driver")
     h = pair.initial_state() if h0 is None else h0
+    path = [h] if states else None
     dt = 1.0 / depth
     for k in range(depth):
         t = k * dt
         if isinstance(pair, SDEPair):
-            if driver is None:
-                raise ValueError("an SDE pair needs its Brownian driver")
             h = pair.network_step(h, t, dt, driver(t, t + dt))
         else:
             w = pair.weights(torch.tensor([t], dtype=pair.dtype, device=pair.device))
             h = pair.network_step(h, t, dt, tuple(x[0] for x in w))
-    return h
+        if path is not None:
+            path.append(h)
+    return torch.stack(path) if path is not None else h

@@ -15,12 +15,14 @@ from types import MappingProxyType
 from typing import Mapping
 
 from .cohen import CohenODE, CohenSDE, CohenSDENaive
-from .pairs import Pair, PairError
+import torch
+
+from .pairs import ModelConfig, Pair, PairError
 from .peluchetti_favaro import PFPair
 from .res_ode import Res1ODE, Res2ODE, Res3ODE
 from .res_sde import Res1SDE
 
-__all__ = ["PAIRS", "pair_names", "get_pair"]
+__all__ = ["PAIRS", "pair_names", "get_pair", "make_pair"]
 
 #: name → pair class, for every pair the package ships
 PAIRS: Mapping[str, type[Pair]] = MappingProxyType({
@@ -50,12 +52,26 @@ def get_pair(model: str | type[Pair]) -> type[Pair]:
         raise PairError(f"unknown model {text!r}; known models: {', '.join(pair_names())} "
                         "(or your own pair as package.module:ClassName)")
     where, _, class_name = text.rpartition(":")
+    if not where or not class_name.isidentifier():
+        raise PairError(f"model {text!r}: write your own pair as package.module:ClassName or "
+                        f"path/to/file.py:ClassName; known models: {', '.join(pair_names())}")
     module = _import(where, text)
     try:
         cls = getattr(module, class_name)
     except AttributeError:
         raise PairError(f"model {text!r}: {where} has no class {class_name!r}") from None
     return _check_class(cls, text)
+
+
+def make_pair(model: str | type[Pair], samples: int = 1, *, seed: int = 0, dtype: torch.dtype = torch.float64,
+              device: torch.device | str = "cpu", **config) -> Pair:
+    """A pair built in one call: ``make_pair("res1", samples=4, width=6, activation="relu")``.
+
+    ``model`` is anything :func:`get_pair` accepts; the keywords besides samples, seed, dtype and device are
+    :class:`~limits.pairs.ModelConfig` fields (width, activation, weight_var, lengthscale, input_dim, beta,
+    options).
+    """
+    return get_pair(model)(ModelConfig(**config), samples, seed=seed, dtype=dtype, device=device)
 
 
 def _import(where: str, text: str):
@@ -78,6 +94,8 @@ def _import(where: str, text: str):
     except ImportError as exc:
         raise PairError(f"model {text!r}: cannot import {where} ({exc}); run from the folder that holds it, "
                         "or give a file as path/to/file.py:ClassName") from None
+    except Exception as exc:  # a bad module name (".x", "a..b") or the user's module failed: one line
+        raise PairError(f"model {text!r}: importing {where} failed: {type(exc).__name__}: {exc}") from None
 
 
 def _check_class(cls: object, text: str) -> type[Pair]:

@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from limits.cohen import CohenSDE
 from validation import cli, convergence
 from validation.convergence import ConvergenceResult, ConvergenceSettings
 from validation.plots import Curve, draw_error_curves, new_axes
 from validation.results import RunInfo, StudyResult
-from validation.settings import make_settings, parse_power_of_two_list, setting
+from validation.settings import make_settings, parse_name_value, parse_power_of_two_list, setting
 from validation.stats import depth_intervals, verdict_rule
 
 __all__ = ["AblationSettings", "AblationResult", "run", "main"]
@@ -46,6 +46,9 @@ class AblationSettings(ConvergenceSettings):
     activation: str | None = setting(None, "σ, with σ''(0) ≠ 0 for the ablation to mean anything (shifted-softplus, "
                                            "swish)", group="model", default_text="shifted-softplus")
     weight_var: float | None = setting(None, "not used: the weight scales are --set s_a=…, s_b=…", **_HIDDEN)
+    options: Mapping[str, Any] = setting((), "a cohen-sde setting (repeatable): " + ", ".join(
+        f"{key} (default {spec.default})" for key, spec in CohenSDE.option_specs.items()), parse=parse_name_value,
+        flag="--set", metavar="NAME=VALUE", action="append", group="model", default_text="none")
     beta: float | None = setting(None, "not used: this is the β = 1 regime", **_HIDDEN)
     depths: tuple[int, ...] | None = setting(tuple(_DEFAULTS["depths"]), "depths L, powers of two ('8,16,32' or "
                                                                          "'8:512')", parse=parse_power_of_two_list)
@@ -74,6 +77,12 @@ class AblationResult(StudyResult):
     @property
     def verdict(self) -> str:
         return "PASS" if self.corrected.passed and self.naive.passed else "FAIL"
+
+    @property
+    def rates(self) -> dict[str, tuple[float, tuple[float, float]]]:
+        """``{"corrected": (rate, (low, high)), "naive": (rate, (low, high))}``."""
+        return {"corrected": (self.corrected.rate, self.corrected.rate_ci),
+                "naive": (self.naive.rate, self.naive.rate_ci)}
 
     def _side(self, result: ConvergenceResult) -> dict[str, Any]:
         errors = result.errors
@@ -152,7 +161,7 @@ class AblationResult(StudyResult):
         return fig
 
 
-def run(settings: AblationSettings | None = None, /, *, progress: bool = False, threads: int | None = None,
+def run(settings: AblationSettings | None = None, /, *, progress: bool = False, threads: int | None = 1,
         command_line: str | None = None, **overrides: Any) -> AblationResult:
     """Run ``cohen-sde`` and ``cohen-sde-naive`` on the same paths and compare their rates.
 
@@ -165,6 +174,8 @@ def run(settings: AblationSettings | None = None, /, *, progress: bool = False, 
         An :class:`AblationResult` with ``.corrected`` and ``.naive`` (each a ``ConvergenceResult``).
     """
     settings = make_settings(AblationSettings, settings, overrides)
+    for model in ("cohen-sde", "cohen-sde-naive"):  # both checked before either runs
+        convergence.build_pair(model, settings)
     common = dict(progress=progress, threads=threads, command_line=command_line)
     corrected = convergence.run("cohen-sde", settings, **common)
     naive = convergence.run("cohen-sde-naive", settings, **common)

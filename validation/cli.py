@@ -22,6 +22,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import os
+import re
 import shlex
 import signal
 import sys
@@ -61,6 +63,12 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # a value that starts with '-' and reads as a number (-4,8, -1e-8, -.5, -inf) is a value, not a flag, so
+        # that its range check names it (argparse itself only accepts plain '-3' and '-0.5'; Python 3.13 does this)
+        self._negative_number_matcher = re.compile(r"^-(\.?\d|inf(inity)?$|nan$)", re.IGNORECASE)
+
     def error(self, message: str) -> None:  # one line, exit status 2 (argparse prints the usage too)
         print(f"error: {message} (see {self.prog} --help)", file=sys.stderr)
         raise SystemExit(2)
@@ -78,7 +86,8 @@ class Command:
         run: ``run(*positional, settings, progress=..., threads=...)`` returning a :class:`StudyResult`.
         positional: the names of flags passed to ``run`` before the settings (``("model",)`` for
             ``--model``); they are declared by ``add_arguments``.
-        add_arguments: adds the study's own flags (e.g. ``--model``, ``--list``, ``--preset``).
+        add_arguments: adds the study's own flags (e.g. ``--model``, ``--list``, ``--preset``) to the
+            "model" section of ``--help`` (it receives that argument group).
         listing: if given, ``--list`` prints ``listing()`` and exits 0.
         estimate_mb: ``estimate_mb(*positional, settings)``: the estimated peak memory of the run in MiB,
             checked against ``--memory-mb`` before anything is computed.
@@ -115,18 +124,29 @@ def _help(field: dataclasses.Field) -> str:
     return f"{meta['help']} (default: {text})"
 
 
+def _plain(text: str) -> str:
+    """Docstring markup made plain for a terminal: ``:func:`x``` and ``x`` become x."""
+    return re.sub(r":\w+:`~?([^`]+)`", r"\1", text).replace("``", "")
+
+
+#: the order of the ``--help`` sections (a study's own sections come before "run and output")
+_GROUP_ORDER = ("model", "preset", "study", "fit and verdict", "checks", "check")
+
+
 def build_parser(command: Command) -> argparse.ArgumentParser:
-    """The parser: the study's own flags, its settings fields as flags, and the shared run flags."""
-    parser = _Parser(prog=command.prog, description=command.description, epilog=command.epilog,
+    """The parser: the study's own flags, its settings fields as flags, and the shared run flags, in sections
+    ordered model → study → fit → run and output."""
+    parser = _Parser(prog=command.prog, description=_plain(command.description), epilog=command.epilog,
                      formatter_class=HelpFormatter)
+    fields = [f for f in dataclasses.fields(command.settings) if f.metadata.get("cli", False)]
+    seen = list(dict.fromkeys(["model", *(f.metadata["group"] for f in fields), "run and output"]))
+    names = sorted(seen, key=lambda g: (g == "run and output",
+                                        _GROUP_ORDER.index(g) if g in _GROUP_ORDER else 50 + seen.index(g)))
+    groups = {name: parser.add_argument_group(name) for name in names}
     if command.add_arguments is not None:
-        command.add_arguments(parser)
-    groups: dict[str, argparse._ArgumentGroup] = {}
-    for field in dataclasses.fields(command.settings):
+        command.add_arguments(groups["model"])
+    for field in fields:
         meta = field.metadata
-        if not meta.get("cli", False):
-            continue
-        group = groups.get(meta["group"]) or groups.setdefault(meta["group"], parser.add_argument_group(meta["group"]))
         kwargs: dict[str, Any] = {"dest": field.name, "default": argparse.SUPPRESS, "help": _help(field)}
         action = meta.get("action")
         if action in ("store_true", "store_false"):
@@ -140,42 +160,62 @@ def build_parser(command: Command) -> argparse.ArgumentParser:
                 kwargs["metavar"] = meta["metavar"]
             if action == "append":
                 kwargs["action"] = "append"
-        group.add_argument(_flag(field), **kwargs)
-    run = groups.get("run and output") or parser.add_argument_group("run and output")
-    run.add_argument("--threads", type=_argparse_type(_positive_int), default=1, help=THREADS_HELP + " (default: 1)")
-    names = {"json": "write the result (settings, numbers, verdict, run metadata) as JSON to this file",
-             "csv": "write the per-depth table as CSV to this file",
-             "plot": "write the figure to this file (.png, .pdf, .svg; no suffix: .png is added)"}
+        groups[meta["group"]].add_argument(_flag(field), **kwargs)
+    run = groups["run and output"]
+    run.add_argument("--threads", type=_argparse_type(_threads), default=1, help=THREADS_HELP + " (default: 1)")
+    outputs = {"json": "write the result (settings, numbers, verdict, run metadata) as JSON to this file",
+               "csv": "write the per-depth table as CSV to this file",
+               "plot": "write the figure to this file (.png, .pdf, .svg; no suffix: .png is added)"}
     for key in command.outputs:
-        run.add_argument(f"--{key}", type=Path, default=None, metavar="PATH", help=names[key])
+        run.add_argument(f"--{key}", type=Path, default=None, metavar="PATH", help=outputs[key])
     run.add_argument("--memory-mb", type=_argparse_type(_positive_float), default=None,
                      help="refuse to start when the estimated peak memory exceeds this many MiB (default: the "
                           "memory available on this machine)")
     run.add_argument("--quiet", action="store_true", help="no progress bars")
     run.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
+    for name, group in groups.items():  # drop a section left empty
+        if not group._group_actions:
+            parser._action_groups.remove(group)
     return parser
+
+
+#: what a value of a plain ``int``/``float`` flag must be, for the message when it is not
+_SYNTAX = {int: "an integer", float: "a number"}
 
 
 def _argparse_type(parse: Callable[[str], Any]) -> Callable[[str], Any]:
     def convert(text: str) -> Any:
         try:
             return parse(text)
+        except OverflowError:  # float('1e999') is inf, but int(float) of such a value overflows
+            raise argparse.ArgumentTypeError(f"{text!r} is out of range") from None
         except (ValueError, SettingsError) as exc:
+            if parse in _SYNTAX:  # int('abc') says "invalid literal for int() with base 10: 'abc'"
+                raise argparse.ArgumentTypeError(f"{text!r} is not {_SYNTAX[parse]}") from None
             raise argparse.ArgumentTypeError(str(exc)) from None
 
     convert.__name__ = getattr(parse, "__name__", "value")
     return convert
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise ValueError(f"{value} is out of range (must be ≥ 1)")
+def _threads(text: str) -> int:
+    """1 to the number of CPU cores (more threads than cores only slows torch down, and an absurd count fails
+    to start them)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not an integer") from None
+    cores = os.cpu_count() or 1
+    if not 1 <= value <= cores:
+        raise ValueError(f"{value} is out of range (must be ≥ 1 and ≤ {cores}, the CPU cores here)")
     return value
 
 
 def _positive_float(text: str) -> float:
-    value = float(text)
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a number") from None
     if not value > 0 or value == float("inf"):
         raise ValueError(f"{text} is out of range (must be a finite number > 0)")
     return value

@@ -34,7 +34,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import torch
 
-from limits.activations import ACTIVATION_NAMES
+from limits.activations import ACTIVATION_NAMES, ActivationError, get_activation
 from limits.brownian import default_block_steps
 from limits.pairs import ModelConfig, Pair
 from limits.registry import get_pair, pair_names
@@ -120,8 +120,13 @@ class ConvergenceSettings(CommonSettings):
         super().check()
         if self.width is not None:
             self._set("width", check_int("width", self.width, 1))
-        if self.activation is not None and not isinstance(self.activation, str):
-            raise SettingsError("activation", f"{self.activation!r} is not an activation name")
+        if self.activation is not None:
+            if not isinstance(self.activation, str):
+                raise SettingsError("activation", f"{self.activation!r} is not an activation name")
+            try:
+                get_activation(self.activation)  # the name is checked here; the model checks what it needs
+            except ActivationError as exc:
+                raise SettingsError("activation", str(exc)) from None
         if self.weight_var is not None:
             self._set("weight_var", check_float("weight_var", self.weight_var, 0))
         if self.lengthscale is not None:
@@ -170,7 +175,8 @@ def list_models() -> str:
         lines.append(f"{'':18s} theory: {cls.theory_source}; default activation {cls.default_activation}; "
                      f"reads {reads}")
         for key, spec in cls.option_specs.items():
-            lines.append(f"{'':18s} --set {key}=… ({spec.default!r}): {spec.help}")
+            default = "default: none" if spec.default in ("", None) else f"default {spec.default!r}"
+            lines.append(f"{'':18s} --set {key}=… ({default}): {spec.help}")
     lines.append("your own pair: --model package.module:ClassName or path/to/file.py:ClassName "
                  "(a subclass of limits.SDEPair or limits.ODEPair; see docs/howto/own_model.md)")
     return "\n".join(lines)
@@ -191,6 +197,7 @@ class ConvergenceResult(StudyResult):
     """
 
     model: dict[str, Any] = dataclasses.field(default_factory=dict)
+    model_spec: str = ""
     theory_rate: float = math.nan
     theory_source: str = ""
     converges: bool = True
@@ -241,6 +248,7 @@ class ConvergenceResult(StudyResult):
                                  None if self.converges else self.excluded_rate)
         return {
             "model": self.model,
+            "model_spec": self.model_spec,
             "theory": {"rate": self.theory_rate, "source": self.theory_source, "converges": self.converges,
                        "excluded_rate": self.excluded_rate},
             "depths": self.depths,
@@ -312,8 +320,9 @@ class ConvergenceResult(StudyResult):
                              f"{mark}")
             else:
                 lines.append(f"  rate [{name:>14}]  not fitted ({fit.method.removeprefix('not fitted: ')}){mark}")
+        shift = fits["second_reference"].rate - fits["rms"].rate
         lines.append(f"  reference check: RMS gap between the two references {self.reference_gap:.3e}; "
-                     f"rate shift vs 2nd ref {fits['second_reference'].rate - fits['rms'].rate:+.3f}")
+                     f"rate shift vs 2nd ref {f'{shift:+.3f}' if math.isfinite(shift) else 'n/a (no rate fitted)'}")
         outcome = self.verdict
         if not chosen.finite:
             lines.append(f"theory rate {self.theory_rate:g} ({self.theory_source})")
@@ -378,6 +387,10 @@ def _resolve(cls: type[Pair], settings: ConvergenceSettings) -> ConvergenceSetti
         if reference is None:
             reference = defaults.get("reference_steps") or defaults["reference_factor"] * depths[-1]
             reference = max(reference, 2 * depths[-1])
+            if reference > MAX_REFERENCE_STEPS:
+                raise SettingsError("depths", f"the deepest depth {depths[-1]} needs a reference of {reference} Euler "
+                                              f"steps by default, more than {MAX_REFERENCE_STEPS}; lower the depths "
+                                              f"or give --reference-steps (≤ {MAX_REFERENCE_STEPS})")
         if reference <= depths[-1]:
             raise SettingsError("reference_steps", f"{reference} must be a power of two finer than the deepest "
                                                    f"depth {depths[-1]}")
@@ -395,8 +408,13 @@ def _resolve(cls: type[Pair], settings: ConvergenceSettings) -> ConvergenceSetti
     return dataclasses.replace(settings, **changes)
 
 
-def _pair(model: str | type[Pair] | Pair, settings: ConvergenceSettings) -> tuple[Pair, ConvergenceSettings]:
-    """The pair and the resolved settings; a Pair instance brings its own samples, width, seed, dtype, device."""
+def build_pair(model: str | type[Pair] | Pair, settings: ConvergenceSettings) -> tuple[Pair, ConvergenceSettings]:
+    """The pair and the resolved settings, with every check that needs the model made — nothing is computed.
+
+    A Pair instance brings its own samples, width, seed, dtype and device (settings that contradict it are an
+    error). The resolved settings name the values the model chose for the fields it reads (activation, weight
+    variance, length-scale, β), so that ``run(model_spec, **settings)`` repeats the run.
+    """
     if isinstance(model, Pair):
         pair = model
         fixed = {"samples": pair.samples, "width": pair.width, "seed": pair.seed,
@@ -407,17 +425,29 @@ def _pair(model: str | type[Pair] | Pair, settings: ConvergenceSettings) -> tupl
             if given not in (None, getattr(defaults, name), value):
                 raise SettingsError(name, f"{given!r} conflicts with the pair object's {name}={value!r} (a Pair "
                                           "instance fixes it; pass the class or its name to choose it here)")
-        settings = dataclasses.replace(settings, **fixed)
-        return pair, _resolve(type(pair), settings)
-    cls = get_pair(model)
-    config = ModelConfig(width=settings.width or {**KIND_DEFAULTS[cls.kind], **cls.default_study}["width"],
-                         activation=settings.activation, weight_var=settings.weight_var,
-                         lengthscale=settings.lengthscale, input_dim=settings.input_dim, beta=settings.beta,
-                         options=dict(settings.options))
-    resolved = _resolve(cls, dataclasses.replace(settings, width=config.width))
-    pair = cls(config, resolved.samples, seed=resolved.seed, dtype=resolved.torch_dtype,
-               device=resolve_device(resolved.device))
+        resolved = _resolve(type(pair), dataclasses.replace(settings, **fixed))
+    else:
+        cls = get_pair(model)
+        config = ModelConfig(width=settings.width or {**KIND_DEFAULTS[cls.kind], **cls.default_study}["width"],
+                             activation=settings.activation, weight_var=settings.weight_var,
+                             lengthscale=settings.lengthscale, input_dim=settings.input_dim, beta=settings.beta,
+                             options=dict(settings.options))
+        resolved = _resolve(cls, dataclasses.replace(settings, width=config.width))
+        pair = cls(config, resolved.samples, seed=resolved.seed, dtype=resolved.torch_dtype,
+                   device=resolve_device(resolved.device))
+    chosen = {"activation": pair.activation.name, "weight_var": pair.weight_var, "lengthscale": pair.lengthscale,
+              "beta": pair.beta}
+    resolved = dataclasses.replace(resolved, **{k: v for k, v in chosen.items() if k in pair.config_fields})
     return pair, resolved
+
+
+def model_spec(model: str | type[Pair] | Pair) -> str:
+    """A text naming the model that :func:`limits.get_pair` accepts: the name or path given, else
+    ``module:ClassName`` of its class."""
+    if isinstance(model, str):
+        return model
+    cls = model if isinstance(model, type) else type(model)
+    return cls.name if cls.name in pair_names() and get_pair(cls.name) is cls else f"{cls.__module__}:{cls.__qualname__}"
 
 
 def estimate_mb(model: str | type[Pair] | Pair, settings: ConvergenceSettings) -> float:
@@ -443,7 +473,7 @@ def estimate_mb(model: str | type[Pair] | Pair, settings: ConvergenceSettings) -
 
 
 def run(model: str | type[Pair] | Pair = "res1", settings: ConvergenceSettings | None = None, /, *,
-        progress: bool = False, threads: int | None = None, command_line: str | None = None,
+        progress: bool = False, threads: int | None = 1, command_line: str | None = None,
         **overrides: Any) -> ConvergenceResult:
     """Measure how fast the depth-L network of ``model`` converges to its limit.
 
@@ -453,7 +483,8 @@ def run(model: str | type[Pair] | Pair = "res1", settings: ConvergenceSettings |
             device).
         settings: a :class:`ConvergenceSettings`; None for the defaults (the command line's).
         progress: show progress bars.
-        threads: torch intra-op threads for the run (restored after); None leaves torch's setting alone.
+        threads: torch intra-op threads for the run, restored after (default 1, as on the command line: the
+            per-step tensors are small, and a second thread mostly synchronises); None leaves torch alone.
         command_line: the command as typed, recorded in the result (the CLI passes it).
         **overrides: settings by name, e.g. ``samples=200, depths=(4, 8, 16, 32)``.
 
@@ -471,7 +502,7 @@ def run(model: str | type[Pair] | Pair = "res1", settings: ConvergenceSettings |
         ('PASS', 0.5)
     """
     settings = make_settings(ConvergenceSettings, settings, overrides)
-    pair, settings = _pair(model, settings)
+    pair, settings = build_pair(model, settings)
     with runtime.threads(threads):
         started, clock = utc_now(), time.perf_counter()
         errors = study_errors(pair, list(settings.depths), reference_steps=settings.reference_steps or 0,
@@ -487,7 +518,8 @@ def run(model: str | type[Pair] | Pair = "res1", settings: ConvergenceSettings |
     else:
         reference_text = f"dopri5, rtol {settings.rtol:g}, atol {settings.atol:g} (second: 100× looser)"
     return ConvergenceResult(
-        settings=settings, run_info=info, model=pair.describe(), theory_rate=pair.theory_rate,
+        settings=settings, run_info=info, model=pair.describe(), model_spec=model_spec(model),
+        theory_rate=pair.theory_rate,
         theory_source=pair.theory_source, converges=pair.converges,
         excluded_rate=None if pair.converges else pair.excluded_rate, errors=errors, fits=fits,
         reference_text=reference_text,
@@ -530,8 +562,7 @@ exit status: 0 PASS, 1 FAIL (or NaN/inf errors), 2 bad input, 3 internal error.
 """
 
 
-def _add_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("model")
+def _add_arguments(group: argparse._ArgumentGroup) -> None:
     group.add_argument("--model", default="res1",
                        help="the pair to study: a name from --list, or your own as package.module:ClassName or "
                             "path/to/file.py:ClassName (default: res1)")

@@ -42,6 +42,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
+import os
 import signal
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -159,8 +160,13 @@ def phase_column(task: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _worker_init() -> None:
-    """A worker ignores Ctrl-C (the parent handles it and stops the pool) and dies with its parent (Linux)."""
+def _worker_init(parent: int) -> None:
+    """A worker ignores Ctrl-C (the parent handles it and stops the pool) and dies with its parent (Linux).
+
+    It is started with SIGINT blocked (see :func:`_pool`), so a Ctrl-C while it is still starting up (importing
+    torch takes seconds) cannot print a traceback either. A parent killed before this runs (SIGKILL, while the
+    worker was starting) cannot be caught by PR_SET_PDEATHSIG: the worker sees that it was re-parented and exits.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         import ctypes
@@ -168,20 +174,42 @@ def _worker_init() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+@contextlib.contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    """SIGINT held back in this thread for the block: processes started here inherit the blocked signal (it is
+    delivered to this process right after the block)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 @contextlib.contextmanager
 def _pool(workers: int) -> Iterator[ProcessPoolExecutor]:
-    """A process pool whose workers are terminated, not awaited, when the block is left by an exception."""
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=_worker_init)
+    """A process pool whose workers are terminated, not awaited, when the block is left by an exception (Ctrl-C,
+    SIGTERM, an error): the parent reports it in one line, and no worker outlives it. Submit the tasks inside
+    :func:`_sigint_blocked`: the workers are started then."""
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=_worker_init,
+                               initargs=(os.getpid(),))
     try:
         yield pool
     except BaseException:
-        processes = list(getattr(pool, "_processes", {}).values())
-        pool.shutdown(wait=False, cancel_futures=True)
+        processes = list((getattr(pool, "_processes", None) or {}).values())
         for process in processes:
             with contextlib.suppress(Exception):
                 process.terminate()
+        # not cancel_futures=True: the pool's manager thread then fails on the cancelled futures when it finds
+        # the workers gone, and prints a traceback
+        with contextlib.suppress(Exception):
+            pool.shutdown(wait=False)
         raise
     else:
         pool.shutdown(wait=True)
@@ -200,8 +228,10 @@ def _columns(settings: PhaseSettings, device: torch.device, progress: bool) -> l
                 bar.update(1)
         else:
             with _pool(settings.workers) as pool:
-                for column in pool.map(phase_column, tasks):
-                    columns.append(column)
+                with _sigint_blocked():
+                    futures = [pool.submit(phase_column, task) for task in tasks]
+                for future in futures:
+                    columns.append(future.result())
                     bar.update(1)
     return columns
 
@@ -259,8 +289,19 @@ class PhaseResult(StudyResult):
     study = "phase"
 
     @property
+    def checks(self) -> list[dict[str, Any]]:
+        """The checks of the run: ``{"check", "passed", "detail"}``."""
+        return self.numbers["checks"]
+
+    @property
+    def critical_beta(self) -> dict[str, list[float | None]]:
+        """β_c for every H, by estimator: ``depth_r_h``, ``depth_r_p`` (depth invariance), ``level_r_h``,
+        ``level_r_p`` (median r = 1); None where the β grid does not locate it."""
+        return self.numbers["critical_beta"]
+
+    @property
     def verdict(self) -> str:
-        return "PASS" if all(c["passed"] for c in self.numbers["checks"]) else "FAIL"
+        return "PASS" if all(c["passed"] for c in self.checks) else "FAIL"
 
     def summary(self) -> dict[str, Any]:
         return dict(self.numbers)
@@ -301,7 +342,7 @@ class PhaseResult(StudyResult):
         return plot_phase(self.numbers, self.settings.vmax, ax)
 
 
-def run(settings: PhaseSettings | None = None, /, *, progress: bool = False, threads: int | None = None,
+def run(settings: PhaseSettings | None = None, /, *, progress: bool = False, threads: int | None = 1,
         command_line: str | None = None, **overrides: Any) -> PhaseResult:
     """The (H, β) phase diagram of res-3 with fractional weights (Marion et al. Fig. 7).
 

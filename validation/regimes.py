@@ -225,9 +225,9 @@ def _resolve(preset: str, settings: RegimesSettings) -> RegimesSettings:
             raise SettingsError("betas", f"fig2 studies one β, got {list(values['betas'])}")
     elif len(values["depths"]) < 3:
         raise SettingsError("depths", f"{list(values['depths'])}: a sweep needs at least 3 depths to fit a slope")
-    values.setdefault("tau", TAU)
-    values.setdefault("critical_tolerance", 0.1)
-    values.setdefault("chunk_mb", 512.0)
+    for key, default in (("tau", TAU), ("critical_tolerance", 0.1), ("chunk_mb", 512.0)):
+        if key in APPLIES[kind]:  # only what applies, so that the resolved settings replay the run
+            values.setdefault(key, default)
     title = base["title"]
     if kind != "chizat" and any(k in given for k in ("regime", "law", "lengthscale", "hurst", "block")):
         title = f"res-{values['block'][-1]}, {_regime_name(values)}, d = {values['width']}"
@@ -344,8 +344,9 @@ def _sweep(s: RegimesSettings, device: torch.device, progress: bool) -> tuple[di
         uncounted = sum(not c["passed"] and not c["reliable"] for c in each)
         checks.append({"check": "Lemma 14 / Prop. 7 bounds", "passed": passed + uncounted == len(each),
                        "detail": f"{passed}/{len(each)} within z = {z:.2f} s.e."
-                                 + (f"; {uncounted} not counted: heavy-tailed (sd log r² > 2), where the sample mean "
-                                    "of r² is unreliable" if uncounted else "")})
+                                 + (f"; {uncounted} failed but not counted: too few samples for the tail of r² "
+                                    "(N < 10 (e^{s²} − 1), s the sd of log r²), where the sample mean is unreliable"
+                                    if uncounted else "")})
     if not _checked_r_p(s):
         result["r_p_note"] = ("r_p not checked: with fractional weights its critical β lags H at finite depth and "
                               "width (docs/results/regimes.md); reported only")
@@ -480,7 +481,18 @@ class RegimesResult(StudyResult):
 
     @property
     def checks(self) -> list[dict[str, Any]]:
+        """Every check of the run: ``{"check", "passed", "detail"}``; the verdict is PASS when all pass."""
         return self.numbers["checks"]
+
+    @property
+    def critical_beta(self) -> dict[str, float | None] | float | None:
+        """The estimated critical β (the zero of the slope in β): ``{"r_h": …, "r_p": …}`` for a sweep, one
+        number for chizat, None for fig2 (a single β)."""
+        return self.numbers.get("critical_beta_estimate")
+
+    @property
+    def predicted_critical_beta(self) -> float | None:
+        return self.numbers.get("predicted_critical_beta")
 
     @property
     def verdict(self) -> str:
@@ -535,7 +547,8 @@ def _sweep_table(result: dict[str, Any]) -> str:
         checks = [b[k] for b in result["bounds"] for k in ("r_h", "r_p")]
         passed = sum(c["passed"] for c in checks)
         lines.append(f"bounds: {passed}/{len(checks)} checks pass; "
-                     f"{sum(not c['reliable'] for c in checks)} flagged heavy-tailed (sd log r² > 2)")
+                     f"{sum(not c['reliable'] for c in checks)} with too few samples for their tail (N < 10 (e^{{s²}} − 1), "
+                     "s = sd log r²)")
     else:
         lines.append(result["bounds_note"])
     if "r_p_note" in result:
@@ -587,7 +600,7 @@ def _chizat_table(result: dict[str, Any]) -> str:
 
 
 def run(preset: str = "fig1", settings: RegimesSettings | None = None, /, *, progress: bool = False,
-        threads: int | None = None, command_line: str | None = None, **overrides: Any) -> RegimesResult:
+        threads: int | None = 1, command_line: str | None = None, **overrides: Any) -> RegimesResult:
     """Run a scaling-regime preset (``fig1``/``fig3``, ``fig2``, ``fig4``/``fig5``, ``chizat``).
 
     Args:
@@ -617,8 +630,8 @@ exit status: 0 PASS, 1 FAIL (a check failed), 2 bad input, 3 internal error.
 """
 
 
-def _add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--preset", required=True, choices=sorted([*PRESETS, *ALIASES]),
+def _add_arguments(group: argparse._ArgumentGroup) -> None:
+    group.add_argument("--preset", required=True, choices=sorted([*PRESETS, *ALIASES]),
                         help="paper settings: fig1 (= fig3), fig2, fig4 (= fig5), chizat")
 
 

@@ -47,7 +47,7 @@ from .settings import UsageError, settings_dict
 
 __all__ = [
     "SCHEMA_VERSION", "RunInfo", "StudyResult", "to_jsonable", "schema", "validate", "OutputPlan", "plan_outputs",
-    "write_outputs", "write_json", "FIGURE_SUFFIXES", "utc_now", "rows_from_columns",
+    "write_outputs", "write_json", "save_figure", "FIGURE_SUFFIXES", "utc_now", "rows_from_columns",
 ]
 
 SCHEMA_VERSION = 1
@@ -272,8 +272,20 @@ def _check_writable(kind: str, path: Path) -> None:
         raise UsageError(f"--{kind} {path}: {parent} is not a folder")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise UsageError(f"--{kind} {path}: the folder {parent} is not writable")
+    if path.exists() and not path.is_file():
+        raise UsageError(f"--{kind} {path}: exists and is not a regular file (it would be replaced); give a file name")
     if path.exists() and not os.access(path, os.W_OK):
         raise UsageError(f"--{kind} {path}: the file exists and is not writable")
+    # os.access trusts the permission bits (always "writable" for root, even in /proc or on a read-only
+    # mount): create and remove the kind of temporary file the run will write, so the check is the real one
+    try:
+        probe = tempfile.NamedTemporaryFile(dir=parent, prefix=f".{path.name}.", suffix=".part", delete=False)
+    except OSError as exc:
+        raise UsageError(f"--{kind} {path}: cannot create a file in the folder {parent} "
+                         f"({exc.strerror or exc})") from None
+    probe.close()
+    with _suppress_oserror():
+        os.unlink(probe.name)
 
 
 def plan_outputs(paths: dict[str, str | Path | None]) -> OutputPlan:
@@ -353,6 +365,14 @@ def write_outputs(result: StudyResult, plan: OutputPlan) -> list[Path]:
     paths written."""
     return _commit([((lambda kind=kind, path=path: _stage(path, lambda h: _render(result, kind, path, h))), path)
                     for kind, path in plan.paths.items()])
+
+
+def save_figure(figure: Any, path: str | Path, dpi: int = 150) -> Path:
+    """Save a matplotlib figure atomically (format from the suffix: .png, .pdf or .svg)."""
+    path = Path(path)
+    fmt = path.suffix.lstrip(".").lower()
+    return _commit([(lambda: _stage(path, lambda h: figure.savefig(h, format=fmt, dpi=dpi, bbox_inches="tight")),
+                     path)])[0]
 
 
 def write_json(path: str | Path, payload: dict[str, Any]) -> Path:

@@ -203,6 +203,10 @@ def parse_name_value(text: str) -> tuple[str, str]:
     return key.strip(), value.strip()
 
 
+#: the parsers of list settings: a text given for one of these through the Python API is parsed the same way
+LIST_PARSERS = (parse_power_of_two_list, parse_int_list, parse_float_list, parse_grid)
+
+
 # ---------------------------------------------------------------------------------------------- common
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
@@ -237,9 +241,11 @@ def resolve_device(text: str) -> torch.device:
     if device.type == "cuda":
         if not torch.cuda.is_available():
             raise SettingsError("device", f"{text!r} requested but CUDA is not available here (use --device cpu)")
-        if device.index is not None and device.index >= torch.cuda.device_count():
-            raise SettingsError("device", f"{text!r}: there are {torch.cuda.device_count()} CUDA devices "
-                                          f"(allowed: cuda:0 … cuda:{torch.cuda.device_count() - 1})")
+        count = torch.cuda.device_count()
+        if device.index is not None and device.index >= count:
+            allowed = "cuda:0" if count == 1 else f"cuda:0 … cuda:{count - 1}"
+            raise SettingsError("device", f"{text!r}: this machine has {count} CUDA device{'s' if count > 1 else ''} "
+                                          f"(allowed: {allowed})")
     return device
 
 
@@ -258,6 +264,14 @@ class CommonSettings:
     device: str = setting("cpu", "cpu, cuda, cuda:N or auto (cuda when available)", group="run and output")
 
     def __post_init__(self) -> None:
+        for field in dataclasses.fields(self):  # a list setting given as text takes the command line's syntax
+            parse = field.metadata.get("parse")
+            value = getattr(self, field.name)
+            if isinstance(value, str) and parse in LIST_PARSERS:
+                try:
+                    self._set(field.name, parse(value))
+                except ValueError as exc:
+                    raise SettingsError(field.name, str(exc)) from None
         self.check()
 
     def _set(self, name: str, value: Any) -> None:

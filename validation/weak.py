@@ -218,7 +218,7 @@ class WeakSettings(CommonSettings):
         self._set("alpha", check_float("alpha", self.alpha, 0, 1, strict_min=True, strict_max=True))
         self._set("permutations", check_int("permutations", self.permutations, 19, 100_000))
         self._set("energy_points", check_int("energy_points", self.energy_points, 10, 20_000))
-        self._set("chunk", check_int("chunk", self.chunk, 1))
+        self._set("chunk", check_int("chunk", self.chunk, 1, 10_000_000))
         self._set("weak_width", check_int("weak_width", self.weak_width, 1, 1000))
         self._set("weak_draws", check_int("weak_draws", self.weak_draws, 20, 10_000_000))
         depths = check_depths("weak_depths", self.weak_depths, powers_of_two=True, maximum=1 << 20)
@@ -233,6 +233,11 @@ class WeakSettings(CommonSettings):
         if sum(L >= self.weak_fit_from for L in depths) < 2:
             raise SettingsError("weak_fit_from", f"{self.weak_fit_from} leaves fewer than two of {list(depths)}")
         self._set("weak_tolerance", check_float("weak_tolerance", self.weak_tolerance, 0, strict_min=True))
+        if not self.weak:  # part 2 is skipped: a flag of part 2 would be ignored silently
+            given = [f.name for f in dataclasses.fields(self) if (f.name.startswith("weak_") or f.name == "strict_weak")
+                     and getattr(self, f.name) != f.default]
+            if given:
+                raise SettingsError(given[0], "applies to the weak-error study (part 2), which --no-weak skips")
 
 
 def estimate_mb(settings: WeakSettings) -> float:
@@ -323,10 +328,10 @@ class WeakResult(StudyResult):
         s = self.settings
         lines = [f"Peluchetti-Favaro SC checks: D = {s.width}, L = {s.depth}, SDE Euler {s.sde_steps} steps, "
                  f"{s.draws} draws each, inputs z = {list(s.inputs)}, seed {s.seed}, {s.dtype}", "",
-                 f"{'model':10s} {'test':44s} {'statistic':>10s} {'p-value':>9s}"]
+                 f"{'model':10s} {'test':58s} {'statistic':>10s} {'p-value':>9s}"]
         for phi, entry in self.models.items():
             for key, test in entry["tests"].items():
-                lines.append(f"SC_{phi:7s} {test['test'][:44]:44s} {test['statistic']:10.4g} {test['p_value']:9.4f}")
+                lines.append(f"SC_{phi:7s} {test['test']:58s} {test['statistic']:10.4g} {test['p_value']:9.4f}")
         lines += ["", f"{'model':10s} {'z':>4s} {'mean net':>9s} {'mean sde':>9s} {'std net':>8s} {'std sde':>8s}   "
                       "corr(z0,z1) net / sde"]
         for phi, entry in self.models.items():
@@ -488,7 +493,7 @@ def _weak_part(phi_name: str, settings: WeakSettings, device: torch.device, prog
     return weak, fits
 
 
-def run(settings: WeakSettings | None = None, /, *, progress: bool = False, threads: int | None = None,
+def run(settings: WeakSettings | None = None, /, *, progress: bool = False, threads: int | None = 1,
         command_line: str | None = None, **overrides: Any) -> WeakResult:
     """Peluchetti & Favaro's SC checks (convergence in law) and the weak error against depth.
 

@@ -2,9 +2,7 @@
 import sys, time, argparse
 import numpy as np, torch
 torch.set_num_threads(1)
-import limits  # noqa: registers pairs
-import limits.peluchetti_favaro  # noqa
-from limits.pairs import ModelConfig, get_pair
+from limits import ModelConfig, get_pair
 from validation.engine import study_errors
 from validation.stats import fit_rate
 

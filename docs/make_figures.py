@@ -1,0 +1,159 @@
+"""Regenerate every figure of the documentation site from the current code — one command.
+
+    python docs/make_figures.py                  # every figure, at the documented sizes (about 25 minutes on 2 cores)
+    python docs/make_figures.py --list           # what it makes, with the command each figure comes from
+    python docs/make_figures.py --only convergence_res1 ablation_cohen
+    python docs/make_figures.py --quick --out /tmp/figures    # every figure at small sizes (a smoke test)
+
+Each study figure comes from the study's Python API with the documented settings (seed 0) — the same run
+as the command shown next to it on the site; the tutorial figures come from running each tutorial file
+(``docs/tutorial/NN_*.py``) at full size and saving every module-level ``figure_<name>`` as
+``tutorial_NN_<name>.png``. The numbers behind each study figure are saved as JSON next to it in
+``--data`` (default ``results/figure-runs/``, not part of the site), so the numbers quoted on the results
+pages can be checked against the runs that drew the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import runpy
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from validation import ablation, convergence, phase, regimes, weak  # noqa: E402
+from validation.results import save_figure  # noqa: E402
+
+
+@dataclass(frozen=True)
+class StudyFigure:
+    """A figure drawn by one study run: ``run(quick)`` returns the study's result."""
+
+    name: str
+    command: str
+    run: Callable[[bool], Any]
+
+
+def _conv(model: str, **settings: Any) -> Callable[[bool], Any]:
+    small = dict(samples=40, depths=(4, 8, 16, 32), reference_steps=512, fit_from=4, bootstrap=200)
+    if model in ("res1-ode", "res2-ode", "res3-ode", "cohen-ode"):
+        small = dict(samples=10, depths=(64, 128, 256, 512), fit_from=64, bootstrap=200)
+    return lambda quick: convergence.run(model, **{**settings, **(small if quick else {})}, progress=True)
+
+
+STUDIES = [
+    StudyFigure("convergence_res1", "python -m validation.convergence --model res1", _conv("res1")),
+    StudyFigure("convergence_res1-ode", "python -m validation.convergence --model res1-ode", _conv("res1-ode")),
+    StudyFigure("convergence_res2-ode", "python -m validation.convergence --model res2-ode", _conv("res2-ode")),
+    StudyFigure("convergence_res3-ode", "python -m validation.convergence --model res3-ode", _conv("res3-ode")),
+    StudyFigure("cohen_sde", "python -m validation.convergence --model cohen-sde", _conv("cohen-sde")),
+    StudyFigure("cohen_sde_naive", "python -m validation.convergence --model cohen-sde-naive",
+                _conv("cohen-sde-naive")),
+    StudyFigure("cohen_ode_softplus_beta0.3", "python -m validation.convergence --model cohen-ode --beta 0.3",
+                _conv("cohen-ode", beta=0.3)),
+    StudyFigure("cohen_ode_tanh_beta0.3",
+                "python -m validation.convergence --model cohen-ode --beta 0.3 --activation tanh",
+                _conv("cohen-ode", beta=0.3, activation="tanh")),
+    StudyFigure("pf_swish", "python -m validation.convergence --model pf", _conv("pf")),
+    StudyFigure("ablation_cohen", "python -m validation.ablation",
+                lambda quick: ablation.run(**(dict(samples=40, depths=(8, 16, 32, 64), reference_steps=512,
+                                                   fit_from=8, bootstrap=200) if quick else {}), progress=True)),
+    StudyFigure("weak_sc_paper", "python -m validation.weak",
+                lambda quick: weak.run(**(dict(draws=300, width=20, depth=20, sde_steps=20, weak_draws=300,
+                                               weak_depths=(4, 8, 16), weak_reference=128, weak_fit_from=4,
+                                               permutations=19, energy_points=100) if quick else {}), progress=True)),
+    StudyFigure("weak_sc", "python -m validation.weak --width 250 --depth 250 --sde-steps 250",
+                lambda quick: weak.run(width=250 if not quick else 10, depth=250 if not quick else 10,
+                                       sde_steps=250 if not quick else 10,
+                                       **(dict(draws=300, weak=False, permutations=19, energy_points=100)
+                                          if quick else {}), progress=True)),
+    StudyFigure("regimes_fig1_fig3", "python -m validation.regimes --preset fig1",
+                lambda quick: regimes.run("fig1", **(dict(samples=8, depths=(10, 100, 1000)) if quick else {}),
+                                          progress=True)),
+    StudyFigure("regimes_fig4_fig5", "python -m validation.regimes --preset fig4",
+                lambda quick: regimes.run("fig4", **(dict(samples=4, depths=(10, 100, 1000)) if quick else {}),
+                                          progress=True)),
+    StudyFigure("regimes_fig2", "python -m validation.regimes --preset fig2 --samples 2000",
+                lambda quick: regimes.run("fig2", samples=40 if quick else 2000,
+                                          **(dict(width=20, depths=(100,)) if quick else {}), progress=True)),
+    StudyFigure("regimes_chizat", "python -m validation.regimes --preset chizat",
+                lambda quick: regimes.run("chizat", **(dict(samples=40, sweep_samples=10, layers=20,
+                                                            depths=(10, 100, 1000)) if quick else {}), progress=True)),
+    StudyFigure("phase_fig7", "python -m validation.phase",
+                lambda quick: phase.run(**(dict(hursts=(0.3, 0.7), betas=(0.2, 0.6, 1.0, 1.3), depth=64, networks=2,
+                                                inputs=2) if quick else {}), progress=True)),
+]
+
+TUTORIALS = sorted((HERE / "tutorial").glob("[0-9][0-9]_*.py"))
+
+
+def tutorial_figures(path: Path, quick: bool) -> dict[str, Any]:
+    """Run a tutorial file (at full size unless ``quick``) and return its ``figure_<name>`` objects by file name."""
+    previous = os.environ.get("TUTORIAL_QUICK")
+    os.environ["TUTORIAL_QUICK"] = "1" if quick else "0"
+    try:
+        namespace = runpy.run_path(str(path), run_name="__tutorial__")
+    finally:
+        if previous is None:
+            os.environ.pop("TUTORIAL_QUICK", None)
+        else:
+            os.environ["TUTORIAL_QUICK"] = previous
+    number = path.name[:2]
+    return {f"tutorial_{number}_{key.removeprefix('figure_')}": value for key, value in namespace.items()
+            if key.startswith("figure_")}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python docs/make_figures.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="make only these (names from --list; "
+                                                                  "'tutorial' for every tutorial figure)")
+    parser.add_argument("--list", action="store_true", help="list the figures and the command behind each")
+    parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test; not for the site)")
+    parser.add_argument("--out", type=Path, default=HERE / "figures", help="folder of the figures")
+    parser.add_argument("--data", type=Path, default=HERE.parent / "results" / "figure-runs",
+                        help="folder for the JSON of each study run behind a figure")
+    args = parser.parse_args(argv)
+    if args.list:
+        for fig in STUDIES:
+            print(f"{fig.name + '.png':34s} {fig.command}")
+        for path in TUTORIALS:
+            print(f"{'tutorial_' + path.name[:2] + '_*.png':34s} the figure_* variables of docs/tutorial/{path.name}")
+        return 0
+    wanted = set(args.only or [])
+    known = {fig.name for fig in STUDIES} | {"tutorial"}
+    unknown = sorted(wanted - known)
+    if unknown:
+        print(f"error: unknown figure {unknown[0]!r} (known: {', '.join(sorted(known))})", file=sys.stderr)
+        return 2
+    args.out.mkdir(parents=True, exist_ok=True)
+    args.data.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    for fig in STUDIES:
+        if wanted and fig.name not in wanted:
+            continue
+        clock = time.perf_counter()
+        result = fig.run(args.quick)
+        print(result.table())
+        save_figure(result.plot(), args.out / f"{fig.name}.png")
+        result.save(args.data / f"{fig.name}.json")
+        print(f"== {fig.name}.png ({result.verdict}, {time.perf_counter() - clock:.0f} s): {fig.command}\n")
+    if not wanted or "tutorial" in wanted:
+        for path in TUTORIALS:
+            clock = time.perf_counter()
+            figures = tutorial_figures(path, args.quick)
+            for name, figure in figures.items():
+                save_figure(figure, args.out / f"{name}.png")
+            print(f"== {path.name}: {', '.join(sorted(figures))} ({time.perf_counter() - clock:.0f} s)")
+    print(f"done in {time.perf_counter() - started:.0f} s; figures in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,67 @@
+"""The documentation's code: the tutorial pages run (at small sizes) and show the figures they draw; the figure
+regeneration command works; no page, docstring or printed line names a file the package does not ship."""
+
+from __future__ import annotations
+
+import os
+import re
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from matplotlib.figure import Figure
+
+ROOT = Path(__file__).resolve().parents[1]
+TUTORIALS = sorted((ROOT / "docs" / "tutorial").glob("[0-9][0-9]_*.py"))
+
+
+@pytest.mark.parametrize("path", TUTORIALS, ids=lambda p: p.name)
+def test_tutorial_page_runs_and_embeds_its_figures(path, monkeypatch):
+    monkeypatch.setenv("TUTORIAL_QUICK", "1")
+    monkeypatch.chdir(ROOT)
+    namespace = runpy.run_path(str(path), run_name="__tutorial__")
+    figures = {k: v for k, v in namespace.items() if k.startswith("figure_")}
+    assert figures, f"{path.name} draws no figure_* figure"
+    text = path.read_text()
+    for name, figure in figures.items():
+        assert isinstance(figure, (Figure,)) or hasattr(figure, "savefig"), name
+        image = f"../figures/tutorial_{path.name[:2]}_{name.removeprefix('figure_')}.png"
+        assert image in text, f"{path.name} draws {name} but its page does not show {image}"
+        assert (ROOT / "docs" / "figures" / Path(image).name).exists(), f"{image} is missing: run docs/make_figures.py"
+
+
+def test_the_figure_command_lists_and_makes_a_figure(tmp_path):
+    script = ROOT / "docs" / "make_figures.py"
+    listing = subprocess.run([sys.executable, str(script), "--list"], capture_output=True, text=True, timeout=120)
+    assert listing.returncode == 0 and "convergence_res1.png" in listing.stdout
+    for line in listing.stdout.splitlines():
+        name = line.split()[0]
+        if not name.startswith("tutorial_"):
+            assert (ROOT / "docs" / "figures" / name).exists(), f"docs/figures/{name} is missing"
+    made = subprocess.run([sys.executable, str(script), "--quick", "--only", "convergence_res1", "--out", str(tmp_path),
+                           "--data", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stderr
+    assert (tmp_path / "convergence_res1.png").stat().st_size > 10_000
+
+
+def test_every_figure_on_the_site_is_made_by_the_figure_command():
+    listing = subprocess.run([sys.executable, str(ROOT / "docs" / "make_figures.py"), "--list"], capture_output=True,
+                             text=True, timeout=120).stdout
+    made = {line.split()[0] for line in listing.splitlines() if not line.startswith("tutorial_")}
+    pages = "\n".join(p.read_text() for p in (ROOT / "docs").rglob("*.md"))
+    pages += "\n".join(p.read_text() for p in TUTORIALS)
+    shown = set(re.findall(r"figures/([\w.\-]+\.png)", pages))
+    tutorial = {name for name in shown if name.startswith("tutorial_")}
+    assert shown - tutorial <= made, f"figures shown but not made by docs/make_figures.py: {sorted(shown - tutorial - made)}"
+    on_disk = {p.name for p in (ROOT / "docs" / "figures").glob("*.png")}
+    assert on_disk <= shown, f"figures in docs/figures that no page shows: {sorted(on_disk - shown)}"
+
+
+def test_nothing_names_a_file_the_package_does_not_ship():
+    pattern = re.compile(r"THEORY\.md|DESIGN\.md|\.\./shared|shared/papers")
+    shipped = [*ROOT.glob("limits/**/*.py"), *ROOT.glob("validation/**/*.py"), *ROOT.glob("docs/**/*.md"),
+               *ROOT.glob("docs/**/*.py"), ROOT / "README.md", ROOT / "mkdocs.yml", ROOT / "pyproject.toml"]
+    offenders = [str(p.relative_to(ROOT)) for p in shipped if pattern.search(p.read_text())]
+    assert not offenders, offenders
