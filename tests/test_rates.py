@@ -95,10 +95,11 @@ def test_default_study_passes(model, tmp_path):
 
     out = tmp_path / "r.json"
     assert main(["--model", model, "--quiet", "--json", str(out)]) == 0
-    result = json.loads(out.read_text())
-    low, high = result["rate_ci"]
+    result = json.loads(out.read_text())["result"]
+    fit = result["fits"][result["verdict_metric"]]
+    low, high = fit["ci"]
     assert result["verdict"] == "PASS"
     if model == "res1":
         assert low <= 0.5 <= high and (high - low) / 2 <= 0.05
     else:
-        assert abs(result["rate"] - 1.0) < 0.05
+        assert abs(fit["rate"] - 1.0) < 0.05

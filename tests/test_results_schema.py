@@ -93,3 +93,25 @@ def test_outputs_are_checked_before_the_run_and_written_as_a_set(tmp_path, capsy
     printed = capsys.readouterr().out
     assert code in (0, 1) and f"wrote {tmp_path / 'fig.png'}" in printed
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fig.png", "r.csv", "r.json"]
+
+
+@pytest.mark.parametrize("preset, sizes", [
+    ("fig2", dict(depths=(64,), samples=40, width=16)),
+    ("chizat", dict(samples=40, sweep_samples=10, layers=10, depths=(10, 30, 100), width=8, hidden=4)),
+])
+def test_a_regimes_run_repeats_from_its_settings(preset, sizes):
+    first = regimes.run(preset, **sizes)
+    settings = first.to_dict()["settings"]
+    again = regimes.run(settings["preset"], **settings)
+    assert again.to_dict()["result"] == first.to_dict()["result"]
+
+
+def test_a_user_pair_run_repeats_from_its_model_spec(tmp_path):
+    from pathlib import Path
+
+    spec = str(Path(__file__).resolve().parents[1] / "docs/examples/leaky_res1.py") + ":LeakyRes1"
+    first = convergence.run(spec, samples=20, width=3, depths=(4, 8, 16), reference_steps=128, bootstrap=100)
+    saved = first.to_dict()
+    assert saved["result"]["model_spec"] == spec and saved["settings"]["activation"] == "tanh"
+    again = convergence.run(saved["result"]["model_spec"], **saved["settings"])
+    assert again.to_dict()["result"]["fits"] == saved["result"]["fits"]

@@ -201,6 +201,7 @@ COMMAND = cli.Command(
     settings=AblationSettings,
     run=run,
     estimate_mb=lambda settings: convergence.estimate_mb("cohen-sde", settings),
+    estimate_seconds=lambda settings: 2 * convergence.estimate_seconds("cohen-sde", settings),
 )
 
 

@@ -91,6 +91,9 @@ class Command:
         listing: if given, ``--list`` prints ``listing()`` and exits 0.
         estimate_mb: ``estimate_mb(*positional, settings)``: the estimated peak memory of the run in MiB,
             checked against ``--memory-mb`` before anything is computed.
+        estimate_seconds: ``estimate_seconds(*positional, settings)``: a rough estimate of the run time (as
+            measured on a 2-core machine, docs/design.md); a run estimated at over 10 minutes starts with a
+            warning.
         outputs: which of ``json``, ``csv``, ``plot`` the study writes.
     """
 
@@ -103,6 +106,7 @@ class Command:
     add_arguments: Callable[[argparse.ArgumentParser], None] | None = None
     listing: Callable[[], str] | None = None
     estimate_mb: Callable[..., float] | None = None
+    estimate_seconds: Callable[..., float] | None = None
     outputs: tuple[str, ...] = ("json", "csv", "plot")
 
 
@@ -304,6 +308,17 @@ def _input_message(exc: BaseException) -> str:
     return str(exc)
 
 
+#: a run estimated to take longer than this starts with a warning
+LONG_RUN_SECONDS = 600.0
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("days", 86400), ("hours", 3600), ("minutes", 60)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:,.0f} {unit}"
+    return f"{seconds:.0f} s"
+
+
 def _check_memory(command: Command, positional: list[Any], settings: Any, limit_mb: float | None) -> None:
     if command.estimate_mb is None:
         return
@@ -313,4 +328,9 @@ def _check_memory(command: Command, positional: list[Any], settings: Any, limit_
         source = f"--memory-mb {limit_mb:g}" if limit_mb is not None else f"the {limit:.0f} MiB available here"
         raise UsageError(f"this run needs about {needed:,.0f} MiB of memory, more than {source}; lower the sizes "
                          "(--samples, --width, depths) or raise --memory-mb")
+    if command.estimate_seconds is not None:  # a run that will start, but take long: say so first
+        seconds = command.estimate_seconds(*positional, settings)
+        if seconds > LONG_RUN_SECONDS:
+            print(f"warning: this run is estimated to take about {_duration(seconds)} on a machine like the package's "
+                  "2-core reference (Ctrl-C stops it cleanly, writing nothing)", file=sys.stderr)
 

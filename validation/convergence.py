@@ -450,26 +450,45 @@ def model_spec(model: str | type[Pair] | Pair) -> str:
     return cls.name if cls.name in pair_names() and get_pair(cls.name) is cls else f"{cls.__module__}:{cls.__qualname__}"
 
 
+def _sizes(model: str | type[Pair] | Pair, settings: ConvergenceSettings) -> tuple[type[Pair], ConvergenceSettings]:
+    """The pair class and the settings resolved for it (every study-level check made; nothing built)."""
+    cls = type(model) if isinstance(model, Pair) else get_pair(model)
+    if isinstance(model, Pair):
+        settings = dataclasses.replace(settings, samples=model.samples, width=model.width)
+    width = settings.width or {**KIND_DEFAULTS[cls.kind], **cls.default_study}["width"]
+    return cls, _resolve(cls, dataclasses.replace(settings, width=width))
+
+
 def estimate_mb(model: str | type[Pair] | Pair, settings: ConvergenceSettings) -> float:
     """A rough upper estimate of the run's peak memory in MiB (before anything is allocated)."""
-    cls = type(model) if isinstance(model, Pair) else get_pair(model)
-    defaults = {**KIND_DEFAULTS[cls.kind], **cls.default_study}
-    samples = settings.samples or (model.samples if isinstance(model, Pair) else defaults["samples"])
-    width = settings.width or (model.width if isinstance(model, Pair) else defaults["width"])
-    depths = settings.depths or defaults["depths"]
-    item = 4 if settings.dtype == "float32" else 8
+    cls, s = _sizes(model, settings)
+    samples, width, depths = s.samples, s.width, s.depths
+    item = 4 if s.dtype == "float32" else 8
     state = samples * width * item * (4 * len(depths) + 8)
     if cls.kind == "sde":
-        channels = width * width + width
-        per_step = samples * channels
-        block = max(2 * per_step, min(1 << 23, per_step * (settings.reference_steps or 2 * depths[-1])))
+        per_step = samples * (width * width + width)
+        block = max(2 * per_step, min(1 << 23, per_step * s.reference_steps))
         work = 3 * block * item
     else:
         terms = 40  # Karhunen–Loève terms of the smooth weights (29 at ℓ = 0.1; more for shorter ℓ)
         per_time = 2 * samples * width * width
         work = (terms + 8) * per_time * item + min(1 << 22, per_time * depths[-1]) * item
-    bootstrap = 8 * max(settings.bootstrap, 1) * 16 + 8 * min(1 << 23, samples * len(depths))
+    bootstrap = 8 * s.bootstrap * 16 + 8 * min(1 << 23, samples * len(depths))
     return (state + work + bootstrap) / 2**20 + 300  # + the Python/torch runtime
+
+
+#: seconds per Brownian normal of an SDE study (the random-number floor, 35 M normals/s in float64, times the
+#: engine's measured 1.3 and the fits' share), per normal in float32 a quarter of it
+SECONDS_PER_NORMAL = 4e-8
+
+
+def estimate_seconds(model: str | type[Pair] | Pair, settings: ConvergenceSettings) -> float:
+    """A rough estimate of an SDE study's run time (its random numbers); ODE studies are not estimated (0)."""
+    cls, s = _sizes(model, settings)
+    if cls.kind != "sde":
+        return 0.0
+    normals = s.samples * s.reference_steps * (s.width * s.width + s.width)
+    return normals * SECONDS_PER_NORMAL * (0.25 if s.dtype == "float32" else 1.0)
 
 
 def run(model: str | type[Pair] | Pair = "res1", settings: ConvergenceSettings | None = None, /, *,
@@ -579,6 +598,7 @@ COMMAND = cli.Command(
     add_arguments=_add_arguments,
     listing=list_models,
     estimate_mb=estimate_mb,
+    estimate_seconds=estimate_seconds,
 )
 
 

@@ -114,11 +114,11 @@ class PhaseSettings(CommonSettings):
             if not (math.isfinite(b) and b >= 0):
                 raise SettingsError("betas", f"β={b:g} is out of range (allowed: β ≥ 0)")
         self._set("betas", betas)
-        self._set("depth", check_int("depth", self.depth, 2, 100_000))
+        self._set("depth", check_int("depth", self.depth, 2, 20_000))
         if self.ref_depth is not None:
             self._set("ref_depth", check_int("ref_depth", self.ref_depth, 1, self.depth - 1))
         for name in ("width", "n_in", "networks", "inputs"):
-            self._set(name, check_int(name, getattr(self, name), 1, 100_000))
+            self._set(name, check_int(name, getattr(self, name), 1, 10_000))
         self._set("workers", check_int("workers", self.workers, 1, 64))
         self._set("vmax", check_float("vmax", self.vmax, 0, strict_min=True))
         self._set("tolerance", check_float("tolerance", self.tolerance, 0, strict_min=True))
@@ -137,6 +137,14 @@ def estimate_mb(settings: PhaseSettings) -> float:
     per_net = 2 * settings.depth * settings.width ** 2 * item + settings.depth * settings.width * columns * 2
     chunk = max(per_net, min(512 * 2**20, per_net * settings.networks))
     return settings.workers * (chunk * 2 / 2**20 + 300)
+
+
+def estimate_seconds(settings: PhaseSettings) -> float:
+    """A rough estimate of the run time: ~2.5e-10 s per (H, network, layer, d², column) unit per worker (the
+    paper-size diagram took about 60 s with 2 workers on 2 cores)."""
+    units = (len(settings.hursts) * settings.networks * (settings.depth + settings.reference_depth)
+             * settings.width ** 2 * len(settings.betas) * settings.inputs)
+    return 2.5e-10 * units / min(settings.workers, len(settings.hursts))
 
 
 def phase_column(task: dict[str, Any]) -> dict[str, Any]:
@@ -380,6 +388,7 @@ COMMAND = cli.Command(
     settings=PhaseSettings,
     run=run,
     estimate_mb=estimate_mb,
+    estimate_seconds=estimate_seconds,
     outputs=("json", "plot"),
 )
 

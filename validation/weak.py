@@ -250,6 +250,15 @@ def estimate_mb(settings: WeakSettings) -> float:
     return (part1 + energy + part2) / 2**20 + 300
 
 
+def estimate_seconds(settings: WeakSettings) -> float:
+    """A rough estimate of the run time: part 1 costs ~8 ns per draw, step and coordinate of one state (the
+    default, 10⁴ draws at D = L = 500, took about 150 s on 2 cores), part 2 is bound by its random numbers."""
+    part1 = 8e-9 * settings.draws * (settings.depth + settings.sde_steps) * settings.width * 2
+    channels = settings.weak_width ** 2 + settings.weak_width
+    part2 = 4e-8 * settings.weak_draws * settings.weak_reference * channels if settings.weak else 0.0
+    return len(settings.models) * (part1 + part2)
+
+
 # ----------------------------------------------------------------------------------------------- result
 @dataclass
 class WeakResult(StudyResult):
@@ -535,6 +544,7 @@ COMMAND = cli.Command(
     settings=WeakSettings,
     run=run,
     estimate_mb=estimate_mb,
+    estimate_seconds=estimate_seconds,
     outputs=("json", "plot"),
 )
 

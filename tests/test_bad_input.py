@@ -1,0 +1,265 @@
+"""The command-line contract under bad input: exit status 2, exactly one line on stderr naming the value (and
+what is allowed), no traceback — checked before anything is computed, so absurd sizes are refused in
+milliseconds. One table per command line; every case calls ``main(argv)`` in-process."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import pytest
+import torch
+
+from validation import ablation, cli, convergence, phase, regimes, weak
+
+#: (argv, a needle the one error line must contain)
+CONVERGENCE = [
+    (["--samples", "1000000000"], "--samples: 1000000000 is out of range"),
+    (["--samples", "0"], "--samples: 0 is out of range (must be ≥ 2"),
+    (["--samples", "-3"], "-3 is out of range"),
+    (["--samples", "abc"], "'abc' is not an integer"),
+    (["--width", "100000"], "MiB of memory"),
+    (["--width", "0"], "must be ≥ 1"),
+    (["--width", "2.5"], "'2.5' is not an integer"),
+    (["--bootstrap", "1000000000"], "--bootstrap: 1000000000 is out of range"),
+    (["--bootstrap", "10"], "must be ≥ 100"),
+    (["--reference-steps", "2147483648"], "--reference-steps: 2147483648 is out of range"),
+    (["--reference-steps", "48"], "48 is not a power of two"),
+    (["--depths", "4,8", "--reference-steps", "8"], "finer than the deepest depth 8"),
+    (["--depths", "4,12,16"], "depth 12 is not a power of two"),
+    (["--depths", "16,8"], "strictly increasing"),
+    (["--depths", "4:4"], "low to high"),
+    (["--depths", "8"], "at least two depths"),
+    (["--depths", ""], "at least two depths"),
+    (["--depths", "abc"], "'abc' is not an integer"),
+    (["--depths", "4:1048576"], "more than 16777216"),
+    (["--model", "res1-ode", "--rtol", "1e-30", "--atol", "1e-30"], "--rtol: 1e-30 is below what float64 can resolve"),
+    (["--model", "res1-ode", "--dtype", "float32", "--rtol", "1e-9"], "below what float32 can resolve"),
+    (["--model", "res1-ode", "--rtol", "2"], "--rtol: 2.0 is out of range"),
+    (["--model", "res1-ode", "--atol", "nan"], "--atol: nan must be finite"),
+    (["--seed", "-1"], "--seed: -1 is out of range"),
+    (["--seed", "1.5"], "'1.5' is not an integer"),
+    (["--device", "cuda:abc"], "'cuda:abc' unknown"),
+    (["--device", "cuda:-1"], "'cuda:-1' unknown"),
+    (["--device", "tpu"], "'tpu' unknown"),
+    (["--dtype", "float16"], "invalid choice: 'float16'"),
+    (["--json", "/proc/x.json"], "--json /proc/x.json"),
+    (["--csv", "/proc/x.csv"], "--csv /proc/x.csv"),
+    (["--plot", "/proc/x.png"], "--plot /proc/x.png"),
+    (["--json", "{afile}/x.json"], "is not a folder"),
+    (["--json", "{missing}/x.json"], "does not exist"),
+    (["--json", "{folder}"], "is a folder"),
+    (["--plot", "{folder}/x.xyz"], "suffix '.xyz'"),
+    (["--json", "{folder}/a.json", "--csv", "{folder}/a.json"], "two outputs name the same file"),
+    (["--model", "res1", "--beta", "0.5"], "res1 does not use beta (--beta)"),
+    (["--model", "res1", "--lengthscale", "0.2"], "res1 does not use lengthscale"),
+    (["--model", "res1", "--rtol", "1e-8"], "--rtol: applies to ODE pairs only"),
+    (["--model", "res1", "--atol", "1e-8"], "--atol: applies to ODE pairs only"),
+    (["--model", "res1-ode", "--reference-steps", "64"], "--reference-steps: applies to SDE pairs only"),
+    (["--model", "res1-ode", "--beta", "0.5"], "res1-ode does not use beta"),
+    (["--model", "pf", "--weight-var", "2"], "pf does not use weight_var"),
+    (["--model", "cohen-sde", "--weight-var", "2"], "cohen-sde does not use weight_var"),
+    (["--model", "cohen-ode", "--beta", "1.5"], "β = 1.5 is out of range (allowed: 0 < β < 1"),
+    (["--model", "cohen-ode", "--beta", "0"], "β = 0.0 is out of range"),
+    (["--model", "cohen-sde", "--beta", "0.5"], "use cohen-ode for 0 < β < 1"),
+    (["--model", "cohen-sde", "--activation", "relu"], "C³"),
+    (["--model", "cohen-sde-naive", "--activation", "tanh"], "nothing to ablate"),
+    (["--model", "res3-ode", "--activation", "tanh"], "res3-ode uses ReLU"),
+    (["--model", "res9"], "unknown model 'res9'; known models:"),
+    (["--model", "no_such_module:Thing"], "cannot import no_such_module"),
+    (["--model", "limits.activations:Activation"], "not a subclass of limits.Pair"),
+    (["--activation", "sigmoidish"], "unknown activation 'sigmoidish'"),
+    (["--activation", "prelu:x"], "prelu slope 'x' is not a number"),
+    (["--weight-var", "-1"], "-1.0 is negative"),
+    (["--weight-var", "nan"], "nan must be finite"),
+    (["--lengthscale", "0", "--model", "res1-ode"], "--lengthscale: 0.0 is out of range"),
+    (["--input-dim", "0"], "--input-dim: 0 is out of range"),
+    (["--tolerance", "0"], "must be > 0"),
+    (["--tolerance", "nan"], "nan must be finite"),
+    (["--tolerance", "inf"], "inf must be finite"),
+    (["--confidence", "1"], "--confidence: 1.0 is out of range"),
+    (["--confidence", "0"], "--confidence: 0.0 is out of range"),
+    (["--metric", "max"], "invalid choice: 'max'"),
+    (["--fit-from", "512"], "leaves fewer than two of the depths"),
+    (["--fit-from", "0"], "--fit-from: 0 is out of range"),
+    (["--set", "oops"], "must look like NAME=VALUE"),
+    (["--set", "foo=1"], "no setting 'foo'"),
+    (["--model", "pf", "--set", "sigma_w=-1"], "sigma_w=-1.0 is out of range"),
+    (["--model", "pf", "--set", "cov_out=ar1:2"], "not positive definite"),
+    (["--model", "pf", "--set", "mu_b=inf"], "mu_b=inf is out of range"),
+    (["--model", "cohen-sde", "--set", "trend=wiggly"], "trend='wiggly' unknown"),
+    (["--threads", "0"], "--threads: 0 is out of range"),
+    (["--threads", "100000"], "is out of range"),
+    (["--memory-mb", "1"], "more than --memory-mb 1"),
+    (["--memory-mb", "-5"], "is out of range"),
+    (["--no-such-flag"], "unrecognized arguments: --no-such-flag"),
+]
+
+ABLATION = [
+    (["--samples", "1000000000"], "--samples: 1000000000 is out of range"),
+    (["--width", "100000"], "MiB of memory"),
+    (["--seed", "-1"], "--seed: -1 is out of range"),
+    (["--reference-steps", "100"], "100 is not a power of two"),
+    (["--activation", "tanh"], "nothing to ablate"),
+    (["--activation", "relu"], "C³"),
+    (["--set", "s_a=-1"], "s_a=-1.0 is out of range"),
+    (["--set", "s_a"], "NAME=VALUE"),
+    (["--fit-from", "1024"], "leaves fewer than two"),
+    (["--depths", "8,8"], "strictly increasing"),
+    (["--plot", "x.xyz"], "suffix '.xyz'"),
+    (["--json", "/proc/x.json"], "--json /proc/x.json"),
+    (["--weight-var", "2"], "unrecognized arguments: --weight-var"),
+    (["--device", "cuda:abc"], "'cuda:abc' unknown"),
+]
+
+WEAK = [
+    (["--weak-width", "100000"], "--weak-width: 100000 is out of range"),
+    (["--draws", "1000000000"], "--draws: 1000000000 is out of range"),
+    (["--draws", "5"], "--draws: 5 is out of range"),
+    (["--weak-draws", "1"], "--weak-draws: 1 is out of range"),
+    (["--weak-z", "nan"], "--weak-z: nan must be finite"),
+    (["--weak-z", "inf"], "--weak-z: inf must be finite"),
+    (["--weak-reference", "100"], "100 is not a power of two"),
+    (["--weak-depths", "2:8", "--weak-reference", "8"], "finer than the deepest weak depth 8"),
+    (["--weak-depths", "4,4"], "strictly increasing"),
+    (["--weak-fit-from", "256"], "leaves fewer than two"),
+    (["--inputs", "0"], "must be exactly two finite numbers"),
+    (["--inputs", "0,nan"], "must be finite"),
+    (["--models", "relu"], "allowed tanh, swish"),
+    (["--models", ""], "allowed tanh, swish"),
+    (["--alpha", "2"], "--alpha: 2.0 is out of range"),
+    (["--permutations", "1"], "--permutations: 1 is out of range"),
+    (["--seed", "-1"], "--seed: -1 is out of range"),
+    (["--json", "/proc/x.json"], "--json /proc/x.json"),
+    (["--csv", "x.csv"], "unrecognized arguments: --csv"),
+    (["--device", "cuda:-1"], "'cuda:-1' unknown"),
+]
+
+REGIMES = [
+    (["--preset", "fig1", "--samples", "1000000000"], "--samples: 1000000000 is out of range"),
+    (["--preset", "fig1", "--width", "100000"], "MiB of memory"),
+    (["--preset", "chizat", "--layers", "100000000"], "--layers: 100000000 is out of range"),
+    (["--preset", "fig1", "--seed", "-1"], "--seed: -1 is out of range"),
+    (["--preset", "fig1", "--betas", "0.5,-0.2"], "β=-0.2 is out of range"),
+    (["--preset", "fig1", "--betas", ""], "at least one β"),
+    (["--preset", "fig1", "--depths", "0,10,20"], "0 is out of range"),
+    (["--preset", "fig1", "--depths", "10"], "a sweep needs at least 3 depths"),
+    (["--preset", "fig1", "--depths", "10,100"], "a sweep needs at least 3 depths"),
+    (["--preset", "fig1", "--depths", "100,10,1000"], "strictly increasing"),
+    (["--preset", "fig2", "--depths", "10,20"], "fig2 studies one depth"),
+    (["--preset", "fig2", "--betas", "0.5,1"], "fig2 studies one β"),
+    (["--preset", "fig1", "--regime", "fractional", "--hurst", "1.5"], "H=1.5 is out of range"),
+    (["--preset", "fig1", "--regime", "fractional"], "needs --hurst"),
+    (["--preset", "fig1", "--hurst", "0.7"], "--hurst: applies to --regime fractional only"),
+    (["--preset", "fig1", "--lengthscale", "0.2"], "--lengthscale: applies to --regime smooth only"),
+    (["--preset", "fig4", "--law", "normal"], "--law: applies to --regime iid only"),
+    (["--preset", "fig1", "--kappas", "1"], "--kappas: does not apply to the fig1 preset"),
+    (["--preset", "fig1", "--hidden", "4"], "--hidden: does not apply to the fig1 preset"),
+    (["--preset", "chizat", "--block", "res2"], "--block: does not apply to the chizat preset"),
+    (["--preset", "chizat", "--kappas", "-1"], "each κ must be finite and ≥ 0"),
+    (["--preset", "fig1", "--block", "res1", "--activation", "nosuch"], "unknown activation 'nosuch'"),
+    (["--preset", "fig1", "--block", "res3", "--activation", "tanh"], "res3 uses ReLU"),
+    (["--preset", "fig1", "--tau", "-1"], "--tau: -1.0 is out of range"),
+    (["--preset", "fig1", "--critical-tolerance", "0"], "--critical-tolerance: 0.0 is out of range"),
+    (["--preset", "fig9"], "invalid choice: 'fig9'"),
+    ([], "the following arguments are required: --preset"),
+    (["--preset", "fig1", "--plot", "/proc/x.png"], "--plot /proc/x.png"),
+    (["--preset", "fig1", "--csv", "x.csv"], "unrecognized arguments: --csv"),
+    (["--preset", "fig1", "--memory-mb", "1"], "more than --memory-mb 1"),
+]
+
+PHASE = [
+    (["--width", "100000"], "--width: 100000 is out of range"),
+    (["--networks", "100000"], "--networks: 100000 is out of range"),
+    (["--depth", "100000"], "--depth: 100000 is out of range (must be ≥ 2 and ≤ 20000)"),
+    (["--width", "4000", "--depth", "20000"], "MiB of memory"),
+    (["--depth", "0"], "must be ≥ 2"),
+    (["--hursts", "0.1:0.9:100000000"], "the count 100000000 is out of range"),
+    (["--hursts", "0.5,1.0"], "H=1 is out of range"),
+    (["--hursts", "1.2"], "H=1.2 is out of range"),
+    (["--betas=-1:1:5"], "β=-1 is out of range"),
+    (["--betas", "0.5"], "1 values"),
+    (["--ref-depth", "1000"], "--ref-depth: 1000 is out of range"),
+    (["--ref-depth", "0"], "--ref-depth: 0 is out of range"),
+    (["--vmax", "0"], "--vmax: 0.0 is out of range"),
+    (["--tolerance", "-1"], "--tolerance: -1.0 is out of range"),
+    (["--workers", "0"], "--workers: 0 is out of range"),
+    (["--seed", "-1"], "--seed: -1 is out of range"),
+    (["--json", "{afile}/x.json"], "is not a folder"),
+    (["--plot", "x.gif"], "suffix '.gif'"),
+]
+
+
+@pytest.fixture()
+def places(tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("a file, not a folder")
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    return {"afile": str(afile), "missing": str(tmp_path / "missing"), "folder": str(folder)}
+
+
+def _check(module, argv, needle, places, capsys):
+    argv = [a.format(**places) for a in argv]
+    started = time.perf_counter()
+    code = module.main([*argv, "--quiet"])
+    elapsed = time.perf_counter() - started
+    captured = capsys.readouterr()
+    lines = [line for line in captured.err.splitlines() if line.strip()]
+    assert code == 2, (argv, code, captured.err, captured.out[-500:])
+    assert len(lines) == 1 and lines[0].startswith("error:"), captured.err
+    assert "Traceback" not in captured.err
+    assert needle in lines[0], lines[0]
+    assert elapsed < 2.0, f"{argv}: refused only after {elapsed:.1f} s"  # checked before computing
+
+
+def _table(cases):
+    return pytest.mark.parametrize("argv, needle", cases, ids=[" ".join(a) or "(none)" for a, _ in cases])
+
+
+@_table(CONVERGENCE)
+def test_convergence(argv, needle, places, capsys):
+    _check(convergence, argv, needle, places, capsys)
+
+
+@_table(ABLATION)
+def test_ablation(argv, needle, places, capsys):
+    _check(ablation, argv, needle, places, capsys)
+
+
+@_table(WEAK)
+def test_weak(argv, needle, places, capsys):
+    _check(weak, argv, needle, places, capsys)
+
+
+@_table(REGIMES)
+def test_regimes(argv, needle, places, capsys):
+    _check(regimes, argv, needle, places, capsys)
+
+
+@_table(PHASE)
+def test_phase(argv, needle, places, capsys):
+    _check(phase, argv, needle, places, capsys)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
+@pytest.mark.parametrize("module, argv", [(convergence, []), (ablation, []), (weak, []), (regimes, ["--preset", "fig1"]),
+                                          (phase, ["--workers", "1"])])
+def test_cuda_without_a_gpu_is_refused(module, argv, capsys):
+    assert module.main([*argv, "--device", "cuda", "--quiet"]) == 2
+    assert "CUDA is not available here" in capsys.readouterr().err
+
+
+def test_there_are_over_a_hundred_cases():
+    assert len(CONVERGENCE) + len(ABLATION) + len(WEAK) + len(REGIMES) + len(PHASE) >= 100
+
+
+def test_a_long_run_is_announced_before_it_starts(capsys):
+    def interrupted(*args, **kwargs):  # stands in for the 45-minute run: Ctrl-C as soon as it starts
+        raise KeyboardInterrupt
+
+    command = dataclasses.replace(regimes.COMMAND, run=interrupted)
+    assert cli.execute(command, ["--preset", "fig2", "--quiet"]) == 130
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("warning: this run is estimated to take about 45 minutes")
+    assert err[1] == "interrupted: no output was written"
