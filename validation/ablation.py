@@ -190,8 +190,6 @@ examples:
   python -m validation.ablation --plot ablation_cohen.png --json ablation.json
   python -m validation.ablation --activation swish --samples 400 --depths 8:256 --reference-steps 4096
   python -m validation.ablation --set s_a=1 --set s_b=1 --set trend=zero
-
-exit status: 0 PASS, 1 FAIL, 2 bad input, 3 internal error.
 """
 
 COMMAND = cli.Command(

@@ -49,6 +49,9 @@ class Terminated(BaseException):
     """Raised in the main thread by SIGTERM, so that it unwinds like Ctrl-C (KeyboardInterrupt)."""
 
 
+EXIT_STATUS = ("exit status: 0 PASS, 1 FAIL (the verdict; also NaN/inf errors or a failed check), 2 bad input, "
+               "3 internal error, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).")
+
 #: exceptions that mean "the input is bad" (exit status 2), wherever they are raised
 BAD_INPUT = (SettingsError, UsageError, PairError, ActivationError, FractionalNoiseError)
 
@@ -140,8 +143,8 @@ _GROUP_ORDER = ("model", "preset", "study", "fit and verdict", "checks", "check"
 def build_parser(command: Command) -> argparse.ArgumentParser:
     """The parser: the study's own flags, its settings fields as flags, and the shared run flags, in sections
     ordered model → study → fit → run and output."""
-    parser = _Parser(prog=command.prog, description=_plain(command.description), epilog=command.epilog,
-                     formatter_class=HelpFormatter)
+    parser = _Parser(prog=command.prog, description=_plain(command.description),
+                     epilog=command.epilog.rstrip("\n") + "\n\n" + EXIT_STATUS, formatter_class=HelpFormatter)
     fields = [f for f in dataclasses.fields(command.settings) if f.metadata.get("cli", False)]
     seen = list(dict.fromkeys(["model", *(f.metadata["group"] for f in fields), "run and output"]))
     names = sorted(seen, key=lambda g: (g == "run and output",

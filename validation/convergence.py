@@ -576,8 +576,6 @@ examples:
   python -m validation.convergence --model cohen-ode --beta 0.3 --activation tanh
   python -m validation.convergence --model my_pairs:LeakyRes1          # your own pair (module in this folder)
   python -m validation.convergence --list
-
-exit status: 0 PASS, 1 FAIL (or NaN/inf errors), 2 bad input, 3 internal error.
 """
 
 

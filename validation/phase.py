@@ -377,8 +377,6 @@ EPILOG = """\
 examples:
   python -m validation.phase --plot phase.png --json phase.json       # the paper's resolution, about a minute
   python -m validation.phase --hursts 0.1,0.5,0.9 --betas 0.2:1.3:23 --networks 4   # a quick look
-
-exit status: 0 PASS, 1 FAIL, 2 bad input, 3 internal error.
 """
 
 COMMAND = cli.Command(

@@ -638,8 +638,6 @@ examples:
   python -m validation.regimes --preset fig1 --plot fig1.png --json fig1.json
   python -m validation.regimes --preset fig2 --samples 2000
   python -m validation.regimes --preset fig1 --regime fractional --hurst 0.8 --betas 0.6,0.8,1
-
-exit status: 0 PASS, 1 FAIL (a check failed), 2 bad input, 3 internal error.
 """
 
 

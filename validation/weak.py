@@ -533,8 +533,6 @@ examples:
   python -m validation.weak                                   # the paper's size: D = L = 500, 10 000 draws
   python -m validation.weak --width 250 --depth 250 --sde-steps 250   # half the depth, a quarter of the time
   python -m validation.weak --models tanh --draws 2000 --width 100 --depth 100 --plot weak.png --json weak.json
-
-exit status: 0 PASS, 1 FAIL, 2 bad input, 3 internal error.
 """
 
 COMMAND = cli.Command(
