@@ -3,7 +3,6 @@ regeneration command works; no page, docstring or printed line names a file the 
 
 from __future__ import annotations
 
-import os
 import re
 import runpy
 import subprocess

@@ -28,7 +28,7 @@ from limits.cohen import CohenSDE
 from validation import cli, convergence
 from validation.convergence import ConvergenceResult, ConvergenceSettings
 from validation.plots import Curve, draw_error_curves, new_axes
-from validation.results import RunInfo, StudyResult
+from validation.results import StudyResult
 from validation.settings import make_settings, parse_name_value, parse_power_of_two_list, setting
 from validation.stats import depth_intervals, verdict_rule
 

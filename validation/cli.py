@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-import torch
 
 from limits.activations import ActivationError
 from limits.fractional import FractionalNoiseError

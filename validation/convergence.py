@@ -32,10 +32,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-import torch
 
 from limits.activations import ACTIVATION_NAMES, ActivationError, get_activation
-from limits.brownian import default_block_steps
 from limits.pairs import ModelConfig, Pair
 from limits.registry import get_pair, pair_names
 from validation import cli, runtime

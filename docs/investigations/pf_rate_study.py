@@ -1,5 +1,5 @@
 """Scratch: one pf study, per-sample errors saved, fits from several starting depths, tail diagnostics."""
-import sys, time, argparse
+import time, argparse
 import numpy as np, torch
 torch.set_num_threads(1)
 from limits import ModelConfig, get_pair

@@ -1,5 +1,5 @@
 """Slopes of log10 median r_h, r_p vs log10 L at fixed β (full nonlinear res-3, d=40), bootstrap over networks."""
-import sys, json, time, numpy as np, torch
+import sys, time, numpy as np, torch
 torch.set_num_threads(1)
 from limits.initialisation import Block, FractionalRegime, measure_ratios
 hursts = [float(x) for x in sys.argv[1].split(",")]
