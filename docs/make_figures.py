@@ -27,7 +27,7 @@ from typing import Any, Callable
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from validation import ablation, convergence, phase, regimes, weak  # noqa: E402
+from validation import ablation, convergence, phase, regimes, solvers, weak  # noqa: E402
 from validation.results import save_figure  # noqa: E402
 
 
@@ -85,6 +85,16 @@ STUDIES = [
     StudyFigure("regimes_chizat", "python -m validation.regimes --preset chizat",
                 lambda quick: regimes.run("chizat", **(dict(samples=40, sweep_samples=10, layers=20,
                                                             depths=(10, 100, 1000)) if quick else {}), progress=True)),
+    StudyFigure("solvers_res1", "python -m validation.solvers --model res1",
+                lambda quick: solvers.run("res1", **(dict(samples=40, depths=(4, 8, 16, 32), reference_steps=512,
+                                                          bootstrap=200) if quick else {}), progress=True)),
+    StudyFigure("solvers_res1_width1", "python -m validation.solvers --model res1 --width 1",
+                lambda quick: solvers.run("res1", width=1, **(dict(samples=40, depths=(4, 8, 16, 32),
+                                                                   reference_steps=512, bootstrap=200)
+                                                              if quick else {}), progress=True)),
+    StudyFigure("solvers_res2-ode", "python -m validation.solvers --model res2-ode",
+                lambda quick: solvers.run("res2-ode", **(dict(samples=10, depths=(8, 16, 32, 64), bootstrap=200,
+                                                              tolerances=(1e-4, 1e-6)) if quick else {}))),
     StudyFigure("phase_fig7", "python -m validation.phase",
                 lambda quick: phase.run(**(dict(hursts=(0.3, 0.7), betas=(0.2, 0.6, 1.0, 1.3), depth=64, networks=2,
                                                 inputs=2) if quick else {}), progress=True)),

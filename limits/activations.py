@@ -52,6 +52,13 @@ class Activation:
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         return self.fn(x)
 
+    def derivative(self, x: torch.Tensor) -> torch.Tensor:
+        """σ'(x) entrywise, by automatic differentiation of the entrywise σ (at a kink, PyTorch's subgradient)."""
+        with torch.enable_grad():
+            x = x.detach().requires_grad_(True)
+            (grad,) = torch.autograd.grad(self.fn(x).sum(), x)
+        return grad
+
 
 _LOG2 = math.log(2.0)
 

@@ -29,7 +29,8 @@ from torchsde import BaseBrownian
 
 from .seeding import generator
 
-__all__ = ["BrownianGrid", "tree_sum", "dyadic_levels", "default_block_steps"]
+__all__ = ["BrownianGrid", "DyadicPath", "tree_sum", "dyadic_levels", "merge_space_time_areas",
+           "default_block_steps"]
 
 
 def tree_sum(x: torch.Tensor) -> torch.Tensor:
@@ -53,6 +54,17 @@ def dyadic_levels(fine: torch.Tensor) -> list[torch.Tensor]:
         x = levels[-1]
         levels.append(x[0::2] + x[1::2])
     return levels
+
+
+def merge_space_time_areas(w: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Increments and space-time Lévy areas of consecutive pairs of equal steps, merged (dim 0 halves).
+
+    For [s, u] ∪ [u, t] with u − s = t − u, W = W_1 + W_2 and H = ½(H_1 + H_2) + ¼(W_1 − W_2) (the
+    space-time area H_{s,t} = (1/(t−s)) ∫_s^t (B_r − B_s − (r−s)/(t−s) W_{s,t}) dr; Foster 2020, and
+    torchsde's ``BrownianInterval``). The sums follow the tree of :func:`tree_sum`.
+    """
+    w1, w2, h1, h2 = w[0::2], w[1::2], h[0::2], h[1::2]
+    return w1 + w2, 0.5 * (h1 + h2) + 0.25 * (w1 - w2)
 
 
 def default_block_steps(samples: int, size: int, steps: int, budget: int = 1 << 22) -> int:
@@ -214,3 +226,81 @@ class BrownianGrid(BaseBrownian):
         if total is None:
             return torch.zeros(self.shape, dtype=self._dtype, device=self._device)
         return total
+
+
+class DyadicPath(BaseBrownian):
+    """A Brownian path known by its increments (and optionally its space-time Lévy areas) on a grid of K
+    equal steps of [0, T], read by torchsde's schemes at any step count dividing K.
+
+    The study engine records the shared path's increments at the resolution of the deepest scheme (the
+    same tree sums every network reads), so every scheme at every step count L | K reads the same path:
+    a query over an aligned dyadic interval is the :func:`tree_sum` of its recorded steps, bit for bit the
+    increment :class:`BrownianGrid` gives. With ``areas`` (H of each recorded step) it also answers
+    ``return_U`` (U = Δt(½W + H)) and ``return_A`` with the Lévy area **E[A | W, H] = H ⊗ W − W ⊗ H** — the
+    mean of Davie's approximation, without its independent term (drawing that term costs m² normals per
+    step and sample); torchsde's log-ODE scheme accepts it as ``davie``. Memory: K·N·m numbers (the
+    deepest step count compared, never the reference's).
+
+    Args:
+        increments: (K, N, m), K a power of two.
+        areas: (K, N, m) space-time Lévy areas of the steps, or None.
+        t1: the final time T.
+    """
+
+    def __init__(self, increments: torch.Tensor, areas: torch.Tensor | None = None, t1: float = 1.0) -> None:
+        steps = increments.shape[0]
+        if not _is_power_of_two(steps):
+            raise ValueError(f"a DyadicPath needs a power-of-two number of steps; got {steps}")
+        if areas is not None and areas.shape != increments.shape:
+            raise ValueError(f"areas shape {tuple(areas.shape)} differs from increments {tuple(increments.shape)}")
+        self.increments, self.areas = increments, areas
+        self.steps, self.t1 = steps, float(t1)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return tuple(self.increments.shape[1:])
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.increments.dtype
+
+    @property
+    def device(self) -> torch.device:
+        return self.increments.device
+
+    @property
+    def levy_area_approximation(self) -> str:
+        return "none" if self.areas is None else "davie"
+
+    def __repr__(self) -> str:
+        return f"DyadicPath(steps={self.steps}, shape={self.shape}, areas={self.areas is not None})"
+
+    def _index(self, t) -> int:
+        position = float(t) / self.t1 * self.steps
+        index = round(position)
+        if abs(position - index) > 1e-6 or not 0 <= index <= self.steps:
+            raise ValueError(f"time {float(t)!r} is not on the grid of {self.steps} steps over [0, {self.t1}]")
+        return index
+
+    def __call__(self, ta, tb=None, return_U: bool = False, return_A: bool = False):
+        if tb is None:
+            ta, tb = 0.0, ta
+        start, stop = self._index(ta), self._index(tb)
+        length = stop - start
+        if length < 1 or length & (length - 1) or start % length:
+            raise ValueError(f"DyadicPath answers aligned dyadic steps only; got [{float(ta)}, {float(tb)}]")
+        w = tree_sum(self.increments[start:stop])
+        if not (return_U or return_A):
+            return w
+        if self.areas is None:
+            raise ValueError("this DyadicPath has no space-time areas (record them to use return_U/return_A)")
+        ws, hs = self.increments[start:stop], self.areas[start:stop]
+        while ws.shape[0] > 1:
+            ws, hs = merge_space_time_areas(ws, hs)
+        h = hs[0]
+        out = [w]
+        if return_U:
+            out.append((float(tb) - float(ta)) * (0.5 * w + h))
+        if return_A:
+            out.append(h.unsqueeze(-1) * w.unsqueeze(-2) - w.unsqueeze(-1) * h.unsqueeze(-2))
+        return tuple(out)

@@ -46,7 +46,8 @@ from typing import Any, ClassVar
 import torch
 
 from .activations import Activation
-from .ito import ItoLimit, affine_noise, iid_quadratic_variation, ito_correction
+from .ito import (ItoLimit, affine_noise, iid_quadratic_variation, ito_correction, matrix_noise_correction,
+                  matrix_noise_diffusion)
 from .pairs import ModelConfig, ODEPair, OptionSpec, PairError, SDEPair, number_option
 from .seeding import generator
 from .smooth import SmoothGaussianProcess
@@ -136,6 +137,7 @@ class CohenLimit(ItoLimit):
     def __init__(self, pair: "CohenSDE") -> None:
         super().__init__()
         self.pair = pair
+        self.noise_channels = pair.noise_dim
 
     def f(self, t, y: torch.Tensor) -> torch.Tensor:
         drift = self.pair.activation.d1 * self.pair.trend(t, y)
@@ -145,6 +147,18 @@ class CohenLimit(ItoLimit):
 
     def g_prod(self, t, y: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         return self.pair.activation.d1 * self.pair.noise(v, y)
+
+    def diffusion_matrix(self, t, y: torch.Tensor) -> torch.Tensor:
+        """σ'(0) [(s_A/√d) δ_{ii'} y_j | s_b I], shape (N, d, d² + d)."""
+        pair = self.pair
+        eye = torch.eye(pair.width, dtype=y.dtype, device=y.device).expand(y.shape[0], -1, -1)
+        weight = matrix_noise_diffusion(y, pair.s_a / math.sqrt(pair.width))
+        return pair.activation.d1 * torch.cat([weight, pair.s_b * eye], dim=-1)
+
+    def stratonovich_correction(self, t, y: torch.Tensor) -> torch.Tensor:
+        """½ σ'(0)² (s_A²/d) y (the bias channels are additive and add nothing; limits.ito)."""
+        pair = self.pair
+        return matrix_noise_correction(torch.ones_like(y), y, pair.activation.d1**2 * pair.s_a**2 / pair.width)
 
 
 _TREND_OPTIONS: dict[str, OptionSpec] = {

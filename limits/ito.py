@@ -18,6 +18,20 @@ correction of Cohen et al. (Thm 4.4) and Peluchetti & Favaro (Thm 3.1), docs/the
 
 The network (reading the increments on its grid) and the limit (torchsde's ``g_prod`` and ``f``) call
 these same functions, so the two readers cannot disagree about the noise.
+
+**The Stratonovich form** (for the Stratonovich schemes of ``validation.solvers``). The same process solves
+dH = f dt + g dB (Itô) and dH = (f − c) dt + g ∘ dB (Stratonovich), with
+
+    c_k(y) = ½ Σ_j Σ_l ∂_l g_{kj}(y) g_{lj}(y)          (j over the m noise channels)
+
+(:meth:`ItoLimit.stratonovich_correction`, generic by automatic differentiation; the pairs override it with
+closed forms, which the tests check against the generic one). For the noise φ'(0)(ΔW ψ(y) + Δb) with
+W = (s_w/√d) L B^W R (row factor L, column factor R: L Lᵀ = R_O, Rᵀ R = R_I) the columns of B^W give
+
+    c(y) = ½ φ'(0)² (s_w²/d) R_O (ψ'(y) ⊙ R_I ψ(y))         (the bias channels are constant: no term),
+
+which is ½ (s²/d) σ'(y) σ(y) for res-1 (φ = id, ψ = σ, R = I) and ½ σ'(0)² (s_A²/d) y for Cohen et al.'s
+SDE (ψ = id) — :func:`matrix_noise_correction`. :class:`SDEForm` hands a scheme the form it integrates.
 """
 
 from __future__ import annotations
@@ -25,7 +39,8 @@ from __future__ import annotations
 import torch
 import torchsde
 
-__all__ = ["matrix_noise_product", "affine_noise", "iid_quadratic_variation", "ito_correction", "ItoLimit"]
+__all__ = ["matrix_noise_product", "affine_noise", "iid_quadratic_variation", "ito_correction",
+           "matrix_noise_correction", "matrix_noise_diffusion", "ItoLimit", "SDEForm", "SDEFormWithMatrix"]
 
 
 def matrix_noise_product(dW: torch.Tensor, y: torch.Tensor, scale: float) -> torch.Tensor:
@@ -57,6 +72,26 @@ def ito_correction(second_derivative: float, quadratic_variation: torch.Tensor) 
     return (0.5 * second_derivative) * quadratic_variation
 
 
+def matrix_noise_correction(derivative: torch.Tensor, value: torch.Tensor, coefficient: float,
+                            row_cov: torch.Tensor | None = None, col_cov: torch.Tensor | None = None) -> torch.Tensor:
+    """The Stratonovich drift correction ½ c R_O (ψ'(y) ⊙ R_I ψ(y)) of the noise c^½ L ΔB R ψ(y) (module
+    docstring), from ``derivative`` = ψ'(y) and ``value`` = ψ(y), shape (N, d); ``coefficient`` is
+    φ'(0)² s_w²/d; R_O, R_I default to the identity (i.i.d. weights)."""
+    inner = value if col_cov is None else value @ col_cov.T
+    out = derivative * inner
+    if row_cov is not None:
+        out = out @ row_cov.T
+    return (0.5 * coefficient) * out
+
+
+def matrix_noise_diffusion(y: torch.Tensor, scale: float) -> torch.Tensor:
+    """The diffusion matrix of ``matrix_noise_product``: G (N, d, d²) with G[n, i, (i', j)] = scale δ_{ii'} y_j,
+    so that G v = scale · V y for v the row-major V."""
+    n, d = y.shape
+    eye = torch.eye(d, dtype=y.dtype, device=y.device)
+    return scale * (eye.view(1, d, d, 1) * y.view(n, 1, 1, d)).reshape(n, d, d * d)
+
+
 class ItoLimit(torchsde.SDEIto):
     """Base of the limits handed to ``torchsde.sdeint``: an Itô SDE with general noise, given by its
     drift ``f(t, y)`` and the diffusion–vector product ``g_prod(t, y, v)`` only.
@@ -76,3 +111,73 @@ class ItoLimit(torchsde.SDEIto):
 
     def f_and_g_prod(self, t, y: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return self.f(t, y), self.g_prod(t, y, v)
+
+    #: m, the number of noise channels (set by the subclass; needed by :meth:`diffusion_matrix`)
+    noise_channels: int = 0
+
+    def diffusion_matrix(self, t, y: torch.Tensor) -> torch.Tensor:
+        """The diffusion matrix, shape (N, d, m), assembled column by column from ``g_prod`` (m calls).
+
+        Only the schemes that need the matrix itself (Milstein, the log-ODE scheme) and the tests ask for
+        it; a pair may override it with a closed form. (It is not called ``g``: ``torchsde.sdeint`` calls an
+        SDE's ``g``, when it has one, to check shapes on every call.)"""
+        if self.noise_channels < 1:
+            raise NotImplementedError(f"{type(self).__name__} sets no noise_channels, so g cannot be assembled")
+        eye = torch.eye(self.noise_channels, dtype=y.dtype, device=y.device)
+        columns = [self.g_prod(t, y, eye[j].expand(y.shape[0], -1)) for j in range(self.noise_channels)]
+        return torch.stack(columns, dim=-1)
+
+    def stratonovich_correction(self, t, y: torch.Tensor) -> torch.Tensor:
+        """c(y) = ½ Σ_j (∂g_{·j}) g_{·j}: the Itô drift minus the Stratonovich drift (module docstring).
+
+        Generic: automatic differentiation of :meth:`diffusion_matrix` (m Jacobian–vector products, for small sizes and
+        the tests); the pairs override it with closed forms."""
+        y = y.detach()
+        matrix = self.diffusion_matrix(t, y)
+        total = torch.zeros_like(y)
+        for j in range(matrix.shape[-1]):
+            total = total + _directional_derivative(lambda x, j=j: self.diffusion_matrix(t, x)[..., j], y,
+                                                    matrix[..., j])
+        return 0.5 * total.detach()
+
+
+def _directional_derivative(fn, y: torch.Tensor, direction: torch.Tensor) -> torch.Tensor:
+    """(∂fn(y)) · direction for a batch, by the double-backward trick (fn maps (N, d) to (N, d) row-wise)."""
+    with torch.enable_grad():
+        y = y.detach().requires_grad_(True)
+        out = fn(y)
+        probe = torch.zeros_like(out, requires_grad=True)
+        (vjp,) = torch.autograd.grad(out, y, grad_outputs=probe, create_graph=True)
+        (jvp,) = torch.autograd.grad(vjp, probe, grad_outputs=direction)
+    return jvp
+
+
+class SDEForm(torchsde.BaseSDE):
+    """The pair's Itô limit in the form a scheme integrates: ``sde_type`` ``"ito"`` (f as is) or
+    ``"stratonovich"`` (f − c, :meth:`ItoLimit.stratonovich_correction`), with a declared ``noise_type``
+    (a pair's noise is ``general``; a width-1 res-1 is ``scalar``, which Milstein needs). The diffusion
+    (``g_prod``) is the limit's own; :class:`SDEFormWithMatrix` adds ``g`` for the schemes that need the matrix
+    (torchsde evaluates ``g`` on every ``sdeint`` call when an SDE has it, so the plain form has none)."""
+
+    def __init__(self, limit: ItoLimit, sde_type: str = "ito", noise_type: str = "general") -> None:
+        super().__init__(noise_type=noise_type, sde_type=sde_type)
+        self.limit = limit
+
+    def f(self, t, y: torch.Tensor) -> torch.Tensor:
+        drift = self.limit.f(t, y)
+        if self.sde_type == "stratonovich":
+            drift = drift - self.limit.stratonovich_correction(t, y)
+        return drift
+
+    def g_prod(self, t, y: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return self.limit.g_prod(t, y, v)
+
+    def f_and_g_prod(self, t, y: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.f(t, y), self.g_prod(t, y, v)
+
+
+class SDEFormWithMatrix(SDEForm):
+    """:class:`SDEForm` with the diffusion matrix ``g`` (N, d, m), for Milstein and the log-ODE scheme."""
+
+    def g(self, t, y: torch.Tensor) -> torch.Tensor:
+        return self.limit.diffusion_matrix(t, y)

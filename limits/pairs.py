@@ -250,6 +250,12 @@ class SDEPair(Pair):
     def noise_dim(self) -> int:
         """m, the number of Brownian channels per sample."""
 
+    @property
+    def noise_type(self) -> str:
+        """The limit's noise structure in torchsde's terms (``general``; a pair with commutative noise says
+        so, e.g. res-1 at width 1 is ``scalar``): it decides which schemes apply and at which order."""
+        return "general"
+
     @abc.abstractmethod
     def network_step(self, h: torch.Tensor, t: float, dt: float, dW: torch.Tensor) -> torch.Tensor:
         """One residual block: h_{k+1} from h_k at t = t_k, with dt = 1/L and the path increment dW."""

@@ -41,7 +41,7 @@ import torch
 from tqdm.auto import tqdm
 
 from .activations import Activation, ActivationError, get_activation
-from .ito import ItoLimit, affine_noise, iid_quadratic_variation, ito_correction
+from .ito import ItoLimit, affine_noise, iid_quadratic_variation, ito_correction, matrix_noise_correction
 from .pairs import ModelConfig, OptionSpec, PairError, SDEPair, number_option
 from .seeding import generator
 
@@ -209,6 +209,14 @@ class PFBlock:
         """φ'(0) (σ^{W_O} v^W σ^{W_I} ψ(x) + σ^b v^b): the limit's ``g_prod``."""
         return self.phi.d1 * self.noise(v, self.psi(x))
 
+    def stratonovich_correction(self, x: torch.Tensor) -> torch.Tensor:
+        """½ φ'(0)² (σ_w²/D) R_O (ψ'(x) ⊙ R_I ψ(x)): the Itô minus the Stratonovich drift (limits.ito)."""
+        coefficient = self.phi.d1**2 * self.weight_scale**2
+        if self.iid:
+            return matrix_noise_correction(self.psi.derivative(x), self.psi(x), coefficient)
+        row_cov = self.left @ self.left.T
+        return matrix_noise_correction(self.psi.derivative(x), self.psi(x), coefficient, row_cov, self.r_in)
+
 
 class PFLimit(ItoLimit):
     """The Peluchetti–Favaro SDE for torchsde (Itô, general noise, ``g_prod`` only)."""
@@ -216,12 +224,16 @@ class PFLimit(ItoLimit):
     def __init__(self, block: PFBlock) -> None:
         super().__init__()
         self.block = block
+        self.noise_channels = block.width * block.width + block.width
 
     def f(self, t, y):
         return self.block.drift(y)
 
     def g_prod(self, t, y, v):
         return self.block.diffusion_prod(y, v)
+
+    def stratonovich_correction(self, t, y):
+        return self.block.stratonovich_correction(y)
 
 
 class PFPair(SDEPair):

@@ -25,7 +25,7 @@ import math
 import torch
 
 from .activations import Activation
-from .ito import ItoLimit, matrix_noise_product
+from .ito import ItoLimit, matrix_noise_correction, matrix_noise_diffusion, matrix_noise_product
 from .pairs import SDEPair
 
 __all__ = ["Res1SDE", "Res1Limit"]
@@ -34,16 +34,24 @@ __all__ = ["Res1SDE", "Res1Limit"]
 class Res1Limit(ItoLimit):
     """The Itô SDE dH = (s/√d) dB σ(H) for torchsde, with ``g_prod`` only (no d×d² diffusion matrix)."""
 
-    def __init__(self, activation: Activation, scale: float) -> None:
+    def __init__(self, activation: Activation, scale: float, width: int | None = None) -> None:
         super().__init__()
         self.activation = activation
         self.scale = scale
+        self.noise_channels = 0 if width is None else width * width
 
     def f(self, t, y: torch.Tensor) -> torch.Tensor:
         return torch.zeros_like(y)
 
     def g_prod(self, t, y: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         return matrix_noise_product(v, self.activation(y), self.scale)
+
+    def diffusion_matrix(self, t, y: torch.Tensor) -> torch.Tensor:
+        return matrix_noise_diffusion(self.activation(y), self.scale)
+
+    def stratonovich_correction(self, t, y: torch.Tensor) -> torch.Tensor:
+        """½ (s²/d) σ'(y) σ(y): the Stratonovich form is dH = −½ (s²/d) σ'(H) σ(H) dt + (s/√d) dB ∘ σ(H)."""
+        return matrix_noise_correction(self.activation.derivative(y), self.activation(y), self.scale**2)
 
 
 class Res1SDE(SDEPair):
@@ -78,5 +86,10 @@ class Res1SDE(SDEPair):
         """The layer's weight matrix V_{k+1} = √L (s/√d) ΔB_k (entries N(0, s²/d)), shape (N, d, d)."""
         return (self.scale / math.sqrt(dt)) * dW.view(-1, self.width, self.width)
 
+    @property
+    def noise_type(self) -> str:
+        """``scalar`` at width 1 (one channel: commutative noise, where Milstein is order 1), else general."""
+        return "scalar" if self.width == 1 else "general"
+
     def limit_sde(self) -> Res1Limit:
-        return Res1Limit(self.activation, self.scale)
+        return Res1Limit(self.activation, self.scale, self.width)

@@ -34,7 +34,7 @@ import torch
 import torchsde
 from tqdm.auto import tqdm
 
-from limits.brownian import BrownianGrid, default_block_steps, dyadic_levels
+from limits.brownian import BrownianGrid, default_block_steps, dyadic_levels, merge_space_time_areas
 from limits.pairs import ODEPair, Pair, SDEPair
 
 __all__ = ["StudyErrors", "PathPass", "sde_pass", "sde_errors", "ode_errors", "study_errors"]
@@ -150,6 +150,10 @@ class PathPass:
     reference: torch.Tensor
     second: torch.Tensor
     info: dict[str, Any]
+    #: with ``record_steps``: the path's increments at that resolution, (K, N, m), and their space-time
+    #: Lévy areas (``record_areas``), for :class:`~limits.brownian.DyadicPath`
+    recorded: torch.Tensor | None = None
+    recorded_areas: torch.Tensor | None = None
 
 
 def sde_pass(
@@ -160,6 +164,8 @@ def sde_pass(
     schemes: dict[str, StepFn] | None = None,
     progress: bool = False,
     block_budget: int = 1 << 23,
+    record_steps: int | None = None,
+    record_areas: bool = False,
 ) -> PathPass:
     """Step every scheme at every depth and the two Euler references along one shared path, in one pass.
 
@@ -173,11 +179,25 @@ def sde_pass(
             the same increments at no extra random-number cost.
         progress: show a progress bar over the path.
         block_budget: elements of fine increments generated at once (sets the block length).
+        record_steps: also keep the path's increments on the grid of K = ``record_steps`` steps (a power
+            of two dividing n; K·N·m numbers), the same tree sums the networks read — for schemes that
+            integrate the limit afterwards on the same path (:class:`~limits.brownian.DyadicPath`).
+        record_areas: with ``record_steps``, also the space-time Lévy area of each recorded step, of the
+            path piecewise linear between the fine grid points (H = 0 on a fine step, merged upwards by
+            :func:`~limits.brownian.merge_space_time_areas`).
     """
     _check_depths(depths, reference_steps)
     schemes = schemes or {"network": pair.network_step}
     n = reference_steps
+    record_every = 0
+    if record_steps is not None:
+        if record_steps < 1 or record_steps & (record_steps - 1) or record_steps > n:
+            raise ValueError(f"record_steps={record_steps} must be a power of two ≤ reference_steps={n}")
+        record_every = n // record_steps
+        block_budget = max(block_budget, record_every * pair.samples * pair.noise_dim)
     block = max(2, default_block_steps(pair.samples, pair.noise_dim, n, block_budget))
+    recorded: list[torch.Tensor] = []
+    recorded_areas: list[torch.Tensor] = []
     path = BrownianGrid(
         pair.samples, pair.noise_dim, n, seed=seed, dtype=pair.dtype, device=pair.device, block_steps=block
     )
@@ -202,6 +222,14 @@ def sde_pass(
         ys = torchsde.sdeint(sde, H, ts, bm=path, method="euler", dt=1.0 / n)
         ys_second = torchsde.sdeint(sde, H_second, ts[[0, -1]], bm=path, method="euler", dt=2.0 / n)
         H, H_second = ys[-1], ys_second[-1]
+        if record_every:
+            level = record_every.bit_length() - 1
+            recorded.append(levels[level])
+            if record_areas:
+                w, area = levels[0], torch.zeros_like(levels[0])
+                for _ in range(level):
+                    w, area = merge_space_time_areas(w, area)
+                recorded_areas.append(area)
         for tracker in trackers:
             if tracker.r > block:
                 continue
@@ -236,6 +264,8 @@ def sde_pass(
         reference=H,
         second=H_second,
         info=info,
+        recorded=torch.cat(recorded) if recorded else None,
+        recorded_areas=torch.cat(recorded_areas) if recorded_areas else None,
     )
 
 

@@ -4,7 +4,7 @@ Every study's ``run`` returns a :class:`StudyResult`. Its JSON form (``to_dict()
 layout for all studies, checked against the JSON Schema shipped in ``validation/schemas/result.schema.json``
 (``schema_version`` 1):
 
-* ``study`` — ``convergence``, ``ablation``, ``weak``, ``regimes`` or ``phase``;
+* ``study`` — ``convergence``, ``ablation``, ``weak``, ``regimes``, ``phase`` or ``solvers``;
 * ``schema_version`` — 1;
 * ``settings`` — every setting of the run, resolved (``run(model, **settings)`` repeats it);
 * ``result`` — the study's numbers, always with ``verdict`` (``PASS`` or ``FAIL``); every rate fit has

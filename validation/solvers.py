@@ -1,0 +1,643 @@
+"""``python -m validation.solvers``: which scheme reaches a given error at the least cost, on the same weights.
+
+For the chosen model the study draws N weight processes once and integrates the pair's limit with several
+numerical schemes at the step counts L (the ResNet depths), every scheme reading the same weights:
+
+* **SDE pairs** (res1, cohen-sde, pf, …): one Brownian path per sample. The network (a ResNet of depth L)
+  and the schemes — Euler–Maruyama (which res-1 *is*), torchsde's Stratonovich schemes (midpoint,
+  euler_heun, reversible_heun; log_ode_midpoint on request) on the limit's Stratonovich form, and where
+  the noise is commutative (res1 at ``--width 1``) Milstein and SRK — read the same dyadic tree sums of
+  the path (docs/theory.md §5). The reference is Euler with ``--reference-steps`` steps of the same path
+  (general noise), or the highest-order valid scheme at that step count (commutative noise, where an
+  order-1 scheme would otherwise meet Euler's own error).
+* **ODE pairs** (res1-ode, res2-ode, …): the smooth weights are functions of t; the fixed-step schemes
+  euler (the ResNet itself), midpoint, heun3, rk4 and explicit_adams of torchdiffeq at each L, and the
+  adaptive dopri5 and dopri8 across tolerances; the reference is dopri8 at ``--rtol`` (second: 100× looser).
+
+It reports each scheme's strong error at each L, its rate with a 95% paired-bootstrap interval against
+the scheme's theory order (fitted only above the reference floor — 10× the two references' RMS gap for ODEs,
+3× for SDEs), the
+drift/diffusion (or field) evaluations and wall time per solve, the step count each scheme needs to reach
+an error ε, and a work–precision figure (error against evaluations, and against wall time).
+
+PASS when every scheme with a theory order has its whole rate interval within ±tolerance of it.
+
+Python: ``validation.solvers.run("res1", samples=200)`` returns a :class:`SolversResult`.
+
+Exit status: 0 PASS, 1 FAIL, 2 bad input, 3 internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import torch
+
+from limits.brownian import DyadicPath
+from limits.pairs import ODEPair, Pair, SDEPair, run_network
+from limits.schemes import SDE_SCHEMES, SchemeError, get_sde_scheme, sde_schemes_for
+from validation import cli, runtime
+from validation.convergence import ConvergenceSettings, build_pair, model_spec
+from validation.engine import sde_pass
+from validation.results import RunInfo, StudyResult, rows_from_columns, utc_now
+from validation.settings import SettingsError, check_float, make_settings, parse_float_list, setting
+from validation.stats import RateFit, fit_rate, verdict
+
+__all__ = ["SolversSettings", "SolversResult", "SchemeRun", "ODE_FIXED_SCHEMES", "ODE_ADAPTIVE_SCHEMES", "run",
+           "main", "steps_to_reach"]
+
+#: torchdiffeq's fixed-grid schemes compared on ODE pairs, with their classical orders (None: reported only —
+#: torchdiffeq's explicit_adams starts with rk4 steps and raises its order up to 12 as history accumulates)
+ODE_FIXED_SCHEMES: Mapping[str, float | None] = {"euler": 1.0, "midpoint": 2.0, "heun3": 3.0, "rk4": 4.0,
+                                                  "explicit_adams": None}
+ODE_ADAPTIVE_SCHEMES: tuple[str, ...] = ("dopri5", "dopri8")
+#: the SDE schemes run by default: every valid one except log_ode_midpoint on general noise, whose Lévy-area
+#: term costs m Jacobian–vector products per step (m = d² + …: 30 s for res1 at d = 10, N = 200)
+_COSTLY_ON_GENERAL_NOISE = ("log_ode_midpoint",)
+#: depths whose RMS error is below this multiple of the reference floor (the two references' RMS gap) are not
+#: fitted. ODE: the reference's error is a deterministic bias, so an error 10× above it is distorted by ≤ 10%;
+#: SDE: the reference's error is a nearly independent fluctuation that adds in quadrature, so 3× distorts ≤ 6%
+FLOOR_FACTORS: Mapping[str, float] = {"ode": 10.0, "sde": 3.0}
+#: ODE pairs: the reference is rk4 with this many times the deepest step count (second: half as many). An
+#: adaptive reference does not reach far enough: dopri8 at rtol = atol = 1e-13 stays ~1e-9 from the converged rk4
+#: solution on res2-ode (d = 10, ℓ = 0.1), which is where rk4's own errors are at L ≈ 512
+REFERENCE_FACTOR = 4
+#: the error levels of the steps-to-ε table
+TARGETS: tuple[float, ...] = (1e-1, 1e-2, 1e-3, 1e-4, 1e-6)
+
+
+def _scheme_list(text: str) -> tuple[str, ...]:
+    names = tuple(part.strip() for part in text.split(",") if part.strip())
+    if not names:
+        raise ValueError(f"{text!r} names no scheme")
+    return names
+
+
+@dataclass(frozen=True)
+class SolversSettings(ConvergenceSettings):
+    """Settings of the solver study (the model and size settings are the convergence study's)."""
+
+    schemes: tuple[str, ...] | None = setting(
+        None, "schemes to compare, comma-separated; SDE: " + ", ".join(SDE_SCHEMES) + "; ODE: "
+        + ", ".join([*ODE_FIXED_SCHEMES, *ODE_ADAPTIVE_SCHEMES]), parse=_scheme_list,
+        default_text="every scheme valid for the model's noise (SDE: log_ode_midpoint only with commutative "
+                     "noise); ODE: all")
+    tolerances: tuple[float, ...] = setting((1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9),
+                                            "ODE pairs: rtol = atol of the adaptive schemes", parse=parse_float_list)
+
+    def check(self) -> None:
+        super().check()
+        if self.schemes is not None:
+            known = {*SDE_SCHEMES, *ODE_FIXED_SCHEMES, *ODE_ADAPTIVE_SCHEMES}
+            names = tuple(self.schemes) if not isinstance(self.schemes, str) else _scheme_list(self.schemes)
+            for name in names:
+                if name not in known:
+                    raise SettingsError("schemes", f"unknown scheme {name!r} (known: {', '.join(sorted(known))})")
+            if len(set(names)) != len(names):
+                raise SettingsError("schemes", f"{', '.join(names)} names a scheme twice")
+            self._set("schemes", names)
+        tolerances = tuple(check_float("tolerances", value, 1e-13, 1e-1) for value in self.tolerances)
+        if not tolerances:
+            raise SettingsError("tolerances", "give at least one tolerance")
+        self._set("tolerances", tolerances)
+
+
+# ------------------------------------------------------------------------------------------------ result
+@dataclass
+class SchemeRun:
+    """One scheme at every step count: per-sample squared errors, the fit, and its cost.
+
+    Attributes:
+        name, description: the scheme.
+        theory_order: its strong (SDE) or classical (ODE) order for this model; None: reported, not checked.
+        depths: the step counts L (for an adaptive scheme: the tolerances' accepted step counts are in
+            ``evaluations``; ``depths`` is empty).
+        squared_errors: (N, number of depths) ‖X_L − H_1‖² against the reference.
+        evaluations: drift + diffusion (SDE) or field (ODE) evaluations of one solve of the batch, per depth
+            (or per tolerance).
+        seconds: wall time of one solve of the batch, per depth (or per tolerance).
+        fit: the rate fit (None for an adaptive scheme).
+        tolerances: the adaptive scheme's tolerances (empty for a fixed-step scheme).
+    """
+
+    name: str
+    description: str
+    theory_order: float | None
+    depths: list[int]
+    squared_errors: np.ndarray
+    evaluations: list[int]
+    seconds: list[float]
+    fit: RateFit | None = None
+    tolerances: list[float] = dataclasses.field(default_factory=list)
+
+    @property
+    def errors(self) -> np.ndarray:
+        """RMS error per depth (or tolerance)."""
+        return np.sqrt(np.mean(self.squared_errors, axis=0))
+
+    def verdict(self, tolerance: float) -> str | None:
+        """PASS/FAIL against the theory order; None when there is none to check."""
+        if self.fit is None or self.theory_order is None:
+            return None
+        return verdict(self.fit, self.theory_order, tolerance)
+
+    def to_dict(self, tolerance: float) -> dict[str, Any]:
+        return {
+            "name": self.name, "description": self.description, "theory_order": self.theory_order,
+            "depths": self.depths, "tolerances": self.tolerances, "rms_errors": self.errors,
+            "evaluations": self.evaluations, "seconds": self.seconds,
+            "fit": self.fit.to_dict() if self.fit is not None else None, "verdict": self.verdict(tolerance),
+        }
+
+
+def steps_to_reach(run: SchemeRun, target: float) -> float | None:
+    """The step count L at which the scheme's RMS error reaches ``target``: interpolated log–log between the
+    measured depths, extrapolated from the fitted rate beyond the deepest one when the fit is finite; None
+    when the target lies above the shallowest error's reach (the coarsest step already beats it) or cannot
+    be estimated."""
+    errors, depths = run.errors, np.asarray(run.depths, dtype=float)
+    if not len(depths) or not np.all(np.isfinite(errors)) or np.any(errors <= 0):
+        return None
+    if errors[0] <= target:
+        return float(depths[0])
+    for j in range(1, len(depths)):
+        if errors[j] <= target:
+            u = (math.log(target) - math.log(errors[j - 1])) / (math.log(errors[j]) - math.log(errors[j - 1]))
+            return float(math.exp(math.log(depths[j - 1]) + u * (math.log(depths[j]) - math.log(depths[j - 1]))))
+    fit = run.fit
+    if fit is None or not fit.finite or not fit.rate > 0:
+        return None
+    return float(depths[-1] * (errors[-1] / target) ** (1.0 / fit.rate))
+
+
+@dataclass
+class SolversResult(StudyResult):
+    """The solver study's result: every scheme's errors, rate and cost on the same weights.
+
+    Attributes:
+        model: the pair's description; kind: ``sde`` or ``ode``; noise_type: the SDE's noise structure.
+        runs: the fixed-step schemes (the network first), in order; adaptive: the adaptive ODE schemes.
+        reference: how the reference was computed, and ``rms_gap``, its floor (the two references' gap).
+    """
+
+    model: dict[str, Any] = dataclasses.field(default_factory=dict)
+    model_spec: str = ""
+    kind: str = "sde"
+    noise_type: str = "general"
+    runs: list[SchemeRun] = dataclasses.field(default_factory=list)
+    adaptive: list[SchemeRun] = dataclasses.field(default_factory=list)
+    reference: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    study = "solvers"
+
+    @property
+    def depths(self) -> list[int]:
+        return list(self.settings.depths)
+
+    def run_named(self, name: str) -> SchemeRun:
+        """The scheme run called ``name``."""
+        for run in [*self.runs, *self.adaptive]:
+            if run.name == name:
+                return run
+        raise KeyError(f"no scheme {name!r} in this result (have: {', '.join(r.name for r in self.runs)})")
+
+    @property
+    def rates(self) -> dict[str, float]:
+        """Each fixed-step scheme's fitted rate."""
+        return {run.name: run.fit.rate for run in self.runs if run.fit is not None}
+
+    @property
+    def verdict(self) -> str:
+        checked = [run.verdict(self.settings.tolerance) for run in self.runs]
+        checked = [v for v in checked if v is not None]
+        if not checked or not math.isfinite(self.reference.get("rms_gap", math.nan)):
+            return "FAIL"
+        return "PASS" if all(v == "PASS" for v in checked) else "FAIL"
+
+    def steps_table(self) -> dict[str, list[float | None]]:
+        """The step count each fixed-step scheme needs for each error level of :data:`TARGETS`."""
+        return {run.name: [steps_to_reach(run, eps) for eps in TARGETS] for run in self.runs}
+
+    def summary(self) -> dict[str, Any]:
+        tol = self.settings.tolerance
+        return {
+            "model": self.model, "model_spec": self.model_spec, "kind": self.kind, "noise_type": self.noise_type,
+            "depths": self.depths, "reference": self.reference, "floor_factor": FLOOR_FACTORS[self.kind],
+            "schemes": [run.to_dict(tol) for run in self.runs],
+            "adaptive": [run.to_dict(tol) for run in self.adaptive],
+            "steps_to_reach": {"targets": list(TARGETS), "steps": self.steps_table()},
+        }
+
+    def csv_rows(self) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = []
+        for run in [*self.runs, *self.adaptive]:
+            keys = run.depths if run.depths else run.tolerances
+            for j, key in enumerate(keys):
+                rows += rows_from_columns({
+                    "scheme": [run.name], "depth": [key if run.depths else None],
+                    "tolerance": [None if run.depths else key], "rms_error": [run.errors[j]],
+                    "evaluations": [run.evaluations[j]], "seconds": [run.seconds[j]],
+                    "fitted": [bool(run.fit.fitted[j]) if run.fit is not None else None],
+                })
+        return rows
+
+    def table(self) -> str:
+        s = self.settings
+        lines = [f"model {self.model['name']}: {self.model['description']}",
+                 f"width {self.model['width']}, samples {s.samples}, {self.kind.upper()} ({self.noise_type} noise), "
+                 f"seed {s.seed}, {s.dtype} on {self.run_info.device}",
+                 f"reference: {self.reference['text']}; floor (RMS gap of the two references) "
+                 f"{self.reference['rms_gap']:.3e}: depths below {FLOOR_FACTORS[self.kind]:g}× it are not fitted", ""]
+        header = f"{'scheme':18s}" + "".join(f"{L:>10d}" for L in self.depths) + \
+            f"{'evals/step':>11} {'rate [95% CI]':>24} {'theory':>7} {'verdict':>8}"
+        lines += ["RMS error by step count L:", header, "-" * len(header)]
+        for run in self.runs:
+            cells = []
+            for j, error in enumerate(run.errors):
+                mark = "" if run.fit is None or run.fit.fitted[j] else "*"
+                cells.append(f"{error:9.2e}{mark or ' '}")
+            fit = run.fit
+            rate = (f"{fit.rate:.3f} [{fit.ci[0]:.3f}, {fit.ci[1]:.3f}]" if fit is not None and fit.finite
+                    else "not fitted")
+            theory = f"{run.theory_order:g}" if run.theory_order is not None else "-"
+            per_step = run.evaluations[-1] / run.depths[-1]
+            lines.append(f"{run.name:18s}" + "".join(cells) + f"{per_step:11.1f} {rate:>24} {theory:>7} "
+                         f"{run.verdict(s.tolerance) or 'report':>8}")
+        lines.append("(* not fitted: below the reference floor)")
+        if self.adaptive:
+            lines += ["", "adaptive schemes (rtol = atol):"]
+            for run in self.adaptive:
+                lines.append(f"{run.name:18s}" + "  ".join(f"tol {tol:.0e}: {err:.2e} ({n} evals)"
+                                                           for tol, err, n in zip(run.tolerances, run.errors,
+                                                                                  run.evaluations)))
+        lines += ["", "step count L needed for RMS error ε (interpolated; beyond the deepest L from the rate):",
+                  f"{'scheme':18s}" + "".join(f"{'ε=' + format(eps, '.0e'):>12}" for eps in TARGETS)]
+        for name, steps in self.steps_table().items():
+            lines.append(f"{name:18s}" + "".join(f"{'-' if n is None else format(n, '.3g'):>12}" for n in steps))
+        return "\n".join(lines)
+
+    def plot(self, ax: Any = None) -> Any:
+        """The work–precision figure: RMS error against evaluations (left) and wall time (right), one line per
+        scheme with its 95% band, theory slopes dashed. ``ax``: a pair of Axes, or None."""
+        from matplotlib.figure import Figure
+
+        if ax is None:
+            fig = Figure(figsize=(11, 4.6), layout="constrained")
+            axes = fig.subplots(1, 2)
+        else:
+            axes = list(ax)
+            fig = axes[0].figure
+        s = self.settings
+        markers = "osD^v<>ph*"
+        for k, run in enumerate([*self.runs, *self.adaptive]):
+            errors = run.errors
+            bands = _error_bands(run.squared_errors, s)
+            for panel, cost in zip(axes, (run.evaluations, run.seconds)):
+                cost = np.asarray(cost, dtype=float)
+                style = dict(marker=markers[k % len(markers)], linestyle="--" if run.tolerances else "-",
+                             label=run.name + (f" (order {run.theory_order:g})" if run.theory_order else ""))
+                line, = panel.loglog(cost, errors, **style)
+                panel.fill_between(cost, bands[0], bands[1], color=line.get_color(), alpha=0.15, linewidth=0)
+                if panel is axes[0] and run.theory_order and run.depths:
+                    # theory slope in evaluations: e ∝ L^-p and evaluations ∝ L, through the deepest point
+                    x = np.array([cost[0], cost[-1]])
+                    panel.loglog(x, errors[-1] * (x / cost[-1]) ** (-run.theory_order), color=line.get_color(),
+                                 linestyle=":", linewidth=1)
+        axes[0].set_xlabel("drift + diffusion evaluations per solve" if self.kind == "sde"
+                           else "vector-field evaluations per solve")
+        axes[1].set_xlabel("wall time per solve of the batch (s)")
+        for panel in axes:
+            panel.set_ylabel("RMS error vs reference")
+            panel.grid(True, which="both", alpha=0.3)
+        axes[0].legend(fontsize=7)
+        fig.suptitle(f"{self.model['name']}: work–precision on the same weights (N={s.samples}, d={self.model['width']}, "
+                     f"seed {s.seed}); bands: 95% bootstrap; dotted: theory slopes", fontsize=9)
+        return fig
+
+
+def _error_bands(squared: np.ndarray, settings: SolversSettings) -> tuple[np.ndarray, np.ndarray]:
+    from validation.stats import depth_intervals
+
+    if squared.shape[0] < 2 or not np.all(np.isfinite(squared)):
+        errors = np.sqrt(np.mean(squared, axis=0))
+        return errors, errors
+    return depth_intervals(squared, "rms", settings.confidence, resamples=400, seed=settings.seed)
+
+
+# ------------------------------------------------------------------------------------------------ run
+class _Counted:
+    """Counts the calls of a callable (the cost axis of the work–precision diagram)."""
+
+    def __init__(self, fn: Callable[..., torch.Tensor]) -> None:
+        self.fn, self.calls = fn, 0
+
+    def __call__(self, *args: Any) -> torch.Tensor:
+        self.calls += 1
+        return self.fn(*args)
+
+
+class _CountedLimit:
+    """An Itô limit whose f and g_prod calls are counted (the rest passes through)."""
+
+    def __init__(self, limit: Any) -> None:
+        self._limit = limit
+        self.f_calls = self.g_calls = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._limit, name)
+
+    def f(self, t, y):
+        self.f_calls += 1
+        return self._limit.f(t, y)
+
+    def g_prod(self, t, y, v):
+        self.g_calls += 1
+        return self._limit.g_prod(t, y, v)
+
+    def f_and_g_prod(self, t, y, v):
+        return self.f(t, y), self.g_prod(t, y, v)
+
+    def diffusion_matrix(self, t, y):
+        self.g_calls += 1
+        return self._limit.diffusion_matrix(t, y)
+
+    def stratonovich_correction(self, t, y):
+        return self._limit.stratonovich_correction(t, y)
+
+
+def _squared(h: torch.Tensor, reference: torch.Tensor) -> np.ndarray:
+    return ((h - reference) ** 2).sum(-1).cpu().double().numpy()
+
+
+def _fit(depths: Sequence[int], squared: np.ndarray, floor: float, settings: SolversSettings, kind: str) -> RateFit:
+    """The rate over the depths ≥ ``fit_from`` whose RMS error is at least FLOOR_FACTORS[kind] × the reference
+    floor — never through the floor (at least the two shallowest such depths)."""
+    errors = np.sqrt(np.mean(squared, axis=0))
+    factor = FLOOR_FACTORS[kind]
+    keep = [j for j, (L, e) in enumerate(zip(depths, errors))
+            if L >= (settings.fit_from or 0) and not (e < factor * floor)]
+    if len(keep) < 2:
+        keep = [j for j, L in enumerate(depths) if L >= (settings.fit_from or 0)][:2]
+    fit = fit_rate([depths[j] for j in keep], squared[:, keep], "rms", resamples=settings.bootstrap,
+                   confidence=settings.confidence, seed=settings.seed)
+    fitted = np.zeros(len(depths), bool)
+    fitted[keep] = True
+    local = fit.local if len(keep) == len(depths) else np.diff(np.log(errors)) / -np.diff(np.log(depths))
+    return dataclasses.replace(fit, errors=errors, fitted=fitted, local=local, depths=tuple(int(L) for L in depths))
+
+
+def _sde_schemes(pair: SDEPair, settings: SolversSettings) -> list[str]:
+    noise = pair.noise_type
+    if settings.schemes is None:
+        return [name for name in sde_schemes_for(noise) if noise != "general" or name not in _COSTLY_ON_GENERAL_NOISE]
+    for name in settings.schemes:
+        if name not in SDE_SCHEMES:
+            raise SettingsError("schemes", f"{name} is not an SDE scheme ({pair.name} is an SDE pair; SDE schemes: "
+                                           f"{', '.join(SDE_SCHEMES)})")
+        if not get_sde_scheme(name).supports(noise):
+            raise SettingsError("schemes", f"{name} needs {', '.join(sorted(get_sde_scheme(name).noise_types))} "
+                                           f"noise; {pair.name} at width {pair.width} has {noise} noise (valid: "
+                                           f"{', '.join(sde_schemes_for(noise))})")
+    return list(settings.schemes)
+
+
+def _sde_runs(pair: SDEPair, settings: SolversSettings, progress: bool) -> tuple[list[SchemeRun], dict[str, Any]]:
+    depths, n = list(settings.depths), settings.reference_steps
+    names = _sde_schemes(pair, settings)
+    classes = {name: get_sde_scheme(name) for name in names}
+    limit = pair.limit_sde()
+    commutative = pair.noise_type != "general"
+    reference_scheme = None
+    if commutative:
+        # the best valid scheme at n steps: Euler's own error (order 1/2) would floor an order-1 scheme
+        candidates = [name for name in sde_schemes_for(pair.noise_type)]
+        reference_scheme = max(candidates, key=lambda name: (
+            get_sde_scheme(name)(limit, pair.noise_type).strong_order or 0.0, -candidates.index(name)))
+    record = n if commutative else depths[-1]
+    needs_area = any(cls.needs_space_time_area for cls in classes.values()) or (
+        reference_scheme is not None and get_sde_scheme(reference_scheme).needs_space_time_area)
+    passed = sde_pass(pair, depths, n, settings.seed, progress=progress, record_steps=record, record_areas=needs_area)
+    h0 = pair.initial_state()
+    if commutative:
+        fine = DyadicPath(passed.recorded, passed.recorded_areas)
+        scheme = get_sde_scheme(reference_scheme)(limit, pair.noise_type)
+        reference, second = scheme.integrate(h0, fine, n), scheme.integrate(h0, fine, n // 2)
+        coarse = fine
+        text = f"{reference_scheme} (order {scheme.strong_order:g}) on the same path, {n} steps (second: {n // 2})"
+    else:
+        reference, second = passed.reference, passed.second
+        coarse = DyadicPath(passed.recorded, passed.recorded_areas)
+        text = f"Euler-Maruyama on the same path, {n} steps (second: {n // 2})"
+    gap = math.sqrt(float(np.mean(_squared(second, reference))))
+    runs = []
+    # the network: its states from the pass (bit for bit the stand-alone network on this path)
+    network = np.stack([_squared(h, reference) for h in passed.states["network"]], axis=1)
+    timings = []
+    for L in depths:
+        clock = time.perf_counter()
+        run_network(pair, L, coarse, h0)
+        timings.append(time.perf_counter() - clock)
+    runs.append(SchemeRun("network", f"the ResNet of depth L ({pair.name})", pair.theory_rate, depths, network,
+                          [L for L in depths], timings, _fit(depths, network, gap, settings, pair.kind)))
+    for name, cls in classes.items():
+        counted = _CountedLimit(limit)
+        scheme = cls(counted, pair.noise_type)
+        squared, evaluations, seconds = [], [], []
+        for L in depths:
+            counted.f_calls = counted.g_calls = 0
+            clock = time.perf_counter()
+            h = scheme.integrate(h0, coarse, L)
+            seconds.append(time.perf_counter() - clock)
+            evaluations.append(counted.f_calls + counted.g_calls)
+            squared.append(_squared(h, reference))
+        values = np.stack(squared, axis=1)
+        runs.append(SchemeRun(name, cls.description, scheme.strong_order, depths, values, evaluations, seconds,
+                              _fit(depths, values, gap, settings, "sde")))
+    info = {"text": text, "steps": n, "second_steps": n // 2, "scheme": reference_scheme or "euler",
+            "rms_gap": gap, "recorded_steps": record, "levy_area": "E[A | W, H] (space-time area of the "
+            "piecewise-linear fine path)" if needs_area else None}
+    return runs, info
+
+
+def _ode_runs(pair: ODEPair, settings: SolversSettings) -> tuple[list[SchemeRun], list[SchemeRun], dict[str, Any]]:
+    from torchdiffeq import odeint
+
+    depths = list(settings.depths)
+    names = list(settings.schemes) if settings.schemes is not None else [*ODE_FIXED_SCHEMES, *ODE_ADAPTIVE_SCHEMES]
+    for name in names:
+        if name not in ODE_FIXED_SCHEMES and name not in ODE_ADAPTIVE_SCHEMES:
+            raise SettingsError("schemes", f"{name} is not an ODE scheme ({pair.name} is an ODE pair; ODE schemes: "
+                                           f"{', '.join([*ODE_FIXED_SCHEMES, *ODE_ADAPTIVE_SCHEMES])})")
+    h0 = pair.initial_state()
+    span = torch.tensor([0.0, 1.0], dtype=pair.dtype, device=pair.device)
+    rtol, atol = settings.rtol, settings.atol
+    fine = REFERENCE_FACTOR * depths[-1]
+    with torch.no_grad():
+        reference = odeint(pair.limit_field, h0, span, method="rk4", options={"step_size": 1.0 / fine})[-1]
+        second = odeint(pair.limit_field, h0, span, method="rk4", options={"step_size": 2.0 / fine})[-1]
+        adaptive_check = odeint(pair.limit_field, h0, span, rtol=rtol, atol=atol, method="dopri8")[-1]
+    gap = math.sqrt(float(np.mean(_squared(second, reference))))
+    network = np.stack([_squared(run_network(pair, L), reference) for L in depths], axis=1)
+    runs = [SchemeRun("network", f"the ResNet of depth L ({pair.name})", pair.theory_rate, depths, network,
+                      list(depths), [math.nan] * len(depths), _fit(depths, network, gap, settings, pair.kind))]
+    adaptive = []
+    for name in names:
+        field = _Counted(pair.limit_field)
+        squared, evaluations, seconds = [], [], []
+        keys = depths if name in ODE_FIXED_SCHEMES else list(settings.tolerances)
+        for key in keys:
+            field.calls = 0
+            clock = time.perf_counter()
+            with torch.no_grad():
+                if name in ODE_FIXED_SCHEMES:
+                    h = odeint(field, h0, span, method=name, options={"step_size": 1.0 / key})[-1]
+                else:
+                    h = odeint(field, h0, span, method=name, rtol=key, atol=key)[-1]
+            seconds.append(time.perf_counter() - clock)
+            evaluations.append(field.calls)
+            squared.append(_squared(h, reference))
+        values = np.stack(squared, axis=1)
+        if name in ODE_FIXED_SCHEMES:
+            order = ODE_FIXED_SCHEMES[name]
+            runs.append(SchemeRun(name, f"torchdiffeq fixed-grid {name}", order, depths, values, evaluations, seconds,
+                                  _fit(depths, values, gap, settings, "ode")))
+        else:
+            adaptive.append(SchemeRun(name, f"torchdiffeq adaptive {name}", None, [], values, evaluations, seconds,
+                                      tolerances=keys))
+    info = {"text": f"rk4 with {fine} steps (second: {fine // 2})", "steps": fine, "second_steps": fine // 2,
+            "scheme": "rk4", "rms_gap": gap,
+            "dopri8_check": {"rtol": rtol, "atol": atol,
+                             "rms_gap": math.sqrt(float(np.mean(_squared(adaptive_check, reference))))}}
+    return runs, adaptive, info
+
+
+def _resolve(model: str | type[Pair] | Pair, settings: SolversSettings) -> tuple[Pair, SolversSettings]:
+    """The pair and the resolved settings (the convergence study's resolution; ODE reference tolerance 1e-13
+    in float64, since rk4 reaches far below the convergence study's 1e-10)."""
+    if settings.rtol is None and settings.atol is None and settings.dtype == "float64":
+        cls_kind = (model if isinstance(model, Pair) else None)
+        kind = cls_kind.kind if cls_kind is not None else None
+        if kind is None:
+            from limits.registry import get_pair
+            kind = get_pair(model).kind if not isinstance(model, type) else model.kind
+        if kind == "ode":
+            settings = dataclasses.replace(settings, rtol=1e-13, atol=1e-13)
+    pair, settings = build_pair(model, settings)
+    if pair.kind == "sde" and not isinstance(pair, SDEPair):
+        raise SettingsError("model", f"{pair.name} is not an SDE pair")
+    return pair, settings
+
+
+def estimate_mb(model: str | type[Pair] | Pair, settings: SolversSettings) -> float:
+    """A rough upper estimate of the run's peak memory in MiB: the convergence study's, plus the recorded path
+    (K·N·m numbers, twice with the space-time areas)."""
+    from validation import convergence
+
+    base = convergence.estimate_mb(model, settings)
+    pair_cls = type(model) if isinstance(model, Pair) else None
+    if pair_cls is None:
+        from limits.registry import get_pair
+        pair_cls = model if isinstance(model, type) else get_pair(model)
+    if pair_cls.kind != "sde":
+        return base
+    _, s = convergence._sizes(model, settings)
+    width = s.width
+    channels = width * width + width
+    record = s.reference_steps if width == 1 else s.depths[-1]
+    return base + 2 * record * s.samples * channels * 8 / 2**20
+
+
+def estimate_seconds(model: str | type[Pair] | Pair, settings: SolversSettings) -> float:
+    """The convergence study's estimate (the path's random numbers) times 1.5 for the schemes."""
+    from validation import convergence
+
+    return 1.5 * convergence.estimate_seconds(model, settings)
+
+
+def run(model: str | type[Pair] | Pair = "res1", settings: SolversSettings | None = None, /, *,
+        progress: bool = False, threads: int | None = 1, command_line: str | None = None,
+        **overrides: Any) -> SolversResult:
+    """Compare numerical schemes for ``model``'s limit on the same weights: errors, rates, cost.
+
+    Args:
+        model: a pair name, ``"package.module:ClassName"``, a :class:`~limits.Pair` subclass or instance.
+        settings: a :class:`SolversSettings`; None for the defaults (the command line's).
+        progress: show a progress bar over the path.
+        threads: torch intra-op threads for the run (default 1); None leaves torch alone.
+        command_line: the command as typed, recorded in the result.
+        **overrides: settings by name, e.g. ``samples=200, schemes=("euler", "midpoint")``.
+
+    Returns:
+        A :class:`SolversResult`: ``.verdict``, ``.rates``, ``.runs``, ``.steps_table()``, ``.table()``,
+        ``.plot()``, ``.to_dict()``, ``.save(path)``.
+
+    Example:
+        >>> from validation import solvers
+        >>> result = solvers.run("res1", samples=100, depths=(4, 8, 16, 32), reference_steps=512)
+        >>> sorted(result.rates)   # doctest: +SKIP
+        ['euler', 'euler_heun', 'midpoint', 'network', 'reversible_heun']
+    """
+    settings = make_settings(SolversSettings, settings, overrides)
+    pair, settings = _resolve(model, settings)
+    if pair.kind == "sde":
+        try:
+            _sde_schemes(pair, settings)
+        except SchemeError as exc:
+            raise SettingsError("schemes", str(exc)) from None
+    with runtime.threads(threads):
+        started, clock = utc_now(), time.perf_counter()
+        if isinstance(pair, SDEPair):
+            runs, info = _sde_runs(pair, settings, progress)
+            adaptive: list[SchemeRun] = []
+        else:
+            runs, adaptive, info = _ode_runs(pair, settings)
+        wall = time.perf_counter() - clock
+        run_info = RunInfo.capture(seed=settings.seed, dtype=settings.dtype, device=pair.device, started=started,
+                                   wall_time_s=wall, command=command_line)
+    return SolversResult(settings=settings, run_info=run_info, model=pair.describe(), model_spec=model_spec(model),
+                         kind=pair.kind, noise_type=getattr(pair, "noise_type", "none"), runs=runs,
+                         adaptive=adaptive, reference=info)
+
+
+# ------------------------------------------------------------------------------------------------ CLI
+EPILOG = """\
+examples:
+  python -m validation.solvers --model res1                       # EM and torchsde's Stratonovich schemes
+  python -m validation.solvers --model res1 --width 1             # commutative noise: Milstein, SRK at order 1
+  python -m validation.solvers --model res2-ode --plot wp.png     # euler … rk4 and dopri5/8: work-precision
+  python -m validation.solvers --model cohen-sde --schemes euler,midpoint
+"""
+
+
+def _add_arguments(group: argparse._ArgumentGroup) -> None:
+    group.add_argument("--model", default="res1",
+                       help="the pair whose limit the schemes integrate: a name from "
+                            "`python -m validation.convergence --list`, or package.module:ClassName (default: res1)")
+
+
+COMMAND = cli.Command(
+    prog="python -m validation.solvers",
+    description=__doc__.split("\n\n", 1)[1].rsplit("\n\nPython:", 1)[0],
+    epilog=EPILOG,
+    settings=SolversSettings,
+    run=run,
+    positional=("model",),
+    add_arguments=_add_arguments,
+    estimate_mb=estimate_mb,
+    estimate_seconds=estimate_seconds,
+)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line: parse, run, print, write (:func:`validation.cli.execute`)."""
+    return cli.execute(COMMAND, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
