@@ -100,6 +100,12 @@ STUDIES = [
                                                 inputs=2) if quick else {}), progress=True)),
 ]
 
+#: figures drawn by an investigation script at a scale beyond this command (a GPU run of several processes):
+#: listed with where their commands are, not redrawn here
+INVESTIGATIONS = {
+    "blowup": "docs/investigations/blowup.py (GPU-scale; the commands are on docs/results/blowup.md, 'Reproduce')",
+}
+
 TUTORIALS = sorted((HERE / "tutorial").glob("[0-9][0-9]_*.py"))
 
 
@@ -134,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{fig.name + '.png':34s} {fig.command}")
         for path in TUTORIALS:
             print(f"{'tutorial_' + path.name[:2] + '_*.png':34s} the figure_* variables of docs/tutorial/{path.name}")
+        for name, where in INVESTIGATIONS.items():
+            print(f"{name + '.png':34s} not redrawn here: {where}")
         return 0
     wanted = set(args.only or [])
     known = {fig.name for fig in STUDIES} | {"tutorial"}
