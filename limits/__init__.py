@@ -13,9 +13,9 @@ The public surface, in one place (everything a user composes into a pair or a st
 * activations — :class:`Activation`, :func:`get_activation`, :data:`ACTIVATION_NAMES`,
   :class:`ActivationError`.
 
-Models by module: :mod:`limits.res_sde`, :mod:`limits.res_ode`, :mod:`limits.cohen`,
-:mod:`limits.peluchetti_favaro`; the scaling regimes at initialisation: :mod:`limits.initialisation`,
-:mod:`limits.chizat`; random streams: :mod:`limits.seeding`.
+Models by module: :mod:`limits.res_sde`, :mod:`limits.res_ode`, :mod:`limits.rk_resnets` (midpoint and RK4
+blocks of res2-ode's neural ODE), :mod:`limits.cohen`, :mod:`limits.peluchetti_favaro`; the scaling regimes
+at initialisation: :mod:`limits.initialisation`, :mod:`limits.chizat`; random streams: :mod:`limits.seeding`.
 """
 
 from .activations import ACTIVATION_NAMES, Activation, ActivationError, get_activation

@@ -134,8 +134,14 @@ class Pair(abc.ABC):
     converges: ClassVar[bool] = True
     excluded_rate: ClassVar[float | None] = None
     #: the pair's recommended study size for ``validation.convergence`` where the generic one does not
-    #: suit it; optional keys: depths, samples, reference_steps, fit_from, width
+    #: suit it; optional keys: depths, samples, reference_steps, rtol (ODE pairs, float64), fit_from, width
     default_study: ClassVar[dict[str, Any]] = {}
+    #: evaluations of the block's residual branch per layer: the cost unit of validation.solvers (1 for an Euler
+    #: block; a Runge–Kutta block of s stages, limits.rk_resnets, makes s)
+    evaluations_per_layer: ClassVar[int] = 1
+    #: q of the next term of the RMS error's expansion e(L) = C L^-r (1 + c L^-q + …), which the convergence
+    #: study's corrected rate fit uses (docs/theory.md §6)
+    next_order: ClassVar[float] = 1.0
 
     def __init__(
         self,
@@ -244,6 +250,9 @@ class SDEPair(Pair):
     """
 
     kind = "sde"
+    #: 1, not 1/2: the mean-square error is a series in whole powers of 1/L (odd moments of the Brownian
+    #: increments vanish), E‖h_L − H_1‖² = a/L + b/L² + …, so e = (a/L)^½ (1 + (b/2a)/L + …) (docs/theory.md §6)
+    next_order: ClassVar[float] = 1.0
 
     @property
     @abc.abstractmethod
@@ -269,6 +278,9 @@ class ODEPair(Pair):
     """A pair whose weights are smooth (or constant) functions of t, known at any t."""
 
     kind = "ode"
+    #: Euler's global error is C₁/L + C₂/L² + …: relative correction of order 1/L (also for a higher-order
+    #: scheme of order p: C_p L^-p + C_{p+1} L^-p-1 + …)
+    next_order: ClassVar[float] = 1.0
 
     @abc.abstractmethod
     def weights(self, t: torch.Tensor) -> tuple[torch.Tensor, ...]:

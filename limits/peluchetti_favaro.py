@@ -265,10 +265,10 @@ class PFPair(SDEPair):
         "x0": OptionSpec("normal", "input: 'normal' (x_0 ~ N(0, I_D), or an input layer with --input-dim) or a "
                                    "number z copied to every coordinate (the paper's SC models)", _initial),
     }
-    #: recommended study size (validation.convergence honours it); early depths are pre-asymptotic.
+    #: recommended study size (validation.convergence honours it); early depths are pre-asymptotic, which the
+    #: corrected rate fit models (docs/theory.md §6).
     default_study: ClassVar[dict[str, Any]] = {
-        "depths": [8, 16, 32, 64, 128, 256, 512], "samples": 1000, "reference_steps": 8192, "fit_from": 32,
-        "width": 6,
+        "depths": [8, 16, 32, 64, 128, 256, 512], "samples": 1000, "reference_steps": 8192, "width": 6,
     }
 
     def __init__(self, config: ModelConfig, samples: int, seed: int = 0, dtype: torch.dtype = torch.float64,

@@ -21,12 +21,14 @@ from .pairs import ModelConfig, Pair, PairError
 from .peluchetti_favaro import PFPair
 from .res_ode import Res1ODE, Res2ODE, Res3ODE
 from .res_sde import Res1SDE
+from .rk_resnets import Res2Midpoint, Res2RK4
 
 __all__ = ["PAIRS", "pair_names", "get_pair", "make_pair"]
 
 #: name → pair class, for every pair the package ships
 PAIRS: Mapping[str, type[Pair]] = MappingProxyType({
-    cls.name: cls for cls in (Res1SDE, Res1ODE, Res2ODE, Res3ODE, CohenSDE, CohenSDENaive, CohenODE, PFPair)
+    cls.name: cls for cls in (Res1SDE, Res1ODE, Res2ODE, Res3ODE, Res2Midpoint, Res2RK4, CohenSDE, CohenSDENaive,
+                              CohenODE, PFPair)
 })
 
 

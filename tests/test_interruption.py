@@ -146,7 +146,7 @@ def test_a_wrong_limit_that_explodes_is_not_a_pass(capsys):
     code = convergence.main(["--model", "cohen-sde-naive", "--set", "s_a=3", "--fit-from", "4", "--samples", "100",
                              "--depths", "4:64", "--reference-steps", "1024", "--quiet", "--bootstrap", "200"])
     out = capsys.readouterr().out
-    assert code == 1 and "verdict: FAIL" in out and "within [-0.100, 0.400]" in out
+    assert code == 1 and "verdict: FAIL" in out and "within [-0.050, 0.450]" in out
 
 
 def test_non_finite_samples_are_counted_per_depth_and_side(tmp_path, capsys):

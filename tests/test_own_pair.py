@@ -18,9 +18,9 @@ from validation import convergence
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = "docs/examples/leaky_res1.py:LeakyRes1"
-#: small but stable: the leak's O(1/L) drift error makes the shallow depths steeper than 1/2, so the fit starts
-#: at 16 with a reference 32× finer than the deepest network
-SIZE = dict(samples=150, depths=(8, 16, 32, 64, 128), reference_steps=4096, fit_from=16, bootstrap=500)
+#: small but stable at the default ±0.05: the leak's O(1/L) drift error makes the shallow depths steeper than 1/2,
+#: which the corrected rate fit models (docs/theory.md §6); 400 paths for an interval narrower than ±0.05
+SIZE = dict(samples=400, depths=(4, 8, 16, 32, 64), reference_steps=2048, bootstrap=500)
 
 
 def test_example_is_euler_maruyama_of_its_limit_on_the_same_path():

@@ -85,7 +85,7 @@ def test_commutative_noise_schemes_reach_order_one():
     """res1 at width 1 (scalar noise): the Stratonovich schemes, on the Stratonovich form, and Milstein converge at
     order ≈ 1; without the drift correction the midpoint scheme would converge to another process."""
     result = solvers.run("res1", width=1, samples=400, depths=(4, 8, 16, 32, 64), reference_steps=1024,
-                         schemes=("euler", "midpoint", "milstein"), bootstrap=200, fit_from=8)
+                         schemes=("euler", "midpoint", "milstein"), bootstrap=200, fit_from=8, fit_model="power-law")
     rates = result.rates
     assert 0.35 < rates["euler"] < 0.65
     assert rates["midpoint"] > 0.85 and rates["milstein"] > 0.85
@@ -118,6 +118,21 @@ def test_ode_schemes_and_json(tmp_path):
     assert result.reference["scheme"] == "rk4"
     assert result.reference["rms_gap"] < 1e-3 * result.run_named("midpoint").errors[-1]  # far below the schemes
     assert result.plot() is not None and "dopri5" in result.table()
+
+
+@pytest.mark.parametrize("model, stages, order", [("res2-midpoint", 2, 2.0), ("res2-rk4", 4, 4.0)])
+def test_runge_kutta_networks_are_charged_for_every_stage(model, stages, order):
+    """The work–precision table counts residual-branch evaluations: a midpoint (RK4) block makes 2 (4) per
+    layer, so the network sits on the same cost axis as torchdiffeq's midpoint (rk4) — and matches it."""
+    result = solvers.run(model, samples=10, width=4, depths=(8, 16, 32), schemes=("midpoint", "rk4"),
+                         bootstrap=100, fit_model="power-law")
+    network = result.run_named("network")
+    assert network.evaluations == [stages * L for L in (8, 16, 32)]
+    same = result.run_named("midpoint" if stages == 2 else "rk4")
+    assert same.evaluations == network.evaluations
+    if stages == 2:  # torchdiffeq's rk4 is the 3/8 rule, not the classical RK4 block: same cost, other errors
+        np.testing.assert_allclose(network.squared_errors, same.squared_errors, rtol=1e-9, atol=1e-30)
+    assert network.theory_order == order
 
 
 def test_steps_to_reach_interpolates_and_extrapolates():

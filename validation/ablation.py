@@ -8,9 +8,10 @@ on the same weight paths and the same samples, with
 * the **naive** limit read off the recursion, without ½σ''(0) Q(t, H) dt (``cohen-sde-naive``).
 
 Both error curves e(L) = (E‖h_L − H_1‖²)^½ are drawn on one log–log plot with their fitted rates and 95%
-paired-bootstrap intervals. Verdict: PASS when the corrected rate's interval lies within ±tolerance of
-1/2 AND the naive one lies within [−tolerance, 1/2 − tolerance] with every error finite (its error neither
-vanishes nor explodes); FAIL otherwise.
+paired-bootstrap intervals (the convergence study's corrected fit, docs/theory.md §6). Verdict: PASS when
+the corrected rate's interval lies within ±tolerance of 1/2 AND the naive one lies within
+[−tolerance, 1/2 − tolerance] with every error finite (its error neither vanishes nor explodes); FAIL
+otherwise.
 
 Python: ``validation.ablation.run(samples=200)`` returns an :class:`AblationResult`; each side is a
 :class:`~validation.convergence.ConvergenceResult`.
@@ -59,9 +60,10 @@ class AblationSettings(ConvergenceSettings):
                                                                          "reference: half)", parse=int)
     rtol: float | None = setting(None, "not used (SDE pairs)", **_HIDDEN)
     atol: float | None = setting(None, "not used (SDE pairs)", **_HIDDEN)
-    fit_from: int | None = setting(_DEFAULTS["fit_from"], "fit only depths ≥ this (pre-asymptotic depths dropped "
-                                                          "explicitly)", parse=int, group="fit and verdict")
-    tolerance: float = setting(0.1, "δ: corrected interval within 0.5 ± δ, naive interval within [−δ, 0.5 − δ]",
+    fit_from: int | None = setting(_DEFAULTS.get("fit_from"), "fit only depths ≥ this (pre-asymptotic depths "
+                                                              "dropped by hand)", parse=int, group="fit and verdict",
+                                   default_text="none: every depth above the reference floor")
+    tolerance: float = setting(0.05, "δ: corrected interval within 0.5 ± δ, naive interval within [−δ, 0.5 − δ]",
                                parse=float, group="fit and verdict")
 
 
@@ -86,7 +88,8 @@ class AblationResult(StudyResult):
 
     def _side(self, result: ConvergenceResult) -> dict[str, Any]:
         errors = result.errors
-        return {"fit": result.fit.to_dict(), "verdict": result.verdict, "theory_rate": result.theory_rate,
+        return {"fit": result.fit.to_dict(), "verdict": result.verdict, "contains_theory": result.contains_theory,
+                "theory_rate": result.theory_rate,
                 "excluded_rate": result.excluded_rate,
                 "verdict_interval": list(verdict_rule(result.theory_rate, self.settings.tolerance,
                                                       result.excluded_rate)),
@@ -124,8 +127,11 @@ class AblationResult(StudyResult):
         level = int(round(100 * s.confidence))
         for label, side in (("corrected", self.corrected), ("naive", self.naive)):
             fit = side.fit
+            depths_fitted = fit.fitted_depths
             lines.append(f"rate [{label:>9s}] {fit.rate:7.3f}   {level}% CI [{fit.ci[0]:.3f}, {fit.ci[1]:.3f}]  "
-                         f"(depths ≥ {s.fit_from}, {s.metric}, {fit.method})")
+                         f"(depths {depths_fitted[0]}…{depths_fitted[-1]}, {s.metric}, {fit.method}; "
+                         f"interval contains {side.theory_rate:g}: {'yes' if side.contains_theory else 'no'})")
+            lines.append(f"      fit: {fit.rule}")
         low, high = verdict_rule(0.5, s.tolerance)
         lines.append(f"corrected: {self.corrected.verdict} (interval within [{low:.2f}, {high:.2f}])")
         nlow, nhigh = verdict_rule(0.0, s.tolerance, 0.5)

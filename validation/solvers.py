@@ -122,7 +122,8 @@ class SchemeRun:
             ``evaluations``; ``depths`` is empty).
         squared_errors: (N, number of depths) ‖X_L − H_1‖² against the reference.
         evaluations: drift + diffusion (SDE) or field (ODE) evaluations of one solve of the batch, per depth
-            (or per tolerance).
+            (or per tolerance); the network counts its residual branches, ``Pair.evaluations_per_layer`` per
+            layer (2 for the midpoint block, 4 for the RK4 block).
         seconds: wall time of one solve of the batch, per depth (or per tolerance).
         fit: the rate fit (None for an adaptive scheme).
         tolerances: the adaptive scheme's tolerances (empty for a fixed-step scheme).
@@ -377,21 +378,22 @@ def _squared(h: torch.Tensor, reference: torch.Tensor) -> np.ndarray:
     return ((h - reference) ** 2).sum(-1).cpu().double().numpy()
 
 
-def _fit(depths: Sequence[int], squared: np.ndarray, floor: float, settings: SolversSettings, kind: str) -> RateFit:
-    """The rate over the depths ≥ ``fit_from`` whose RMS error is at least FLOOR_FACTORS[kind] × the reference
-    floor — never through the floor (at least the two shallowest such depths)."""
-    errors = np.sqrt(np.mean(squared, axis=0))
-    factor = FLOOR_FACTORS[kind]
-    keep = [j for j, (L, e) in enumerate(zip(depths, errors))
-            if L >= (settings.fit_from or 0) and not (e < factor * floor)]
-    if len(keep) < 2:
-        keep = [j for j, L in enumerate(depths) if L >= (settings.fit_from or 0)][:2]
-    fit = fit_rate([depths[j] for j in keep], squared[:, keep], "rms", resamples=settings.bootstrap,
-                   confidence=settings.confidence, seed=settings.seed)
-    fitted = np.zeros(len(depths), bool)
-    fitted[keep] = True
-    local = fit.local if len(keep) == len(depths) else np.diff(np.log(errors)) / -np.diff(np.log(depths))
-    return dataclasses.replace(fit, errors=errors, fitted=fitted, local=local, depths=tuple(int(L) for L in depths))
+def _fit(depths: Sequence[int], squared: np.ndarray, floor: float, settings: SolversSettings, kind: str,
+         next_order: float | None) -> RateFit:
+    """The convergence study's rate fit (:func:`validation.stats.fit_rate`, docs/theory.md §6): the corrected
+    model of order ``next_order`` (None: a straight line, ``--fit-model power-law``) on the depths ≥ ``fit_from``
+    whose RMS error is at least FLOOR_FACTORS[kind] × the reference floor — never through the floor; no rate
+    (FAIL) when fewer than two such depths are left."""
+    return fit_rate(depths, squared, "rms", fit_from=settings.fit_from, resamples=settings.bootstrap,
+                    confidence=settings.confidence, seed=settings.seed, correction_order=next_order,
+                    floor=floor, floor_factor=FLOOR_FACTORS[kind])
+
+
+def _next_order(pair: Pair, settings: SolversSettings) -> float | None:
+    """q of the corrected rate model, the pair's ``next_order`` (every scheme is fitted with it: the relative
+    correction of a one-step scheme's global error is O(1/L) on ODEs and O(L^-1/2) at worst on SDEs), or None
+    for ``--fit-model power-law``."""
+    return float(pair.next_order) if settings.fit_model == "corrected" else None
 
 
 def _sde_schemes(pair: SDEPair, settings: SolversSettings) -> list[str]:
@@ -412,6 +414,7 @@ def _sde_schemes(pair: SDEPair, settings: SolversSettings) -> list[str]:
 
 def _sde_runs(pair: SDEPair, settings: SolversSettings, progress: bool) -> tuple[list[SchemeRun], dict[str, Any]]:
     depths, n = list(settings.depths), settings.reference_steps
+    next_order = _next_order(pair, settings)
     names = _sde_schemes(pair, settings)
     classes = {name: get_sde_scheme(name) for name in names}
     limit = pair.limit_sde()
@@ -447,7 +450,8 @@ def _sde_runs(pair: SDEPair, settings: SolversSettings, progress: bool) -> tuple
         run_network(pair, L, coarse, h0)
         timings.append(time.perf_counter() - clock)
     runs.append(SchemeRun("network", f"the ResNet of depth L ({pair.name})", pair.theory_rate, depths, network,
-                          [L for L in depths], timings, _fit(depths, network, gap, settings, pair.kind)))
+                          [pair.evaluations_per_layer * L for L in depths], timings,
+                          _fit(depths, network, gap, settings, pair.kind, next_order)))
     for name, cls in classes.items():
         counted = _CountedLimit(limit)
         scheme = cls(counted, pair.noise_type)
@@ -461,7 +465,7 @@ def _sde_runs(pair: SDEPair, settings: SolversSettings, progress: bool) -> tuple
             squared.append(_squared(h, reference))
         values = np.stack(squared, axis=1)
         runs.append(SchemeRun(name, cls.description, scheme.strong_order, depths, values, evaluations, seconds,
-                              _fit(depths, values, gap, settings, "sde")))
+                              _fit(depths, values, gap, settings, "sde", next_order)))
     info = {"text": text, "steps": n, "second_steps": n // 2, "scheme": reference_scheme or "euler",
             "rms_gap": gap, "recorded_steps": record, "levy_area": "E[A | W, H] (space-time area of the "
             "piecewise-linear fine path)" if needs_area else None}
@@ -472,6 +476,7 @@ def _ode_runs(pair: ODEPair, settings: SolversSettings) -> tuple[list[SchemeRun]
     from torchdiffeq import odeint
 
     depths = list(settings.depths)
+    next_order = _next_order(pair, settings)
     names = list(settings.schemes) if settings.schemes is not None else [*ODE_FIXED_SCHEMES, *ODE_ADAPTIVE_SCHEMES]
     for name in names:
         if name not in ODE_FIXED_SCHEMES and name not in ODE_ADAPTIVE_SCHEMES:
@@ -488,7 +493,8 @@ def _ode_runs(pair: ODEPair, settings: SolversSettings) -> tuple[list[SchemeRun]
     gap = math.sqrt(float(np.mean(_squared(second, reference))))
     network = np.stack([_squared(run_network(pair, L), reference) for L in depths], axis=1)
     runs = [SchemeRun("network", f"the ResNet of depth L ({pair.name})", pair.theory_rate, depths, network,
-                      list(depths), [math.nan] * len(depths), _fit(depths, network, gap, settings, pair.kind))]
+                      [pair.evaluations_per_layer * L for L in depths], [math.nan] * len(depths),
+                      _fit(depths, network, gap, settings, pair.kind, next_order))]
     adaptive = []
     for name in names:
         field = _Counted(pair.limit_field)
@@ -509,7 +515,7 @@ def _ode_runs(pair: ODEPair, settings: SolversSettings) -> tuple[list[SchemeRun]
         if name in ODE_FIXED_SCHEMES:
             order = ODE_FIXED_SCHEMES[name]
             runs.append(SchemeRun(name, f"torchdiffeq fixed-grid {name}", order, depths, values, evaluations, seconds,
-                                  _fit(depths, values, gap, settings, "ode")))
+                                  _fit(depths, values, gap, settings, "ode", next_order)))
         else:
             adaptive.append(SchemeRun(name, f"torchdiffeq adaptive {name}", None, [], values, evaluations, seconds,
                                       tolerances=keys))

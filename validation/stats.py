@@ -17,10 +17,46 @@ with replacement, the same indices at every depth, and recompute the statistic. 
 accelerated (BCa) interval where it is affordable and the percentile interval where BCa's jackknife
 (O(N²) work) is not — the weak errors, with 10⁴–10⁵ paths, and the medians of the regime studies.
 
+**The corrected model** (``correction_order=q``). A straight line through pre-asymptotic depths is
+biased: res1 at width 40 has local slopes 0.43 → 0.50 over L = 4 … 256, and the line over L ≥ 8 gives
+[0.483, 0.494]. The error has an expansion e(L) = C·L^-r·(1 + c·L^-q + …) whose next order q is known
+from the scheme (``Pair.next_order``). :func:`fit_rate` then fits the three parameters (a = log C, r, c)
+by nonlinear least squares in log space,
+
+    min over (a, r, c) of Σ_j (v_j − a + r·u_j − log(1 + c·L_j^-q))²,   u = log L, v = log e,
+
+by variable projection (:func:`corrected_fit`): for fixed c it is linear in (a, r), so only the profile
+in c is searched, on a grid and then by golden section, vectorised over bootstrap resamples (2000
+resamples and the BCa jackknife of 500 paths × 7 depths: about 0.2 s). c is bounded by the model's own
+validity: the correction's share at the shallowest fitted depth L_1, κ = c·L_1^-q, must satisfy
+|κ| ≤ :data:`MAX_CORRECTION` = 1/2 (beyond it the neglected O(κ²) term is as large as the correction).
+
+**The window rule** (fixed before any verdict; :func:`_adaptive_window`). Start from every depth ≥
+``fit_from`` (default: all) above the reference floor. While the model is rejected, drop the shallowest
+depth and refit: the corrected model while ≥ :data:`MIN_CORRECTED_DEPTHS` = 4 depths are left (three
+parameters and a degree of freedom), rejected when κ sits on its bound or when its lack of fit is
+significant at :data:`LACK_OF_FIT_LEVEL` = 0.01 (:func:`lack_of_fit`: a χ² test of the residuals against
+their bootstrap covariance); below 4 depths the straight line, rejected on lack of fit, down to two
+depths (which a line always fits). On noisy curves (SDE pairs) nothing is rejected and every depth is
+fitted; on nearly deterministic ones (ODE pairs, 200 paths of smooth errors, relative noise ~1e-5) the
+shallow depths, where every order of the expansion still matters at once, are dropped until the
+model fits. An ill-determined c (little curvature over a short depth range) is not decided away: every
+bootstrap resample refits c (on the window chosen from the full sample), so its uncertainty widens the
+rate's interval. ``RateFit.model``, ``rule``, ``exclusions`` and ``lack_of_fit_p`` record what was done.
+
+**The reference floor** (``floor``). An error measured against a reference cannot be told apart from the
+reference's own error. Depths whose error is below ``floor_factor × floor`` are not fitted, nor is any
+deeper depth (never fit through the floor). The factor depends on what ``floor`` estimates and how the
+reference's error enters the measured one; the caller states it (default :data:`DEFAULT_FLOOR_FACTOR` =
+10 for a floor that estimates the reference's own error). An error e measured against a reference with
+error f is (e² ± f²)^½ in quadrature (independent or nested errors) or e ± f at worst (aligned ones):
+at e ≥ 10 f its local slope moves by ≤ r/100 in quadrature, ≤ r/10 at worst.
+
 Verdicts (:func:`verdict`): for a convergent pair an equivalence test — PASS when the whole interval lies
 inside [r_theory − δ, r_theory + δ]; for a deliberately wrong limit (an ablation) PASS when every error is
 finite and the interval lies inside [−δ, r_excluded − δ]: the error neither decays at the excluded rate
-nor grows (a limit whose error explodes is not "bounded away from zero", it is broken).
+nor grows (a limit whose error explodes is not "bounded away from zero", it is broken). Beside it,
+the stricter line :func:`contains_theory`: the interval contains the theory value itself.
 """
 
 from __future__ import annotations
@@ -33,8 +69,28 @@ from scipy import stats as _stats
 
 __all__ = [
     "STATISTICS", "METRIC_HELP", "error_curve", "slope", "local_slopes", "paired_bootstrap", "RateFit", "fit_rate",
-    "verdict", "verdict_rule", "depth_intervals",
+    "verdict", "verdict_rule", "contains_theory", "depth_intervals", "POWER_LAW", "CORRECTED",
+    "DEFAULT_FLOOR_FACTOR", "MAX_CORRECTION", "MIN_CORRECTED_DEPTHS", "LACK_OF_FIT_LEVEL", "corrected_fit",
+    "lack_of_fit", "shallow_misfit",
 ]
+
+#: the models of a rate fit: log e = a − r log L, or log e = a − r log L + log(1 + c L^-q)
+POWER_LAW = "power law"
+CORRECTED = "corrected power law"
+#: depths whose error is below this multiple of the reference floor are not fitted (module docstring)
+DEFAULT_FLOOR_FACTOR = 10.0
+#: the bound on the correction at the shallowest fitted depth, |c| L_1^-q (module docstring)
+MAX_CORRECTION = 0.5
+#: the fewest depths the corrected model is fitted to (3 parameters + 1 degree of freedom)
+MIN_CORRECTED_DEPTHS = 4
+#: the level of the window rule's test: the shallowest depth is dropped while it lies off the model of the
+#: deeper depths at this level (:func:`shallow_misfit`)
+LACK_OF_FIT_LEVEL = 0.01
+#: bootstrap resamples of the window rule's test and of the lack-of-fit test
+LACK_OF_FIT_RESAMPLES = 400
+#: profile search: grid points over [−MAX_CORRECTION, MAX_CORRECTION], then golden-section steps
+_GRID = 81
+_GOLDEN_STEPS = 40
 
 #: error statistics of an array of per-sample values, along ``axis``:
 #: ``rms`` (values are squared errors), ``mean`` (mean norm; values are squared errors), ``abs-mean``
@@ -129,21 +185,237 @@ def paired_bootstrap(
     return float(low), float(high), "paired bootstrap (percentile)"
 
 
+def corrected_fit(log_depths: np.ndarray, log_errors: np.ndarray, order: float,
+                  bound: float = MAX_CORRECTION) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Least squares of log e = a − r log L + log(1 + κ (L/L_1)^-q) over |κ| ≤ ``bound``, along the last axis.
+
+    Variable projection: for fixed κ, (a, r) is the straight-line fit of log e − log(1 + κ (L/L_1)^-q) on
+    log L, so only the residual sum of squares' profile in κ is searched: on a grid of :data:`_GRID` points,
+    then by golden section inside the best grid cell (:data:`_GOLDEN_STEPS` steps: a bracket of 1e-10).
+    Every leading axis of ``log_errors`` (bootstrap resamples) is fitted at once.
+
+    Args:
+        log_depths: log L_j, increasing, shape (D,), D ≥ 3; L_1 is the first.
+        log_errors: log e_j, shape (..., D).
+        order: q > 0, the next-order exponent.
+        bound: the largest |κ|, κ being the correction's share at L_1 (c = κ L_1^q).
+
+    Returns:
+        (r, κ, rss), each of shape ``log_errors.shape[:-1]``.
+    """
+    u = np.asarray(log_depths, dtype=float)
+    x = np.exp(-order * (u - u[0]))  # (L/L_1)^-q: 1 at the shallowest depth
+    uc = u - u.mean()
+    suu = (uc * uc).sum()
+    v = np.asarray(log_errors, dtype=float)
+
+    def profile(kappa: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(slope, rss) of values − log(1 + κ x) on u; ``kappa`` broadcasts against values[..., 0]."""
+        y = values - np.log1p(kappa[..., None] * x)
+        y = y - y.mean(axis=-1, keepdims=True)
+        b = (y * uc).sum(axis=-1) / suu
+        resid = y - b[..., None] * uc
+        return b, (resid * resid).sum(axis=-1)
+
+    grid = np.linspace(-bound, bound, _GRID)
+    _, rss_grid = profile(grid, v[..., None, :])  # (..., G)
+    best = np.argmin(rss_grid, axis=-1)
+    step = grid[1] - grid[0]
+    low = np.maximum(grid[best] - step, -bound)
+    high = np.minimum(grid[best] + step, bound)
+    ratio = (np.sqrt(5.0) - 1) / 2
+    c, d = high - ratio * (high - low), low + ratio * (high - low)
+    fc, fd = profile(c, v)[1], profile(d, v)[1]
+    for _ in range(_GOLDEN_STEPS):
+        left = fc <= fd  # the minimum lies in [low, d]: d becomes the upper end, c the new inner point d
+        low, high = np.where(left, low, c), np.where(left, d, high)
+        point = np.where(left, high - ratio * (high - low), low + ratio * (high - low))
+        value = profile(point, v)[1]
+        c, d = np.where(left, point, d), np.where(left, c, point)
+        fc, fd = np.where(left, value, fd), np.where(left, fc, value)
+    kappa = (low + high) / 2
+    slope_k, rss = profile(kappa, v)
+    return -slope_k, kappa, rss
+
+
+def _residuals(log_depths: np.ndarray, log_errors: np.ndarray, order: float | None) -> np.ndarray:
+    """Residuals (shape of ``log_errors``) of the straight line (``order`` None) or of :func:`corrected_fit`."""
+    u = np.asarray(log_depths, dtype=float)
+    if order is None:
+        y = log_errors + slope(u, log_errors)[..., None] * -u
+    else:
+        rate, kappa, _ = corrected_fit(u, log_errors, order)
+        y = log_errors - np.log1p(kappa[..., None] * np.exp(-order * (u - u[0]))) + rate[..., None] * u
+    return y - y.mean(axis=-1, keepdims=True)
+
+
+def lack_of_fit(depths: Sequence[float], values: np.ndarray, metric: str, order: float | None, *,
+                resamples: int = LACK_OF_FIT_RESAMPLES, seed: int = 0) -> float:
+    """p-value of the lack of fit of a rate model to the error curve of ``values`` (N, D).
+
+    The model is the straight line log e = a − r log L (``order`` None, k = 2 parameters, D ≥ 3) or the
+    corrected power law of :func:`corrected_fit` (k = 3, D ≥ 4). The residual vector ρ of the fit (D
+    values, in log e) lies in a (D − k)-dimensional space. Its sampling covariance Σ comes from a paired
+    bootstrap (resample paths, refit, take the residuals); if the model describes the curve,
+    χ² = ρᵀ Σ⁺ ρ (Σ⁺ the pseudo-inverse on Σ's D − k leading directions) is χ²-distributed with D − k
+    degrees of freedom. A small p-value says the curve bends in a way the model cannot follow — typically
+    at a shallow depth where higher-order terms still matter. NaN when the bootstrap is degenerate.
+    """
+    values = np.asarray(values, dtype=float)
+    n, count = values.shape
+    parameters = 2 if order is None else 3
+    if count <= parameters:
+        raise ValueError(f"the lack-of-fit test needs ≥ {parameters + 1} depths for this model; got {count}")
+    stat = _statistic(metric)
+    u = np.log(np.asarray(depths, dtype=float))
+    residual = _residuals(u, np.log(stat(values, axis=0)), order)
+    rng = np.random.default_rng(seed)
+    batch = max(1, min(resamples, (1 << 23) // max(1, n * count)))
+    boot = []
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for start in range(0, resamples, batch):
+            index = rng.integers(0, n, (min(batch, resamples - start), n))
+            boot.append(_residuals(u, np.log(stat(values[index], axis=1)), order))
+    boot = np.concatenate(boot)
+    boot = boot[np.all(np.isfinite(boot), axis=1)]
+    if len(boot) < 10:
+        return float("nan")
+    eigenvalues, vectors = np.linalg.eigh(np.cov(boot.T))
+    rank = count - parameters
+    eigenvalues, vectors = eigenvalues[-rank:], vectors[:, -rank:]
+    if not np.all(eigenvalues > 0):
+        return float("nan")
+    z = (vectors.T @ residual) / np.sqrt(eigenvalues)
+    return float(_stats.chi2.sf(float(z @ z), rank))
+
+
+def _curves(values: np.ndarray, metric: str, resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """log e of ``values`` (N, D) and of ``resamples`` paired bootstrap resamples of its paths, (B, D)."""
+    n, count = values.shape
+    stat = _statistic(metric)
+    rng = np.random.default_rng(seed)
+    batch = max(1, min(resamples, (1 << 23) // max(1, n * count)))
+    boot = []
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for start in range(0, resamples, batch):
+            index = rng.integers(0, n, (min(batch, resamples - start), n))
+            boot.append(np.log(stat(values[index], axis=1)))
+        return np.log(stat(values, axis=0)), np.concatenate(boot)
+
+
+def _extrapolate(log_depths: np.ndarray, log_errors: np.ndarray, order: float | None, at: float) -> np.ndarray:
+    """log e at log-depth ``at`` predicted by the model fitted to (log_depths, log_errors) along the last axis:
+    the straight line (``order`` None) or the corrected power law (NaN where 1 + κ x ≤ 0 there)."""
+    u = np.asarray(log_depths, dtype=float)
+    if order is None:
+        b = slope(u, log_errors)
+        return log_errors.mean(axis=-1) + b * (at - u.mean())
+    rate, kappa, _ = corrected_fit(u, log_errors, order)
+    x = np.exp(-order * (u - u[0]))
+    level = (log_errors - np.log1p(kappa[..., None] * x) + rate[..., None] * u).mean(axis=-1)
+    with np.errstate(invalid="ignore"):
+        return level - rate * at + np.log1p(kappa * np.exp(-order * (at - u[0])))
+
+
+def shallow_misfit(depths: Sequence[float], values: np.ndarray, metric: str, order: float | None, *,
+                   resamples: int = LACK_OF_FIT_RESAMPLES, seed: int = 0) -> float:
+    """p-value that the shallowest depth lies on the model of the deeper ones (``values`` (N, D), D ≥ 3).
+
+    Fit the model — the corrected power law of order ``order`` if ≥ :data:`MIN_CORRECTED_DEPTHS` deeper depths,
+    else the straight line — to depths 2…D, extrapolate log e to depth 1, and compare the miss d with its
+    paired-bootstrap standard deviation (every resample refits): p = P(|Z| ≥ |d| / sd), Z standard normal.
+    A small p says depth 1 is pre-asymptotic: the deeper depths' expansion does not reach it. Unlike a test
+    of the whole window's residuals, it is not set off by a noisy point deep in the curve. 0 when the model
+    of the deeper depths cannot be extrapolated to depth 1 at all (1 + c L_1^-q ≤ 0).
+    """
+    values = np.asarray(values, dtype=float)
+    if values.shape[1] < 3:
+        raise ValueError(f"the shallow-depth test needs ≥ 3 depths; got {values.shape[1]}")
+    u = np.log(np.asarray(depths, dtype=float))
+    model = order if len(u) - 1 >= MIN_CORRECTED_DEPTHS else None
+    v, boot = _curves(values, metric, resamples, seed)
+    boot = boot[np.all(np.isfinite(boot), axis=1)]
+    miss = float(v[0] - _extrapolate(u[1:], v[1:], model, u[0]))
+    if not np.isfinite(miss):
+        return 0.0
+    misses = boot[:, 0] - _extrapolate(u[1:], boot[:, 1:], model, u[0])
+    misses = misses[np.isfinite(misses)]
+    if len(misses) < 10 or not np.std(misses) > 0:
+        return float("nan")
+    return float(2 * _stats.norm.sf(abs(miss) / np.std(misses)))
+
+
+def _adaptive_window(depths: np.ndarray, values: np.ndarray, errors: np.ndarray, metric: str, order: float,
+                     fitted: np.ndarray, reasons: list[str | None], seed: int) -> tuple[str, float | None, str]:
+    """The corrected fit's window rule (module docstring), applied in place to ``fitted``/``reasons``.
+
+    While more than two depths are left, drop the shallowest one if the model of the window is rejected
+    there: the corrected power law (≥ 4 depths) whose correction sits on its bound, or a shallowest depth
+    off the model of the deeper ones (:func:`shallow_misfit` below :data:`LACK_OF_FIT_LEVEL`). The window's
+    model is the corrected power law with ≥ :data:`MIN_CORRECTED_DEPTHS` depths, else the straight line.
+    Returns (model, the final window's lack-of-fit p-value or None, rule text).
+    """
+    dropped = 0
+    while True:
+        index = np.flatnonzero(fitted)
+        model_order = order if len(index) >= MIN_CORRECTED_DEPTHS else None
+        if len(index) <= 2:
+            break
+        on_bound = False
+        if model_order is not None:
+            kappa = float(corrected_fit(np.log(depths[index]), np.log(errors[index]), order)[1])
+            on_bound = abs(kappa) >= MAX_CORRECTION * (1 - 1e-6)
+        if on_bound:
+            why = f"pre-asymptotic: the correction reaches its bound |c| L^-q = {MAX_CORRECTION:g}"
+        else:
+            p_value = shallow_misfit(depths[index], values[:, index], metric, order, seed=seed)
+            if not p_value < LACK_OF_FIT_LEVEL:
+                break
+            why = f"pre-asymptotic: off the model of the deeper depths (p = {p_value:.2g})"
+        fitted[index[0]] = False
+        reasons[index[0]] = why
+        dropped += 1
+    index = np.flatnonzero(fitted)
+    model = CORRECTED if model_order is not None else POWER_LAW
+    p_fit = None
+    if len(index) > (3 if model == CORRECTED else 2):
+        p_fit = lack_of_fit(depths[index], values[:, index], metric, model_order, seed=seed)
+        p_fit = p_fit if np.isfinite(p_fit) else None
+    rule = (f"C L^-r (1 + c L^-{order:g}) with |c| L_1^-{order:g} ≤ {MAX_CORRECTION:g}, a straight line below "
+            f"{MIN_CORRECTED_DEPTHS} depths; the shallowest depth dropped while c is on its bound or the depth is "
+            f"off the deeper depths' model (p < {LACK_OF_FIT_LEVEL:g})")
+    outcome = f"{dropped} dropped; fitted: {model}"
+    if p_fit is not None:
+        outcome += f", lack-of-fit p = {p_fit:.2g}"
+    elif len(index) == 2:
+        outcome += " through two depths"
+    return model, p_fit, f"{rule} [{outcome}]"
+
+
 @dataclass
 class RateFit:
     """A fitted rate with its bootstrap interval.
 
     Attributes:
-        rate: −slope of log e on log L over the fitted depths.
+        rate: the fitted r in e ≍ L^-r over the fitted depths: minus the least-squares slope of log e on
+            log L (``model`` = power law), or the r of e = C L^-r (1 + c L^-q) (corrected power law).
         ci: (low, high) bootstrap interval of the rate.
         confidence: its level.
         errors: e(L) for every depth (fitted or not).
         fitted: mask of depths used in the fit.
         local: local slopes between consecutive depths.
         method: how the interval was obtained.
-        finite: False when some value is NaN/inf or an error is zero (then no rate is fitted: rate and ci
-            are NaN).
+        finite: False when no rate could be fitted — some value NaN/inf, an error zero, or fewer than two
+            depths above the reference floor (``method`` says which): then rate and ci are NaN.
         depths: the depths L.
+        model: :data:`POWER_LAW` or :data:`CORRECTED`.
+        correction_order: q of the corrected model (None for a power law).
+        correction: c of the corrected model, e = C L^-r (1 + c L^-q) (None for a power law).
+        floor: the reference floor the depths were checked against (None: not checked).
+        floor_factor: depths with error < floor_factor × floor are not fitted.
+        exclusions: per depth, why it is not fitted (None where it is).
+        rule: the fitting rule applied, in words (with any fallback taken).
+        lack_of_fit_p: the corrected model's lack-of-fit p-value on the fitted depths (None for a power law).
     """
 
     rate: float
@@ -155,10 +427,22 @@ class RateFit:
     method: str
     finite: bool = True
     depths: tuple[int, ...] = ()
+    model: str = POWER_LAW
+    correction_order: float | None = None
+    correction: float | None = None
+    floor: float | None = None
+    floor_factor: float | None = None
+    exclusions: tuple[str | None, ...] = ()
+    rule: str = ""
+    lack_of_fit_p: float | None = None
 
     @property
     def half_width(self) -> float:
         return (self.ci[1] - self.ci[0]) / 2
+
+    @property
+    def fitted_depths(self) -> list[int]:
+        return [int(L) for L, f in zip(self.depths, self.fitted) if f]
 
     def to_dict(self) -> dict[str, Any]:
         """The one JSON form of a rate fit, used by every study (see the shipped JSON Schema)."""
@@ -166,7 +450,29 @@ class RateFit:
             "rate": self.rate if self.finite else None, "ci": list(self.ci) if self.finite else [None, None],
             "confidence": self.confidence, "method": self.method, "depths": list(self.depths),
             "errors": self.errors, "local_slopes": self.local, "fitted": self.fitted, "finite": bool(self.finite),
+            "model": self.model, "correction_order": self.correction_order,
+            "correction": self.correction if self.finite else None, "floor": self.floor,
+            "floor_factor": self.floor_factor, "exclusions": list(self.exclusions), "rule": self.rule,
+            "lack_of_fit_p": self.lack_of_fit_p,
         }
+
+
+def _selection(depths: np.ndarray, errors: np.ndarray, fit_from: int | None, floor: np.ndarray | None,
+               factor: float) -> tuple[np.ndarray, list[str | None]]:
+    """The depths to fit and why each other one is not: below ``fit_from``, or at/after the first depth
+    whose error is below factor × floor (every deeper depth goes too: never fit through the floor)."""
+    reasons: list[str | None] = [None] * len(depths)
+    for j, L in enumerate(depths):
+        if fit_from is not None and L < fit_from:
+            reasons[j] = f"below fit_from {fit_from}"
+    if floor is not None:
+        below = np.flatnonzero(errors < factor * floor)
+        if below.size:
+            for j in range(below[0], len(depths)):
+                if reasons[j] is None:
+                    reasons[j] = (f"error below {factor:g}× the reference floor" if j == below[0] or
+                                  errors[j] < factor * floor[j] else "deeper than the reference floor")
+    return np.array([r is None for r in reasons]), reasons
 
 
 def fit_rate(
@@ -178,43 +484,113 @@ def fit_rate(
     confidence: float = 0.95,
     seed: int = 0,
     method: str = "BCa",
+    correction_order: float | None = None,
+    floor: np.ndarray | float | None = None,
+    floor_factor: float = DEFAULT_FLOOR_FACTOR,
 ) -> RateFit:
     """Fit the rate of the error curve of per-sample values ``values`` (N, D).
 
+    Rule, fixed before any verdict (module docstring): take the depths ≥ ``fit_from`` up to the first one
+    whose error is below ``floor_factor × floor``. With ``correction_order=None`` fit the straight line
+    log e = a − r log L to all of them (the package's rule before the corrected model, unchanged). With
+    ``correction_order=q`` fit e = C L^-r (1 + c L^-q), |c| L_1^-q ≤ :data:`MAX_CORRECTION`, dropping the
+    shallowest depth while the model is rejected (correction on its bound, or lack of fit at
+    :data:`LACK_OF_FIT_LEVEL`), the straight line once fewer than :data:`MIN_CORRECTED_DEPTHS` depths are
+    left. The interval is the paired bootstrap of the same fit on the same depths (every resample refits
+    every parameter).
+
     Args:
-        depths: the D depths.
+        depths: the D depths, increasing.
         values: per-sample values (N ≥ 2 rows): squared errors for ``rms``/``sup``/``mean``, signed
             differences for ``abs-mean``.
         metric: ``rms`` / ``sup`` (root mean square), ``mean`` (mean norm) or ``abs-mean`` (|mean|).
         fit_from: fit only depths ≥ this (pre-asymptotic depths dropped explicitly); None: all.
         resamples, confidence, seed, method: of the paired bootstrap (:func:`paired_bootstrap`).
+        correction_order: q > 0, the next-order exponent of the corrected model (``Pair.next_order``: 1 for
+            the RMS error of Euler on an ODE and of Euler–Maruyama, docs/theory.md §6); None: the straight
+            line (power law).
+        floor: the reference's error level (e.g. the RMS gap between two references), a number or one per
+            depth; None: no depth is checked against a floor.
+        floor_factor: the multiple of ``floor`` below which a depth is not fitted (module docstring).
+
+    Returns:
+        A :class:`RateFit`; ``finite`` is False (rate NaN, verdict FAIL) when a value is NaN/inf, an error
+        is zero, or fewer than two depths are left above the floor.
+
+    Raises:
+        ValueError: fewer than two depths ≥ ``fit_from``; a bad ``correction_order``, ``floor`` or
+            ``floor_factor``; a depth count that does not match ``values``.
     """
     values = np.asarray(values, dtype=float)
     depths_arr = np.asarray(depths, dtype=float)
+    if values.ndim != 2 or values.shape[1] != len(depths_arr):
+        raise ValueError(f"values must have shape (samples, {len(depths_arr)}) for {len(depths_arr)} depths; "
+                         f"got {values.shape}")
+    if correction_order is not None and not (np.isfinite(correction_order) and correction_order > 0):
+        raise ValueError(f"correction_order={correction_order!r} is out of range (allowed: a finite number > 0, or "
+                         "None for a power law)")
+    if not (np.isfinite(floor_factor) and floor_factor > 0):
+        raise ValueError(f"floor_factor={floor_factor!r} is out of range (allowed: a finite number > 0)")
+    floor_arr = None
+    if floor is not None:
+        floor_arr = np.broadcast_to(np.asarray(floor, dtype=float), depths_arr.shape).copy()
+        if np.any(floor_arr < 0) or np.any(np.isnan(floor_arr)):
+            raise ValueError(f"floor={floor!r} is out of range (allowed: numbers ≥ 0, one or one per depth)")
     errors = error_curve(values, metric)
     with np.errstate(divide="ignore", invalid="ignore"):
         local = local_slopes(depths, errors) if np.all(errors > 0) else np.full(len(depths) - 1, np.nan)
-    fitted = depths_arr >= (fit_from or 0)
-    nan = float("nan")
-    as_tuple = tuple(int(d) for d in depths)
-    if not np.all(np.isfinite(values)) or np.any(errors[fitted] <= 0):
-        return RateFit(nan, (nan, nan), confidence, errors, fitted, local, "not fitted: non-finite or zero errors",
-                       finite=False, depths=as_tuple)
-    if fitted.sum() < 2:
+    if sum(fit_from is None or L >= fit_from for L in depths_arr) < 2:
         raise ValueError(f"fewer than two depths ≥ {fit_from} to fit a rate (depths {list(depths)})")
-    log_depths = np.log(depths_arr[fitted])
-    columns = [values[:, j] for j in np.flatnonzero(fitted)]
+    fitted, reasons = _selection(depths_arr, errors, fit_from, floor_arr, floor_factor)
+    nan = float("nan")
+    common = dict(depths=tuple(int(d) for d in depths), correction_order=correction_order,
+                  floor=None if floor_arr is None else float(np.max(floor_arr)),
+                  floor_factor=None if floor_arr is None else float(floor_factor))
+
+    def not_fitted(why: str, mask: np.ndarray, why_depths: list[str | None]) -> RateFit:
+        return RateFit(nan, (nan, nan), confidence, errors, mask, local, f"not fitted: {why}", finite=False,
+                       exclusions=tuple(why_depths), rule=f"not fitted: {why}",
+                       model=POWER_LAW if correction_order is None else CORRECTED, **common)
+
+    if not np.all(np.isfinite(values)) or np.any(errors[fitted] <= 0):
+        return not_fitted("non-finite or zero errors", fitted, reasons)
+    if fitted.sum() < 2:
+        return not_fitted(f"fewer than two depths above {floor_factor:g}× the reference floor", fitted, reasons)
+
     stat = _statistic(metric)
+    model, rule, p_fit = POWER_LAW, "power law (straight line in log–log)", None
+    if correction_order is not None:
+        model, p_fit, rule = _adaptive_window(depths_arr, values, errors, metric, correction_order, fitted, reasons,
+                                              seed)
+    if floor_arr is not None:
+        rule += f"; depths below {floor_factor:g}× the reference floor not fitted"
+    if fit_from is not None:
+        rule += f"; depths ≥ {fit_from} only"
+    index = np.flatnonzero(fitted)
+    log_depths = np.log(depths_arr[index])
+    columns = [values[:, j] for j in index]
 
     def rate_of(*cols: np.ndarray, axis: int = -1) -> np.ndarray:
         curve = np.stack([stat(c, axis=axis) for c in cols], axis=-1)
-        with np.errstate(divide="ignore"):
-            return -slope(log_depths, np.log(curve))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_curve = np.log(curve)
+            if model == POWER_LAW:
+                return -slope(log_depths, log_curve)
+            rate_values = corrected_fit(log_depths, np.where(np.isfinite(log_curve), log_curve, 0.0),
+                                        correction_order)[0]
+            return np.where(np.all(np.isfinite(log_curve), axis=-1), rate_values, np.nan)
 
-    rate = float(rate_of(*columns))
+    correction = None
+    if model == CORRECTED:
+        rate_arr, kappa_arr, _ = corrected_fit(log_depths, np.log(errors[index]), correction_order)
+        rate = float(rate_arr)
+        correction = float(kappa_arr) * float(depths_arr[index[0]]) ** correction_order
+    else:
+        rate = float(rate_of(*columns))
     low, high, how = paired_bootstrap(columns, rate_of, resamples=resamples, confidence=confidence, seed=seed,
                                       method=method)
-    return RateFit(rate, (low, high), confidence, errors, fitted, local, how, depths=as_tuple)
+    return RateFit(rate, (low, high), confidence, errors, fitted, local, how, model=model, correction=correction,
+                   exclusions=tuple(reasons), rule=rule, lack_of_fit_p=p_fit, **common)
 
 
 def verdict(fit: RateFit, theory: float, tolerance: float, excluded: float | None = None) -> str:
@@ -234,6 +610,13 @@ def verdict_rule(theory: float, tolerance: float, excluded: float | None = None)
     if excluded is not None:
         return -tolerance, excluded - tolerance
     return theory - tolerance, theory + tolerance
+
+
+def contains_theory(fit: RateFit, theory: float) -> bool:
+    """The stricter line beside the verdict: the whole interval contains the theory value itself (False when
+    no rate was fitted)."""
+    low, high = fit.ci
+    return bool(fit.finite and np.isfinite(low) and np.isfinite(high) and low <= theory <= high)
 
 
 def depth_intervals(
