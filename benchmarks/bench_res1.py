@@ -5,7 +5,9 @@ Three ways to the same numbers (res1, width d, N samples, depths 4…256, Euler 
 1. **floor** — drawing the reference path's N·R·d² normals alone (``torch.randn`` in the same blocks,
    nothing else). No study on this path can be faster.
 2. **one pass** — ``validation.engine.sde_errors``: the path streamed block by block, all depths and two
-   torchsde references stepped as the blocks arrive.
+   torchsde references stepped as the blocks arrive. Timed twice: with the normals drawn in float64, and
+   drawn in float32 and cast to float64 (``--noise-dtype float32``), each against its own floor
+   (``torch.randn`` in float64, and in float32 plus the cast).
 3. **straightforward** — what a user writes first: one ``torchsde.BrownianInterval`` (``halfway_tree``)
    shared by ``sdeint`` (reference, dt = 1/R) and by each network, one solve per depth, every network
    reading ``bm(k/L, (k+1)/L)``. It is slow (each interval query costs tens of ms at this size), so
@@ -32,18 +34,21 @@ from validation.engine import sde_errors
 from validation.results import RunInfo, utc_now, write_json
 
 
-def time_floor(samples: int, channels: int, steps: int, dtype: torch.dtype) -> float:
+def time_floor(samples: int, channels: int, steps: int, dtype: torch.dtype,
+               noise_dtype: torch.dtype | None = None) -> float:
     block = max(2, default_block_steps(samples, channels, steps, 1 << 23))
     gen = torch.Generator().manual_seed(0)
     started = time.perf_counter()
     for _ in range(steps // block):
-        torch.randn((block, samples, channels), generator=gen, dtype=dtype)
+        noise = torch.randn((block, samples, channels), generator=gen, dtype=noise_dtype or dtype)
+        if noise_dtype is not None:
+            noise.to(dtype)
     return time.perf_counter() - started
 
 
-def time_one_pass(pair, depths, steps) -> float:
+def time_one_pass(pair, depths, steps, noise_dtype: torch.dtype | None = None) -> float:
     started = time.perf_counter()
-    sde_errors(pair, depths, steps, seed=0)
+    sde_errors(pair, depths, steps, seed=0, noise_dtype=noise_dtype)
     return time.perf_counter() - started
 
 
@@ -80,7 +85,10 @@ def main(argv=None) -> int:
     normals = args.samples * pair.noise_dim * args.reference_steps
     floor = time_floor(args.samples, pair.noise_dim, args.reference_steps, dtype)
     one_pass = time_one_pass(pair, depths, args.reference_steps)
-    rows = [("random-number floor", floor), ("one pass (this package)", one_pass)]
+    floor32 = time_floor(args.samples, pair.noise_dim, args.reference_steps, dtype, torch.float32)
+    one_pass32 = time_one_pass(pair, depths, args.reference_steps, torch.float32)
+    rows = [("random-number floor", floor), ("one pass (this package)", one_pass),
+            ("float32 floor (randn float32 + cast)", floor32), ("one pass, --noise-dtype float32", one_pass32)]
     naive = None
     if not args.skip_naive:
         naive = time_straightforward(pair, depths, args.reference_steps, args.naive_fraction)
@@ -89,7 +97,8 @@ def main(argv=None) -> int:
           f"{args.reference_steps} steps; {normals / 1e6:.0f} M normals; torch threads {torch.get_num_threads()}")
     for name, seconds in rows:
         print(f"  {name:38s} {seconds:9.2f} s   {seconds / floor:7.2f} × floor")
-    print(f"  random numbers: {normals / floor / 1e6:.1f} M normals/s")
+    print(f"  random numbers: {normals / floor / 1e6:.1f} M normals/s (float64), {normals / floor32 / 1e6:.1f} M/s "
+          f"(float32 + cast); float32-noise pass / its floor = {one_pass32 / floor32:.2f}")
     if naive is not None:
         print(f"  straightforward / one pass = {naive['total_seconds'] / one_pass:.1f} "
               f"(reference solve timed over {args.naive_fraction:g} of [0, 1] and scaled)")
@@ -98,6 +107,8 @@ def main(argv=None) -> int:
             "benchmark": "res1 strong-error study", "samples": args.samples, "width": args.width,
             "depths": depths, "reference_steps": args.reference_steps, "normals": normals,
             "floor_seconds": floor, "one_pass_seconds": one_pass, "one_pass_over_floor": one_pass / floor,
+            "float32_noise": {"floor_seconds": floor32, "one_pass_seconds": one_pass32,
+                              "one_pass_over_floor": one_pass32 / floor32},
             "straightforward": naive, "naive_fraction": args.naive_fraction,
             "straightforward_over_one_pass": naive["total_seconds"] / one_pass if naive else None,
             "run": RunInfo.capture(seed=0, dtype=str(dtype).replace("torch.", ""), device="cpu", started=started,

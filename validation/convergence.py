@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+import torch
 
 from limits.activations import ACTIVATION_NAMES, ActivationError, get_activation
 from limits.pairs import ModelConfig, Pair
@@ -47,7 +48,7 @@ from validation.plots import Curve, draw_error_curves, new_axes
 from validation.results import RunInfo, StudyResult, rows_from_columns, utc_now
 from validation.settings import (
     CommonSettings, SettingsError, check_choice, check_depths, check_float, check_int, check_power_of_two,
-    make_settings, parse_name_value, parse_power_of_two_list, resolve_device, setting,
+    make_settings, parse_name_value, parse_power_of_two_list, resolve_device, setting, torch_dtype,
 )
 from validation.stats import (
     METRIC_HELP, RateFit, contains_theory, depth_intervals, fit_rate, verdict, verdict_rule,
@@ -112,6 +113,11 @@ class ConvergenceSettings(CommonSettings):
     reference_steps: int | None = setting(None, "SDE pairs: steps of the fine Euler reference on the same path, a "
                                                 "power of two finer than the deepest depth; a second reference "
                                                 "uses half", parse=int, default_text="32 × the deepest depth")
+    noise_dtype: str | None = setting(None, "SDE pairs: the type the Brownian path's normals are drawn in, then cast "
+                                            "to --dtype; float32 draws them ~4× faster and leaves the strong error "
+                                            "unaffected (network and limit read the same increments), but it is "
+                                            "another path: the seed's numbers change (docs/theory.md §6)",
+                                      choices=("float32", "float64"), default_text="as --dtype")
     rtol: float | None = setting(None, "ODE pairs: relative tolerance of the adaptive dopri5 reference (second "
                                        "reference: 100× looser)", parse=float,
                                  default_text="1e-10 in float64, 1e-6 in float32")
@@ -173,6 +179,8 @@ class ConvergenceSettings(CommonSettings):
                                               f"{minimum:g} with --dtype {self.dtype})"
                                               + ("; use --dtype float64" if self.dtype == "float32" else ""))
                 self._set(name, value)
+        if self.noise_dtype is not None:
+            check_choice("noise_dtype", self.noise_dtype, ("float32", "float64"))
         check_choice("metric", self.metric, ("rms", "mean", "sup"))
         check_choice("fit_model", self.fit_model, FIT_MODELS)
         if self.fit_from is not None:
@@ -180,6 +188,11 @@ class ConvergenceSettings(CommonSettings):
         self._set("tolerance", check_float("tolerance", self.tolerance, 0, strict_min=True))
         self._set("confidence", check_float("confidence", self.confidence, 0, 1, strict_min=True, strict_max=True))
         self._set("bootstrap", check_int("bootstrap", self.bootstrap, 100, 100_000))
+
+
+def noise_dtype(settings: ConvergenceSettings) -> torch.dtype | None:
+    """The torch type the path's normals are drawn in (None: the study's dtype)."""
+    return None if settings.noise_dtype is None else torch_dtype(settings.noise_dtype)
 
 
 def list_models() -> str:
@@ -304,7 +317,9 @@ class ConvergenceResult(StudyResult):
         lines = [
             f"model {self.model['name']}: {self.model['description']}",
             f"width {self.model['width']}, activation {self.model['activation']}, samples {s.samples}, depths "
-            f"{depths}, seed {s.seed}, {s.dtype} on {self.run_info.device}; reference: {self.reference_text}",
+            f"{depths}, seed {s.seed}, {s.dtype}"
+            f"{f' (path drawn in {s.noise_dtype})' if s.noise_dtype not in (None, s.dtype) else ''} on "
+            f"{self.run_info.device}; reference: {self.reference_text}",
             "",
         ]
         header = (f"{'depth':>7} {'RMS error':>11} {'mean-norm':>11} {'sup-grid':>11} {'local slope':>11} "
@@ -442,6 +457,9 @@ def _resolve(cls: type[Pair], settings: ConvergenceSettings) -> ConvergenceSetti
         if settings.reference_steps is not None:
             raise SettingsError("reference_steps", f"applies to SDE pairs only; {cls.name} is an ODE pair (use "
                                                    "--rtol)")
+        if settings.noise_dtype is not None:
+            raise SettingsError("noise_dtype", f"applies to SDE pairs only; {cls.name} is an ODE pair (its smooth "
+                                               "weights are drawn in --dtype)")
         floor = FLOAT32_TOLERANCE if settings.dtype == "float32" else FLOAT64_TOLERANCE
         if settings.dtype != "float32" and defaults.get("rtol") is not None:
             floor = defaults["rtol"]  # a pair whose errors fall fast asks for a tighter reference (float64 only)
@@ -571,7 +589,7 @@ def run(model: str | type[Pair] | Pair = "res1", settings: ConvergenceSettings |
         started, clock = utc_now(), time.perf_counter()
         errors = study_errors(pair, list(settings.depths), reference_steps=settings.reference_steps or 0,
                               seed=settings.seed, rtol=settings.rtol or 0.0, atol=settings.atol or 0.0,
-                              progress=progress)
+                              progress=progress, noise_dtype=noise_dtype(settings))
         wall = time.perf_counter() - clock
         next_order = float(pair.next_order) if settings.fit_model == "corrected" else None
         fits = _fit_all(errors, settings, next_order, pair.kind)

@@ -166,6 +166,7 @@ def sde_pass(
     block_budget: int = 1 << 23,
     record_steps: int | None = None,
     record_areas: bool = False,
+    noise_dtype: torch.dtype | None = None,
 ) -> PathPass:
     """Step every scheme at every depth and the two Euler references along one shared path, in one pass.
 
@@ -185,6 +186,8 @@ def sde_pass(
         record_areas: with ``record_steps``, also the space-time Lévy area of each recorded step, of the
             path piecewise linear between the fine grid points (H = 0 on a fine step, merged upwards by
             :func:`~limits.brownian.merge_space_time_areas`).
+        noise_dtype: the type the path's normals are drawn in (None: the pair's dtype;
+            :class:`~limits.brownian.BrownianGrid`).
     """
     _check_depths(depths, reference_steps)
     schemes = schemes or {"network": pair.network_step}
@@ -199,7 +202,8 @@ def sde_pass(
     recorded: list[torch.Tensor] = []
     recorded_areas: list[torch.Tensor] = []
     path = BrownianGrid(
-        pair.samples, pair.noise_dim, n, seed=seed, dtype=pair.dtype, device=pair.device, block_steps=block
+        pair.samples, pair.noise_dim, n, seed=seed, dtype=pair.dtype, device=pair.device, block_steps=block,
+        noise_dtype=noise_dtype,
     )
     h0 = pair.initial_state()
     trackers = [_DepthTracker(L, h0, n // L, step) for step in schemes.values() for L in depths]
@@ -255,6 +259,7 @@ def sde_pass(
         "steps": n,
         "second_steps": n // 2,
         "block_steps": block,
+        "noise_dtype": str(path.noise_dtype).removeprefix("torch."),
     }
     count = len(depths)
     return PathPass(
@@ -276,10 +281,12 @@ def sde_errors(
     seed: int,
     progress: bool = False,
     block_budget: int = 1 << 23,
+    noise_dtype: torch.dtype | None = None,
 ) -> StudyErrors:
     """Errors of the network at every depth against the Euler reference with ``reference_steps`` steps
     (and the second one with half as many), in one pass over the path (:func:`sde_pass`)."""
-    result = sde_pass(pair, depths, reference_steps, seed, progress=progress, block_budget=block_budget)
+    result = sde_pass(pair, depths, reference_steps, seed, progress=progress, block_budget=block_budget,
+                      noise_dtype=noise_dtype)
     return _finish(depths, result.states["network"], result.sup_sq["network"], result.reference, result.second,
                    result.info)
 
@@ -339,10 +346,11 @@ def ode_errors(
 
 
 def study_errors(pair: Pair, depths: list[int], *, reference_steps: int, seed: int, rtol: float = 1e-10,
-                 atol: float = 1e-10, progress: bool = False) -> StudyErrors:
-    """Dispatch on the pair's kind (SDE: Brownian reference with ``reference_steps``; ODE: adaptive)."""
+                 atol: float = 1e-10, progress: bool = False, noise_dtype: torch.dtype | None = None) -> StudyErrors:
+    """Dispatch on the pair's kind (SDE: Brownian reference with ``reference_steps``, the path's normals drawn
+    in ``noise_dtype``; ODE: adaptive)."""
     if isinstance(pair, SDEPair):
-        return sde_errors(pair, depths, reference_steps, seed, progress=progress)
+        return sde_errors(pair, depths, reference_steps, seed, progress=progress, noise_dtype=noise_dtype)
     if isinstance(pair, ODEPair):
         return ode_errors(pair, depths, rtol=rtol, atol=atol, progress=progress)
     raise TypeError(f"unsupported pair type {type(pair).__name__}")
