@@ -277,7 +277,8 @@ class SolversResult(StudyResult):
             per_step = run.evaluations[-1] / run.depths[-1]
             lines.append(f"{run.name:18s}" + "".join(cells) + f"{per_step:11.1f} {rate:>24} {theory:>7} "
                          f"{run.verdict(s.tolerance) or 'report':>8}")
-        lines.append("(* not fitted: below the reference floor)")
+        lines.append("(* not fitted: under the reference floor, dropped by the window rule, or below --fit-from; the JSON's "
+                     "fit.exclusions says which)")
         if self.adaptive:
             lines += ["", "adaptive schemes (rtol = atol):"]
             for run in self.adaptive:

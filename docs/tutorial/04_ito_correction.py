@@ -136,8 +136,8 @@ for name in ("shifted-softplus", "tanh"):
 # - against the **corrected** limit (the pair `cohen-sde`): the theory predicts rate $1/2$;
 # - against the **naive** limit (the pair `cohen-sde-naive`): the error should *not* decay.
 #
-# The verdict is PASS when the corrected rate's 95% interval lies within $0.5 \pm 0.1$ **and** the naive
-# one lies within $[-0.1, 0.4]$ (the error neither vanishes nor grows). The full size here is smaller than
+# The verdict is PASS when the corrected rate's 95% interval lies within $0.5 \pm 0.05$ **and** the naive
+# one lies within $[-0.05, 0.45]$ (the error neither vanishes nor grows). The full size here is smaller than
 # the command line's default (1000 paths, depths up to 512), which keeps the page to about 20 seconds.
 
 # %%
