@@ -27,7 +27,7 @@ from typing import Any, Callable
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from validation import ablation, convergence, phase, regimes, solvers, weak  # noqa: E402
+from validation import ablation, convergence, figures, phase, regimes, solvers, training, weak  # noqa: E402
 from validation.results import save_figure  # noqa: E402
 
 
@@ -98,6 +98,14 @@ STUDIES = [
     StudyFigure("phase_fig7", "python -m validation.phase",
                 lambda quick: phase.run(**(dict(hursts=(0.3, 0.7), betas=(0.2, 0.6, 1.0, 1.3), depth=64, networks=2,
                                                 inputs=2) if quick else {}), progress=True)),
+    *[StudyFigure(f"training_{name}", f"python -m validation.training --experiment {name}",
+                  (lambda name: lambda quick: training.run(name, checkpoint_dir=None, progress=True,
+                                                           **(training.EXPERIMENTS[name].smoke if quick else {})))(name))
+      for name in ("marion-fig8", "marion-fig9", "cohen-scaling", "pf-sgd")],
+    *[StudyFigure(f"figures_{name}", f"python -m validation.figures --figure {name}",
+                  (lambda name: lambda quick: figures.run(name, progress=True,
+                                                          **(figures.SMOKE[name] if quick else {})))(name))
+      for name in figures.FIGURES],
 ]
 
 #: figures drawn by an investigation script at a scale beyond this command (a GPU run of several processes):

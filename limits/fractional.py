@@ -45,6 +45,7 @@ __all__ = [
     "davies_harte_eigenvalues",
     "check_hurst",
     "estimate_hurst",
+    "block_moments",
 ]
 
 #: Relative size of negative circulant eigenvalues accepted as round-off (clipped to zero).
@@ -170,18 +171,27 @@ def estimate_hurst(x: torch.Tensor | np.ndarray, max_block: int | None = None) -
     each block summed, and v_m = mean(S_m²) pooled over blocks and batch; then H = slope/2 of the
     least-squares line of log v_m on log m (E S_m² = m^{2H} exactly for unit-variance fGn).
     """
+    sizes, moments = block_moments(x, max_block)
+    values = moments.mean(axis=0)
+    slope = np.polyfit(np.log(sizes), np.log(values), 1)[0]
+    return float(slope / 2.0)
+
+
+def block_moments(x: torch.Tensor | np.ndarray, max_block: int | None = None) -> tuple[list[int], np.ndarray]:
+    """The block sizes m = 1, 2, 4, … ≤ ``max_block`` (default n/8) and, for each sequence (row of ``x``, last
+    axis = time), the mean over its disjoint blocks of the squared block sums S_m², shape (sequences, sizes):
+    the statistic of :func:`estimate_hurst`, per sequence (for intervals over sequences)."""
     arr = torch.as_tensor(x, dtype=torch.float64).reshape(-1, np.shape(x)[-1])
     n = arr.shape[-1]
     if n < 8:
         raise FractionalNoiseError(f"need sequences of length ≥ 8 to estimate H, got n={n}")
     top = max_block if max_block is not None else max(2, n // 8)
-    sizes, values = [], []
+    sizes, columns = [], []
     m = 1
     while m <= top:
         blocks = n // m
         sums = arr[:, : blocks * m].reshape(arr.shape[0], blocks, m).sum(-1)
         sizes.append(m)
-        values.append(float((sums * sums).mean()))
+        columns.append((sums * sums).mean(dim=1))
         m *= 2
-    slope = np.polyfit(np.log(sizes), np.log(values), 1)[0]
-    return float(slope / 2.0)
+    return sizes, torch.stack(columns, dim=1).numpy()

@@ -8,7 +8,7 @@ import json
 import jsonschema
 import pytest
 
-from validation import ablation, convergence, phase, regimes, weak
+from validation import ablation, convergence, figures, phase, regimes, training, weak
 from validation.results import schema, validate
 
 SMALL = {
@@ -27,6 +27,10 @@ SMALL = {
                                  "--depths", "10,30,100", "--width", "8", "--hidden", "4"]),
     "phase": (phase, ["--hursts", "0.3,0.7", "--betas", "0.2:1.2:6", "--depth", "32", "--networks", "2",
                       "--inputs", "2", "--workers", "1"]),
+    "training": (training, ["--experiment", "cohen-scaling", "--datasets", "cohen-synthetic", "--depths", "4,8,16",
+                            "--replicates", "3", "--epochs", "1", "--train-size", "256", "--resamples", "200",
+                            "--checkpoint-dir", "none"]),
+    "figures": (figures, ["--figure", "marion-fbm", "--length", "64", "--realisations", "40", "--resamples", "20"]),
 }
 
 

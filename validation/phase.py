@@ -63,13 +63,18 @@ from validation.settings import (
     CommonSettings, SettingsError, check_float, check_int, make_settings, parse_grid, resolve_device, setting,
 )
 
-__all__ = ["PhaseSettings", "PhaseResult", "run", "main", "phase_column"]
+__all__ = ["predicted_critical_beta", "PhaseSettings", "PhaseResult", "run", "main", "phase_column"]
 
 PAPER = dict(hursts=(0.05, 0.97, 51), betas=(0.2, 1.3, 70), depth=1000, width=40, n_in=64)
 
 
 def _linspace(start: float, stop: float, count: int) -> tuple[float, ...]:
     return tuple(np.linspace(start, stop, count).tolist())
+
+
+def predicted_critical_beta(hurst: float) -> float:
+    """The critical scaling of fractional weights of Hurst index H (docs/theory.md §5): max(H, ½)."""
+    return max(float(hurst), 0.5)
 
 
 @dataclass(frozen=True)
@@ -262,7 +267,7 @@ def _analyse(settings: PhaseSettings, columns: list[dict[str, Any]], elapsed: fl
         slope = np.where(np.isnan(slope), np.inf, slope)  # inf − inf: exploded at both depths
         grid[f"slope_{key}"] = slope
         critical[f"depth_{key}"] = [critical_beta(betas, slope[:, j].tolist()) for j in range(len(hursts))]
-    predicted = [h if h > 0.5 else 0.5 for h in hursts]
+    predicted = [predicted_critical_beta(h) for h in hursts]
     overflow = {k: int(v.sum()) for k, v in grid.items() if k.endswith("overflow")}
     inside = [min(betas) <= p <= max(betas) for p in predicted]
     estimates = [e for e, ok in zip(critical["depth_r_h"], inside) if ok]

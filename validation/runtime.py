@@ -10,7 +10,7 @@ from typing import Iterator
 
 import torch
 
-__all__ = ["threads", "available_memory_mb", "utc_now"]
+__all__ = ["threads", "flush_denormal", "available_memory_mb", "utc_now"]
 
 
 @contextlib.contextmanager
@@ -25,6 +25,22 @@ def threads(count: int | None) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
+
+
+@contextlib.contextmanager
+def flush_denormal() -> Iterator[None]:
+    """Subnormal floats flushed to zero on the CPU for the block (restored after; a no-op where unsupported).
+
+    A saturated tanh's derivative 1 − tanh² underflows to subnormal numbers, which x86 CPUs compute one to
+    two orders of magnitude slower than normal ones; flushing them changes only values below 1.2e-38
+    (float32) or 2.2e-308 (float64).
+    """
+    supported = torch.set_flush_denormal(True)
+    try:
+        yield
+    finally:
+        if supported:
+            torch.set_flush_denormal(False)
 
 
 def available_memory_mb() -> float:

@@ -1,0 +1,166 @@
+"""validation.figures: each figure at a tiny size — reproducible, schema-valid, checks that can fail, CLI exit codes."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from limits.activations import get_activation
+from limits.fractional import estimate_hurst
+from limits.peluchetti_favaro import PFBlock
+from limits.seeding import generator
+from validation import figures
+from validation.results import validate
+from validation.settings import SettingsError
+
+TINY = figures.SMOKE
+
+
+@pytest.fixture(scope="module")
+def tiny_results():
+    return {name: figures.run(name, **settings) for name, settings in TINY.items()}
+
+
+@pytest.mark.parametrize("name", list(TINY))
+def test_same_seed_same_numbers_and_schema_valid_json(name, tiny_results):
+    first = tiny_results[name]
+    again = figures.run(name, **TINY[name])
+    assert json.dumps(first.summary(), default=str) == json.dumps(again.summary(), default=str)
+    other = figures.run(name, **{**TINY[name], "seed": 1})
+    assert json.dumps(first.summary(), default=str) != json.dumps(other.summary(), default=str)
+    payload = first.to_dict()
+    validate(payload)
+    assert payload["study"] == "figures"
+    assert payload["result"]["figure"] == name and first.summary()["figure"] == name
+    assert payload["result"]["verdict"] in ("PASS", "FAIL")
+    assert payload["settings"]["figure"] == name
+    json.loads(first.to_json())  # no NaN left in the text
+    text = first.table()
+    assert "verdict:" in text and "checks:" in text
+
+
+@pytest.mark.parametrize("name", list(TINY))
+def test_plot_draws_every_panel(name, tiny_results, tmp_path):
+    fig = tiny_results[name].plot()
+    assert len(fig.axes) >= 2
+    assert all(ax.get_title() for ax in fig.axes if ax.get_label() != "<colorbar>")
+    path = tiny_results[name].save_plot(tmp_path / f"{name}.png")
+    assert path.stat().st_size > 5_000
+
+
+@pytest.mark.parametrize("name, wrong", [
+    ("pf-function-space", dict(sde_tolerance=1e-6)),
+    ("pf-function-space", dict(resnet_max_pc=0.01)),
+    ("pf-function-space", dict(eoc_min_pc=1.0)),
+    ("pf-correlation", dict(resnet_max_correlation=-1.0)),
+    ("pf-correlation", dict(eoc_min_correlation=1.0)),
+    ("marion-fbm", dict(hurst_tolerance=1e-9)),
+    ("chizat-maximal", dict(doob_constant=1.0)),
+    ("chizat-maximal", dict(tail_constant=0.01)),
+])
+def test_a_wrong_rule_fails(name, wrong):
+    result = figures.run(name, **{**TINY[name], **wrong})
+    assert result.verdict == "FAIL"
+    assert result.exit_code == 1
+    assert any(not c["passed"] for c in result.checks)
+
+
+def test_the_paper_claims_hold_at_moderate_size():
+    # fBm: the pooled estimate recovers H; chizat: Doob's bounds hold (both cheap at the default sizes)
+    assert figures.run("marion-fbm", realisations=100, resamples=50).verdict == "PASS"
+    assert figures.run("chizat-maximal", networks=300, layers=30, resamples=100).verdict == "PASS"
+
+
+def test_pf_noise_is_the_blocks_noise_for_each_input():
+    d, n, k = 5, 3, 4
+    block = PFBlock(get_activation("tanh"), get_activation("identity"), d, sigma_w=1.3, sigma_b=0.7)
+    gen = generator(0, "test-noise")
+    dW = torch.randn((n, d * d + d), generator=gen, dtype=torch.float64)
+    y = torch.randn((n, k, d), generator=gen, dtype=torch.float64)
+    batched = figures.pf_noise(block, dW, y)
+    for j in range(k):
+        torch.testing.assert_close(batched[:, j], block.noise(dW, y[:, j]))
+    # one ResNet layer on K inputs = PFBlock.network_step on each
+    x = y
+    step = x + block.phi(0.25 * block.mean_drift(block.psi(x)) + figures.pf_noise(block, dW, block.psi(x)))
+    for j in range(k):
+        torch.testing.assert_close(step[:, j], block.network_step(x[:, j], 0.25, dW))
+
+
+def test_resnet_and_sde_read_the_same_path():
+    # on a fine SDE grid the Euler scheme and the ResNet agree better at larger depth (strong convergence)
+    gaps = []
+    for depth in (2, 32):
+        r = figures.run("pf-function-space", **{**TINY["pf-function-space"], "depth": depth, "sde_factor": 4})
+        gaps.append(r.numbers["models"][0]["sde"]["relative_gap"])
+    assert gaps[1] < gaps[0]
+
+
+def test_eoc_parameters():
+    assert figures.eoc_sigma_w("relu", 0.0) == pytest.approx(math.sqrt(2))
+    sigma_b = 0.2
+    sigma_w = figures.eoc_sigma_w("tanh", sigma_b)
+    nodes, weights = np.polynomial.hermite_e.hermegauss(101)
+    weights = weights / weights.sum()
+    q = 1.0
+    for _ in range(5000):
+        q = sigma_w**2 * np.sum(weights * np.tanh(math.sqrt(q) * nodes) ** 2) + sigma_b**2
+    chi = sigma_w**2 * np.sum(weights * (1 - np.tanh(math.sqrt(q) * nodes) ** 2) ** 2)
+    assert chi == pytest.approx(1.0, abs=1e-6)
+
+
+def test_first_pc_fraction_is_one_for_perfectly_correlated_outputs():
+    rng = np.random.default_rng(0)
+    shape = np.linspace(-2, 2, 7) ** 2 + 1
+    assert figures.top_pc_fraction(rng.normal(size=(50, 1)) * shape) == pytest.approx(1.0)
+    assert figures.top_pc_fraction(rng.normal(size=(500, 7))) < 0.4
+
+
+def test_hurst_estimate_is_the_packages_estimator(tiny_results):
+    r = figures.run("marion-fbm", hursts=(0.3,), length=128, realisations=30, resamples=20)
+    entry = r.numbers["per_hurst"][0]
+    from limits.fractional import FractionalNoise
+
+    fgn = FractionalNoise(0.3, 128).sample(30, generator(0, "figures", "marion-fbm", 0.3))
+    assert entry["estimate"] == pytest.approx(estimate_hurst(fgn), abs=1e-12)
+    lo, hi = entry["estimate_ci95"]
+    assert lo <= entry["estimate"] <= hi
+
+
+def test_settings_that_do_not_apply_are_refused():
+    with pytest.raises(SettingsError) as info:
+        figures.run("marion-fbm", width=8)
+    assert info.value.name == "width" and "--hursts" in info.value.message
+    with pytest.raises(SettingsError) as info:
+        figures.run("chizat-maximal", hursts=(0.3,))
+    assert info.value.name == "hursts"
+    with pytest.raises(SettingsError):
+        figures.run("no-such-figure")
+    with pytest.raises(SettingsError):
+        figures.run("marion-fbm", hursts=(0.5, 1.2))
+    with pytest.raises(SettingsError):
+        figures.run("pf-correlation", draws=2)
+
+
+def test_cli_exit_codes(tmp_path, capsys):
+    args = ["--figure", "marion-fbm", "--length", "64", "--realisations", "40", "--resamples", "20", "--quiet"]
+    out = tmp_path / "fbm.json"
+    assert figures.main([*args, "--hurst-tolerance", "0.2", "--json", str(out), "--plot", str(tmp_path / "fbm.svg")]) == 0
+    validate(json.loads(out.read_text()))
+    assert (tmp_path / "fbm.svg").exists()
+    assert figures.main([*args, "--hurst-tolerance", "1e-9"]) == 1
+    capsys.readouterr()
+    assert figures.main(["--figure", "marion-fbm", "--width", "8"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: --width") and "\n" not in err
+    assert figures.main(["--figure", "marion-fbm", "--hursts", "0.5,1.5"]) == 2
+    assert figures.main(["--figure", "nope"]) == 2
+    assert figures.main([]) == 2
+    capsys.readouterr()
+    assert figures.main(["--list"]) == 0
+    listing = capsys.readouterr().out
+    assert all(name in listing for name in figures.FIGURES)

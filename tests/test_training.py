@@ -1,0 +1,173 @@
+"""The training experiments: every experiment at a tiny size, seeds, resume, the batched trainer, the data."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from validation import training
+from validation.results import validate
+from validation.settings import SettingsError
+from validation.training import data as data_module
+from validation.training.networks import Res1Net, weight_regime
+from validation.training.trainer import BatchedOptimizer, train
+from validation.training.weights import noise_quadratic_variation, path_statistics, trend
+
+#: every experiment at a size that runs in seconds (its ``smoke`` settings)
+TINY = {name: experiment.smoke for name, experiment in training.EXPERIMENTS.items()}
+
+
+@pytest.mark.parametrize("name", sorted(TINY))
+def test_experiment_runs_and_is_reproducible(name, tmp_path):
+    first = training.run(name, checkpoint_dir=str(tmp_path / "a"), **TINY[name])
+    again = training.run(name, checkpoint_dir=str(tmp_path / "b"), **TINY[name])
+    payload = first.to_dict()
+    validate(payload)
+    assert payload["study"] == "training" and payload["result"]["experiment"] == name
+    assert first.verdict in ("PASS", "FAIL")
+    assert json.dumps(first.numbers, sort_keys=True) == json.dumps(again.numbers, sort_keys=True)
+    assert first.table() and first.plot() is not None
+    other = training.run(name, checkpoint_dir=None, **{**TINY[name], "seed": 1})
+    assert json.dumps(other.records, sort_keys=True) != json.dumps(first.records, sort_keys=True)
+
+
+def test_resume_after_interruption_trains_nothing_twice(tmp_path, monkeypatch):
+    """Interrupted after two configurations, a resumed run trains only the rest and gives the same numbers."""
+    name, tiny = "cohen-scaling", TINY["cohen-scaling"]
+    reference = training.run(name, checkpoint_dir=None, **tiny)
+    experiment = training.EXPERIMENTS[name]
+    original = type(experiment).train_one
+    trained: list[str] = []
+
+    def interrupted(self, settings, configuration, *args, **kwargs):
+        if len(trained) == 2:
+            raise KeyboardInterrupt
+        trained.append(configuration.key)
+        return original(self, settings, configuration, *args, **kwargs)
+
+    monkeypatch.setattr(type(experiment), "train_one", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        training.run(name, checkpoint_dir=str(tmp_path), **tiny)
+    assert len(trained) == 2
+    monkeypatch.setattr(type(experiment), "train_one", lambda self, s, c, *a, **k: (trained.append(c.key),
+                                                                                      original(self, s, c, *a, **k))[1])
+    resumed = training.run(name, checkpoint_dir=str(tmp_path), resume=True, **tiny)
+    total = len(reference.records)
+    assert resumed.resumed == 2 and len(trained) == total and len(set(trained)) == total
+    assert json.dumps(resumed.numbers, sort_keys=True) == json.dumps(reference.numbers, sort_keys=True)
+    assert json.dumps(resumed.records, sort_keys=True) == json.dumps(reference.records, sort_keys=True)
+
+
+def test_resume_command_line_after_sigterm(tmp_path):
+    """The command line killed mid-sweep (SIGTERM) exits 143 and --resume continues from the checkpoints."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    args = [sys.executable, "-m", "validation.training", "--experiment", "marion-fig8", "--depths", "4,8,16,32,64,128",
+            "--width", "6", "--epochs", "2", "--replicates", "2", "--train-size", "512", "--resamples", "200",
+            "--checkpoint-dir", str(tmp_path), "--quiet"]
+    process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    folder = None
+    deadline = time.time() + 60
+    while time.time() < deadline:  # wait for the first checkpoints
+        found = list(tmp_path.glob("marion-fig8-*/*.json"))
+        if len(found) >= 2:
+            folder = found[0].parent
+            break
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=60)
+    assert folder is not None
+    if process.returncode == 0:
+        pytest.skip("the sweep finished before the signal arrived")
+    assert process.returncode == 143, err
+    done = len(list(folder.glob("*.json")))
+    assert 2 <= done < 12
+    resumed = subprocess.run(args + ["--resume", "--json", str(tmp_path / "out.json")], capture_output=True, text=True,
+                             timeout=120)
+    assert resumed.returncode in (0, 1), resumed.stderr
+    result = json.loads((tmp_path / "out.json").read_text())["result"]
+    assert result["resumed"] == done and result["configurations"] == 12
+
+
+def test_command_line_errors_and_list(capsys):
+    assert training.main(["--list"]) == 0
+    assert "cohen-scaling" in capsys.readouterr().out
+    assert training.main([]) == 2
+    assert training.main(["--experiment", "marion-fig8", "--hursts", "0.5"]) == 2
+    assert "does not apply" in capsys.readouterr().err
+    assert training.main(["--experiment", "marion-fig8", "--dataset", "mnist"]) == 2
+    assert "never downloaded" in capsys.readouterr().err
+    assert training.main(["--experiment", "pf-sgd", "--replicates", "0"]) == 2
+    assert training.main(["--experiment", "cohen-scaling", "--activations", "sigmoid"]) == 2
+
+
+def test_batched_replicates_equal_separate_runs():
+    """Replicate 0 of a batch of three (one diverging at a huge learning rate) is the network trained alone."""
+    dataset = data_module.load_dataset("digits", 0, train_size=256)
+    common = dict(depth=8, width=5, n_in=64, n_out=10, beta=0.5, regime=weight_regime("iid"), activation="tanh",
+                  seed=3, label=("t",), dtype=torch.float64, device=torch.device("cpu"))
+    alone = Res1Net(replicates=1, **common)
+    batch = Res1Net(replicates=3, **common)
+    kwargs = dict(epochs=2, batch_size=32, optimizer="adam", seed=3, label=("t",))
+    train(alone, dataset, lrs=torch.tensor([1e-2]), **kwargs)
+    history = train(batch, dataset, lrs=torch.tensor([1e-2, 1e-2, 1e8]), **kwargs)
+    for key in alone.params:
+        assert torch.allclose(alone.params[key][0], batch.params[key][0], rtol=1e-12, atol=1e-14)
+    assert history.diverged[2] or not np.isfinite(history.final_train_loss[2]) or history.final_train_loss[2] > 1
+
+
+@pytest.mark.parametrize("kind", ["sgd", "adam"])
+def test_batched_optimiser_is_torch_optimiser(kind):
+    torch.manual_seed(0)
+    target = torch.randn(2, 3, 4)
+    ours = {"w": torch.randn(2, 3, 4, requires_grad=True)}
+    theirs = ours["w"].detach().clone().requires_grad_(True)
+    lrs = torch.tensor([0.1, 0.01])
+    optimiser = BatchedOptimizer(ours, kind, lrs)
+    references = [(torch.optim.SGD if kind == "sgd" else torch.optim.Adam)([p], lr=float(lr))
+                  for p, lr in zip([theirs], [0.1])]
+    for _ in range(5):
+        ours["w"].grad = None
+        ((ours["w"] - target) ** 3).sum().backward()
+        optimiser.step(torch.tensor([True, True]))
+        references[0].zero_grad()
+        ((theirs - target) ** 3).sum().backward()
+        theirs.grad[1] = 0  # replicate 1 has its own rate; compare replicate 0 with torch
+        references[0].step()
+    assert torch.allclose(ours["w"][0], theirs[0], rtol=1e-12, atol=1e-14)
+
+
+def test_weight_statistics():
+    generator = torch.Generator().manual_seed(0)
+    for L in (64, 1024):
+        noise = torch.randn(L, 4, 4, generator=generator) / L ** 0.5
+        smooth = torch.sin(6 * torch.arange(L) / L)[:, None, None] * torch.ones(4, 4)
+        assert 10 < noise_quadratic_variation(noise) < 22  # ½ Σ E||ΔA||² = ½ · L · 2·16/L
+        assert noise_quadratic_variation(smooth) < 200 / L  # ½ · 16 · 36/L² · L/2 = 144/L
+    constant = torch.ones(50, 2, 2)
+    assert torch.allclose(trend(constant), constant)
+    stats = path_statistics(torch.ones(10, 2, 2), scale=0.5)
+    assert stats["max_increment"] == pytest.approx(1.0) and stats["quadratic_variation"] == pytest.approx(10.0)
+    assert stats["max_weight_change"] == 0.0
+
+
+def test_data_sets_offline(tmp_path):
+    digits = data_module.load_dataset("digits", 0)
+    assert digits.x_train.shape[1] == 64 and len(digits.x_train) + len(digits.x_test) == 1797
+    x, y = data_module.cohen_synthetic(32, 0)
+    assert x.abs().max() <= 1 and torch.allclose(y.norm(dim=1), torch.ones(32, dtype=y.dtype))
+    with pytest.raises(SettingsError, match="never downloaded"):
+        data_module.load_dataset("mnist", 0)
+    with pytest.raises(SettingsError, match="not found"):
+        data_module.load_dataset("cifar10", 0, data_dir=str(tmp_path))
+    rng = np.random.default_rng(0)
+    np.savez(tmp_path / "mnist.npz", x_train=rng.integers(0, 255, (20, 4, 4)), y_train=rng.integers(0, 10, 20),
+             x_test=rng.integers(0, 255, (5, 4, 4)), y_test=rng.integers(0, 10, 5))
+    local = data_module.load_dataset("mnist", 0, data_dir=str(tmp_path))
+    assert local.n_in == 16 and local.task == "classification"

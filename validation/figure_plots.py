@@ -1,0 +1,130 @@
+"""Figures for ``python -m validation.figures`` (Peluchetti & Favaro Fig. 1, 3, 4; Marion et al. Fig. 6;
+Chizat Remark 2.2), titled like the papers' panels."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .plots import new_grid
+
+__all__ = ["plot"]
+
+_NAMES = {"SC_tanh": r"$\mathcal{SC}_{\tanh}$", "SC_swish": r"$\mathcal{SC}_{swish}$",
+          "EO_tanh": r"$\mathcal{EO}_{\tanh}$", "EO_ReLU": r"$\mathcal{EO}_{ReLU}$"}
+
+
+def plot(figure: str, numbers: dict[str, Any], data: dict[Any, Any], ax: Any = None) -> Any:
+    return {"pf-function-space": plot_function_space, "pf-correlation": plot_correlation,
+            "marion-fbm": plot_fbm, "chizat-maximal": plot_chizat}[figure](numbers, data, ax)
+
+
+def _samples(ax: Any, z: np.ndarray, shown: list, quantiles: dict, colour: str, band: str, label: str) -> None:
+    for i, row in enumerate(shown):
+        ax.plot(z, row, color=colour, lw=0.9, alpha=0.8, label=f"{label}: draws" if i == 0 else None)
+    q = {int(k): np.asarray(v) for k, v in quantiles.items()}
+    ax.fill_between(z, q[5], q[95], color=band, alpha=0.18, lw=0)
+    for level, style in ((5, "--"), (50, "-"), (95, "--")):
+        ax.plot(z, q[level], style, color=band, lw=1.4, label=f"{label}: 5/50/95% quantiles" if level == 50 else None)
+
+
+def plot_function_space(numbers: dict[str, Any], data: dict[Any, Any], ax: Any = None) -> Any:
+    """Top row: SC_tanh, SC_swish (ResNet and its SDE on the same paths); bottom row: EO_tanh, EO_ReLU."""
+    z = np.asarray(numbers["z"])
+    fig, axes = new_grid(2, 2, ax, figsize=(10.5, 7.6))
+    for panel, entry in zip(axes.ravel(), numbers["models"]):
+        name = entry["model"]
+        net = f"L = {entry['depth']}, D = {entry['width']}"
+        _samples(panel, z, entry["shown"], entry["quantiles"], "tab:blue", "tab:orange", "ResNet" if "sde" in entry
+                 else "network")
+        if "sde" in entry:
+            sde = entry["sde"]
+            for i, row in enumerate(sde["shown"]):
+                panel.plot(z, row, ":", color="black", lw=1.0, label="SDE, same path" if i == 0 else None)
+            q = {int(k): np.asarray(v) for k, v in sde["quantiles"].items()}
+            panel.plot(z, q[5], ":", color="tab:red", lw=1.2, label="SDE 5/50/95%")
+            panel.plot(z, q[50], ":", color="tab:red", lw=1.2)
+            panel.plot(z, q[95], ":", color="tab:red", lw=1.2)
+            subtitle = f"RMS gap/SD {sde['relative_gap']:.3f}"
+        else:
+            subtitle = f"σ_w = {entry['sigma_w']:.3f}, σ_b = {entry['sigma_b']:g}"
+        kind = r"$x_{T,1}(z)$" if "sde" in entry else r"$x_{last,1}(z)$"
+        panel.set_title(f"{_NAMES[name]}: {kind}, {net}\nfirst PC {entry['top_pc_fraction']:.3f}; {subtitle}",
+                        fontsize=10)
+        panel.set_xlabel("z")
+        panel.grid(True, alpha=0.3)
+        panel.legend(fontsize=7, loc="best")
+    fig.suptitle(f"P&F Fig. 3 (top) and Fig. 1 (bottom): {numbers['draws']} draws, 5 shown", fontsize=11)
+    return fig
+
+
+def plot_correlation(numbers: dict[str, Any], data: dict[Any, Any], ax: Any = None) -> Any:
+    """Four heatmaps of ρ[x(z1), x(z2)] on [−2, 2]², one colour scale [−1, 1] (P&F Fig. 4's layout)."""
+    fig, axes = new_grid(2, 2, ax, figsize=(9.5, 8.4))
+    lo, hi = numbers["z"][0], numbers["z"][-1]
+    image = None
+    for panel, entry in zip(axes.ravel(), numbers["models"]):
+        corr = np.asarray(entry["correlation"], dtype=float)
+        image = panel.imshow(corr, origin="lower", extent=(lo, hi, lo, hi), vmin=-1, vmax=1, cmap="viridis")
+        a, b = entry["min_correlation_ci95"]
+        panel.set_title(f"{_NAMES[entry['model']]} (L = {entry['depth']}, D = {entry['width']})\n"
+                        f"min ρ = {entry['min_correlation']:.3f} [{a:.3f}, {b:.3f}]", fontsize=10)
+        panel.set_xlabel(r"$z^{(1)}$")
+        panel.set_ylabel(r"$z^{(2)}$")
+    if image is not None:
+        fig.colorbar(image, ax=list(axes.ravel()), shrink=0.8, label=r"$\rho$")
+    fig.suptitle(f"P&F Fig. 4: output correlation, {numbers['draws']} draws", fontsize=11)
+    return fig
+
+
+def plot_fbm(numbers: dict[str, Any], data: dict[Any, Any], ax: Any = None) -> Any:
+    """One panel per H with the realisations of B^H on [0, 1] (Marion et al. Fig. 6)."""
+    entries = numbers["per_hurst"]
+    fig, axes = new_grid(1, len(entries), ax, figsize=(4.2 * len(entries), 3.6))
+    t = np.asarray(data["t"]) if "t" in data else np.linspace(0, 1, numbers["length"] + 1)
+    for panel, entry in zip(axes.ravel(), entries):
+        paths = data.get(entry["hurst"], entry["shown"])
+        for row in np.asarray(paths):
+            panel.plot(t, row, lw=0.8)
+        a, b = entry["estimate_ci95"]
+        panel.set_title(f"H = {entry['hurst']:g}\nestimated {entry['estimate']:.3f} [{a:.3f}, {b:.3f}]", fontsize=10)
+        panel.set_xlabel("t")
+        panel.grid(True, alpha=0.3)
+    axes[0, 0].set_ylabel(r"$B^H_t$")
+    fig.suptitle("Marion et al. Fig. 6: realisations of fractional Brownian motion", fontsize=11)
+    return fig
+
+
+def plot_chizat(numbers: dict[str, Any], data: dict[Any, Any], ax: Any = None) -> Any:
+    """Per κ: the empirical tail P(sup_ℓ S^ℓ ≥ a) with its 95% interval (and P(S^L ≥ a)) against E[S^L]/a."""
+    entries = numbers["per_kappa"]
+    fig, axes = new_grid(1, len(entries), ax, figsize=(4.6 * len(entries), 4.0))
+    for panel, entry in zip(axes.ravel(), entries):
+        exact = entry["exact_mean_final"]
+        sup = np.sort(np.asarray(data[entry["kappa"]]["sup"])) if entry["kappa"] in data else None
+        if sup is not None and sup.size:
+            grid = np.geomspace(max(exact / 20, sup[sup > 0].min() if (sup > 0).any() else exact / 20),
+                                max(sup.max(), exact * 2), 200)
+            panel.plot(grid, 1 - np.searchsorted(sup, grid, side="left") / sup.size, color="tab:blue", lw=1,
+                       label=r"$\hat P(\sup_\ell S^\ell \geq a)$")
+            final = np.sort(np.asarray(data[entry["kappa"]]["final"]))
+            panel.plot(grid, 1 - np.searchsorted(final, grid, side="left") / final.size, color="tab:green", lw=1,
+                       alpha=0.7, label=r"$\hat P(S^L \geq a)$")
+            panel.plot(grid, np.minimum(1, exact / grid), "--", color="black", label=r"Doob: $E[S^L]/a$")
+        a = np.array([t["a"] for t in entry["tails"]])
+        p = np.array([t["p_sup"] for t in entry["tails"]])
+        ci = np.array([t["p_sup_ci95"] for t in entry["tails"]])
+        panel.errorbar(a, np.maximum(p, 1e-12), yerr=[np.maximum(p - ci[:, 0], 0), np.maximum(ci[:, 1] - p, 0)],
+                       fmt="o", color="tab:red", ms=4, capsize=3, label="checked thresholds (95% CI)")
+        panel.set_xscale("log")
+        panel.set_yscale("log")
+        panel.set_ylim(max(0.5 / numbers["networks"], 1e-5), 1.5)
+        panel.set_xlabel(r"$a$ (units of $\|x\|^2$)")
+        panel.set_title(f"Remark 2.2, α√(ML) = {entry['kappa']:g}\nE[sup S]/E[S^L] = {entry['ratio_sup_final']:.2f} "
+                        f"(Doob ≤ 4)", fontsize=10)
+        panel.grid(True, which="both", alpha=0.3)
+        panel.legend(fontsize=7, loc="lower left")
+    fig.suptitle(f"Chizat Remark 2.2: Doob's maximal inequality, ReLU 2LP blocks, L = {numbers['layers']}, "
+                 f"{numbers['networks']} networks", fontsize=11)
+    return fig

@@ -1,0 +1,827 @@
+"""Initialisation figures of Peluchetti & Favaro (2020), Marion et al. (2022) and Chizat's lecture, as checks.
+
+    python -m validation.figures --figure pf-function-space   # P&F Fig. 1 + 3: function samples x_{T,1}(z)
+    python -m validation.figures --figure pf-correlation      # P&F Fig. 4: output correlation heatmaps
+    python -m validation.figures --figure marion-fbm          # Marion et al. Fig. 6: fBm realisations
+    python -m validation.figures --figure chizat-maximal      # Chizat Remark 2.2: Doob's maximal inequality
+    python -m validation.figures --list
+
+Every default run is small (under a minute on 2 cores); the paper's sizes are flags (docs/howto/figures.md).
+A flag that does not apply to the chosen figure is an error naming the ones that do. Each run prints a
+table with the numbers behind the figure and its checks; PASS when every check passes:
+
+* ``pf-function-space``: the stable ResNets SC_tanh and SC_swish (x_{k+1} = x_k + φ(ΔW_k x_k + Δb_k),
+  ΔW ~ N(0, σ_w²Δt/D), Δb ~ N(0, σ_b²Δt), Δt = 1/L; input copied, x_0 = z·1, the paper's SC models) and
+  the Euler scheme of their SDE limit on ``--sde-factor``× finer steps of the SAME Brownian path, beside
+  the feed-forward networks EO_tanh and EO_ReLU on the edge of chaos. Checks (95% bootstrap intervals
+  over draws):
+  (a) the ResNet and its SDE agree: the upper end of RMS(x_net − x_sde)/SD(x_net) ≤ ``--sde-tolerance``;
+  (b) the function samples of the EOC networks are degenerate: the first principal component of the
+      draws (as vectors over z) explains at least ``--eoc-min-pc`` of their variance (lower end of the
+      interval); this is 1 exactly when all outputs are perfectly correlated (constant functions for
+      tanh, multiples of one function for ReLU);
+  (c) the ResNets' are not: the upper end of that fraction ≤ ``--resnet-max-pc``.
+* ``pf-correlation``: ρ[x_{T,1}(z1), x_{T,1}(z2)] over a grid of [−2, 2]² for the four models. Checks:
+  the lower end of the minimum correlation of each EOC network ≥ ``--eoc-min-correlation``; the upper
+  end of the minimum correlation of each ResNet ≤ ``--resnet-max-correlation``.
+* ``marion-fbm``: fractional Brownian motions B^H on [0, 1] (exact Davies–Harte fGn, summed) for each
+  ``--hursts``; H estimated from all realisations pooled (variance of partial sums), with a bootstrap
+  interval over realisations. Check: |Ĥ − H| ≤ ``--hurst-tolerance`` for every H.
+* ``chizat-maximal``: S^ℓ = ‖h^ℓ − x‖²/‖x‖² for the ResNet with ReLU 2LP blocks at α = κ/√(ML) is a
+  nonnegative submartingale, so (Doob) P(sup_ℓ S^ℓ ≥ a) ≤ E[S^L]/a with E[S^L] = (1 + cα²M)^L − 1 exactly,
+  and E[sup_ℓ S^ℓ] ≤ 4 E[S^L]. Checks (Monte Carlo with 95% bootstrap intervals): for every κ and every
+  threshold a = m·E[S^L] (``--thresholds`` lists m), the lower end of the interval of P̂(sup S ≥ a) is at
+  most ``--tail-constant``·E[S^L]/a; the lower end of the interval of E[sup S]/E[S^L] is at most
+  ``--doob-constant`` (4). A deliberately wrong constant (e.g. ``--doob-constant 1``) FAILs.
+
+Python: ``validation.figures.run("marion-fbm", realisations=200)`` returns a :class:`FiguresResult`.
+
+Exit status: 0 PASS, 1 FAIL, 2 bad input, 3 internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from limits.activations import get_activation
+from limits.brownian import tree_sum
+from limits.chizat import chizat_constant, chizat_expected_spread, chizat_spread
+from limits.fractional import FractionalNoise, block_moments, check_hurst, estimate_hurst
+from limits.peluchetti_favaro import PFBlock
+from limits.seeding import generator, stream_seed
+from validation import cli, runtime
+from validation.results import RunInfo, StudyResult, utc_now
+from validation.settings import (
+    CommonSettings, SettingsError, check_choice, check_float, check_int, make_settings, parse_float_list,
+    resolve_device, setting,
+)
+
+__all__ = ["FIGURES", "SMOKE", "FiguresSettings", "FiguresResult", "run", "main", "eoc_sigma_w", "MODELS"]
+
+#: the four models of Peluchetti & Favaro's Fig. 1, 3 and 4: (kind, activation)
+MODELS = {"SC_tanh": ("resnet", "tanh"), "SC_swish": ("resnet", "swish"),
+          "EO_tanh": ("eoc", "tanh"), "EO_ReLU": ("eoc", "relu")}
+
+#: each figure's defaults (small) and the paper's sizes; every key but title/paper is a setting
+FIGURES: dict[str, dict[str, Any]] = {
+    "pf-function-space": dict(
+        width=32, depth=64, inputs=100, draws=200, show=5, sigma_w=1.0, sigma_b=1.0, input_layer="copy",
+        sde_factor=8, eoc_width=48, eoc_depth=100, eoc_sigma_b=0.2, sde_tolerance=0.25, eoc_min_pc=0.9,
+        resnet_max_pc=0.9, resamples=400,
+        title="Peluchetti & Favaro (2020) Fig. 1 and 3: function samples of x_{T,1}(z)",
+        paper="Fig. 1: EO_tanh, EO_ReLU, 500 layers × 500 units; Fig. 3: SC_tanh, SC_swish, L = D = 500 (and "
+              "other L, D in SM B), 400 inputs on [−2, 2], 10 000 draws; 5 draws and the 5/50/95% quantiles shown"),
+    "pf-correlation": dict(
+        width=32, depth=64, inputs=40, draws=1000, sigma_w=1.0, sigma_b=1.0, input_layer="copy", eoc_width=48,
+        eoc_depth=100, eoc_sigma_b=0.2, eoc_min_correlation=0.8, resnet_max_correlation=0.5, resamples=400,
+        title="Peluchetti & Favaro (2020) Fig. 4: output correlation ρ[x_{T,1}(z1), x_{T,1}(z2)]",
+        paper="Fig. 4: SC_tanh, SC_swish (L = D = 500) far from 1 off the diagonal; EO_tanh, EO_ReLU (500 × 500) "
+              "all close to 1"),
+    "marion-fbm": dict(
+        hursts=(0.2, 0.5, 0.8), length=1024, realisations=500, show=3, hurst_tolerance=0.02, resamples=400,
+        title="Marion et al. (2022) Fig. 6: fractional Brownian motion B^H",
+        paper="Fig. 6: three realisations each of B^H on [0, 1] for H = 0.2, 0.5, 0.8 (rougher for smaller H)"),
+    "chizat-maximal": dict(
+        width=40, hidden=16, layers=100, kappas=(1.0, 2.0), networks=2000, sigma_u=None, sigma_v=1.0,
+        thresholds=(1.0, 2.0, 4.0, 8.0, 16.0), doob_constant=4.0, tail_constant=1.0, resamples=1000,
+        title="Chizat (lecture 12) Remark 2.2: Doob's maximal inequality for ‖h^ℓ − x‖²",
+        paper="Remark 2.2: P(sup_ℓ ‖h^ℓ − x‖ ≥ β‖x‖) ≤ ((1 + cα²M)^L − 1)/β² (stated without a figure)"),
+}
+
+#: each figure at a size that runs in about a second (the tests and ``docs/make_figures.py --quick``)
+SMOKE = {
+    "pf-function-space": dict(width=4, depth=4, inputs=6, draws=24, sde_factor=2, eoc_width=4, eoc_depth=6,
+                              resamples=20, show=3),
+    "pf-correlation": dict(width=4, depth=4, inputs=6, draws=40, eoc_width=4, eoc_depth=6, resamples=20),
+    "marion-fbm": dict(length=64, realisations=40, resamples=20, show=2),
+    "chizat-maximal": dict(width=6, hidden=4, layers=10, networks=60, resamples=50),
+}
+
+#: settings a figure takes (others given are refused); the common seed/dtype/device always apply
+APPLIES = {name: {k for k in values if k not in ("title", "paper")} for name, values in FIGURES.items()}
+
+INPUT_RANGE = (-2.0, 2.0)
+
+
+@dataclass(frozen=True)
+class FiguresSettings(CommonSettings):
+    """Settings of the figures study; ``None`` means the figure's default."""
+
+    width: int | None = setting(None, "P&F: ResNet width D; chizat: width d", parse=int, group="model",
+                                default_text="the figure's (32; chizat 40)")
+    depth: int | None = setting(None, "P&F: ResNet depth L (Δt = 1/L)", parse=int, group="model",
+                                default_text="64")
+    inputs: int | None = setting(None, "P&F: inputs z equally spaced on [−2, 2]", parse=int, group="model",
+                                 default_text="100; pf-correlation 40")
+    draws: int | None = setting(None, "P&F: function draws (independent networks)", parse=int, group="model",
+                                default_text="200; pf-correlation 1000")
+    show: int | None = setting(None, "draws (realisations) drawn in each panel", parse=int, group="model",
+                               default_text="5; marion-fbm 3")
+    sigma_w: float | None = setting(None, "P&F ResNet: σ_w (ΔW ~ N(0, σ_w²Δt/D))", parse=float, group="model",
+                                    default_text="1")
+    sigma_b: float | None = setting(None, "P&F ResNet: σ_b (Δb ~ N(0, σ_b²Δt))", parse=float, group="model",
+                                    default_text="1")
+    input_layer: str | None = setting(None, "P&F ResNet input: copy (x_0 = z·1, the paper's SC models) or random "
+                                            "(x_0 = W_I z, W_I ~ N(0, I), the paper's SR models)",
+                                      choices=("copy", "random"), group="model", default_text="copy")
+    sde_factor: int | None = setting(None, "pf-function-space: Euler steps of the SDE per ResNet layer, on the "
+                                           "same Brownian path", parse=int, group="model", default_text="8")
+    eoc_width: int | None = setting(None, "P&F: width of the edge-of-chaos feed-forward networks", parse=int,
+                                    group="model", default_text="48")
+    eoc_depth: int | None = setting(None, "P&F: layers of the edge-of-chaos feed-forward networks", parse=int,
+                                    group="model", default_text="100")
+    eoc_sigma_b: float | None = setting(None, "P&F: bias std σ_b of EO_tanh (σ_w is then solved for χ = 1; "
+                                              "EO_ReLU is always σ_w² = 2, σ_b = 0)", parse=float, group="model",
+                                        default_text="0.2")
+    hursts: tuple[float, ...] | None = setting(None, "marion-fbm: Hurst indices, comma list, each in (0, 1)",
+                                               parse=parse_float_list, group="model", default_text="0.2,0.5,0.8")
+    length: int | None = setting(None, "marion-fbm: steps n of each path on [0, 1] (≥ 16)", parse=int,
+                                 group="model", default_text="1024")
+    realisations: int | None = setting(None, "marion-fbm: realisations per H for the estimate", parse=int,
+                                       group="model", default_text="500")
+    hidden: int | None = setting(None, "chizat: hidden units M per block", parse=int, group="model",
+                                 default_text="16")
+    layers: int | None = setting(None, "chizat: depth L", parse=int, group="model", default_text="100")
+    kappas: tuple[float, ...] | None = setting(None, "chizat: α = κ/√(ML), comma list, each > 0",
+                                               parse=parse_float_list, group="model", default_text="1,2")
+    networks: int | None = setting(None, "chizat: independent networks (input x ~ N(0, I_d) each)", parse=int,
+                                   group="model", default_text="2000")
+    sigma_u: float | None = setting(None, "chizat: std of u_j", parse=float, group="model", default_text="1/√d")
+    sigma_v: float | None = setting(None, "chizat: std of v_j", parse=float, group="model", default_text="1")
+    thresholds: tuple[float, ...] | None = setting(None, "chizat: thresholds a as multiples of E[S^L], comma "
+                                                         "list, each > 0", parse=parse_float_list, group="model",
+                                                   default_text="1,2,4,8,16")
+    sde_tolerance: float | None = setting(None, "pf-function-space: RMS(ResNet − SDE)/SD(ResNet) ≤ this",
+                                          parse=float, group="checks", default_text="0.25")
+    eoc_min_pc: float | None = setting(None, "pf-function-space: the EOC networks' first principal component "
+                                             "explains ≥ this fraction", parse=float, group="checks",
+                                       default_text="0.9")
+    resnet_max_pc: float | None = setting(None, "pf-function-space: the ResNets' first principal component "
+                                                "explains ≤ this fraction", parse=float, group="checks",
+                                          default_text="0.9")
+    eoc_min_correlation: float | None = setting(None, "pf-correlation: each EOC network's minimum correlation "
+                                                      "≥ this", parse=float, group="checks", default_text="0.8")
+    resnet_max_correlation: float | None = setting(None, "pf-correlation: each ResNet's minimum correlation ≤ "
+                                                         "this", parse=float, group="checks", default_text="0.5")
+    hurst_tolerance: float | None = setting(None, "marion-fbm: |Ĥ − H| ≤ this", parse=float, group="checks",
+                                            default_text="0.02")
+    doob_constant: float | None = setting(None, "chizat: the constant of E[sup S] ≤ C E[S^L] (Doob: 4)",
+                                          parse=float, group="checks", default_text="4")
+    tail_constant: float | None = setting(None, "chizat: P(sup S ≥ a) ≤ C E[S^L]/a is checked with this C "
+                                                "(Doob: 1)", parse=float, group="checks", default_text="1")
+    resamples: int | None = setting(None, "bootstrap resamples of every interval", parse=int, group="checks",
+                                    default_text="400; chizat 1000")
+    # resolved from the figure (not flags)
+    figure: str = setting("pf-function-space", "the figure", cli=False)
+    title: str = setting("", "the figure's title", cli=False)
+
+    def check(self) -> None:
+        super().check()
+        ints = {"width": 1, "depth": 1, "inputs": 2, "draws": 3, "show": 0, "sde_factor": 1, "eoc_width": 1,
+                "eoc_depth": 1, "length": 16, "realisations": 2, "hidden": 1, "layers": 1, "networks": 3,
+                "resamples": 10}
+        for name, minimum in ints.items():
+            if getattr(self, name) is not None:
+                self._set(name, check_int(name, getattr(self, name), minimum, 10_000_000))
+        for name in ("sigma_w", "sigma_b", "eoc_sigma_b"):
+            if getattr(self, name) is not None:
+                self._set(name, check_float(name, getattr(self, name), 0))
+        for name in ("sigma_u", "sigma_v", "sde_tolerance", "hurst_tolerance", "doob_constant", "tail_constant"):
+            if getattr(self, name) is not None:
+                self._set(name, check_float(name, getattr(self, name), 0, strict_min=True))
+        for name in ("eoc_min_pc", "resnet_max_pc"):
+            if getattr(self, name) is not None:
+                self._set(name, check_float(name, getattr(self, name), 0, 1))
+        for name in ("eoc_min_correlation", "resnet_max_correlation"):
+            if getattr(self, name) is not None:
+                self._set(name, check_float(name, getattr(self, name), -1, 1))
+        if self.input_layer is not None:
+            check_choice("input_layer", self.input_layer, ("copy", "random"))
+        if self.hursts is not None:
+            values = tuple(float(h) for h in self.hursts)
+            if not values:
+                raise SettingsError("hursts", "at least one Hurst index is needed")
+            for h in values:
+                try:
+                    check_hurst(h)
+                except ValueError:
+                    raise SettingsError("hursts", f"H={h:g} is out of range (allowed: 0 < H < 1)") from None
+            self._set("hursts", values)
+        for name in ("kappas", "thresholds"):
+            value = getattr(self, name)
+            if value is not None:
+                numbers = tuple(float(v) for v in value)
+                if not numbers or any(not (math.isfinite(v) and v > 0) for v in numbers):
+                    raise SettingsError(name, f"{list(numbers)}: each value must be finite and > 0 (at least one)")
+                self._set(name, numbers)
+
+
+def _resolve(figure: str, settings: FiguresSettings) -> FiguresSettings:
+    """The figure's defaults where a setting is None, after refusing settings that do not apply."""
+    if figure not in FIGURES:
+        raise SettingsError("figure", f"{figure!r} unknown (allowed: {', '.join(FIGURES)})")
+    base = FIGURES[figure]
+    given = {f.name for f in dataclasses.fields(FiguresSettings) if f.metadata.get("cli")
+             and getattr(settings, f.name) is not None and f.name not in ("seed", "dtype", "device")}
+    extra = sorted(given - APPLIES[figure])
+    if extra:
+        raise SettingsError(extra[0], f"does not apply to the {figure} figure; it takes "
+                                      f"{', '.join('--' + n.replace('_', '-') for n in sorted(APPLIES[figure]))}")
+    values = {**{k: v for k, v in base.items() if k not in ("title", "paper")},
+              **{k: getattr(settings, k) for k in given}}
+    if figure == "chizat-maximal" and values.get("sigma_u") is None:
+        values["sigma_u"] = 1.0 / math.sqrt(values["width"])
+    if "show" in values:
+        limit = values.get("draws", values.get("realisations"))
+        values["show"] = min(values["show"], limit)
+    return dataclasses.replace(settings, **values, figure=figure, title=base["title"])
+
+
+def listing() -> str:
+    lines = ["figures (python -m validation.figures --figure NAME):"]
+    for name, values in FIGURES.items():
+        lines.append(f"  {name:18s} {values['title']}")
+        lines.append(f"  {'':18s} takes {', '.join('--' + k.replace('_', '-') for k in sorted(APPLIES[name]))}")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------------ helpers
+def _rng(seed: int, *labels: object) -> np.random.Generator:
+    return np.random.default_rng(stream_seed(seed, "figures", *labels))
+
+
+def _interval(values: np.ndarray) -> list[float]:
+    """The 95% percentile interval of bootstrap replicates (NaN ignored)."""
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return [math.nan, math.nan]
+    return [float(np.quantile(values, 0.025)), float(np.quantile(values, 0.975))]
+
+
+def _bootstrap(statistic, n: int, resamples: int, rng: np.random.Generator) -> list[float]:
+    """95% percentile interval of ``statistic(index array)`` over ``resamples`` resamples of n rows."""
+    return _interval(np.array([statistic(rng.integers(0, n, n)) for _ in range(resamples)]))
+
+
+def eoc_sigma_w(activation: str, sigma_b: float) -> float:
+    """σ_w of the edge of chaos for a bias std σ_b: σ_w² E[φ'(√q* Z)²] = 1 with q* = σ_w² E[φ(√q* Z)²] + σ_b²
+    (Poole et al. 2016, Schoenholz et al. 2017); ReLU: √2 (its EOC is σ_w² = 2, σ_b = 0)."""
+    if activation == "relu":
+        return math.sqrt(2.0)
+    if activation != "tanh":
+        raise ValueError(f"EOC parameters are implemented for tanh and relu, not {activation!r}")
+    nodes, weights = np.polynomial.hermite_e.hermegauss(101)
+    weights = weights / weights.sum()
+
+    def chi(sigma_w: float) -> float:
+        q = 1.0
+        for _ in range(3000):
+            new = sigma_w**2 * np.sum(weights * np.tanh(math.sqrt(q) * nodes) ** 2) + sigma_b**2
+            if abs(new - q) < 1e-14:
+                break
+            q = new
+        return sigma_w**2 * np.sum(weights * (1 - np.tanh(math.sqrt(q) * nodes) ** 2) ** 2)
+
+    if sigma_b == 0:
+        return 1.0
+    low, high = 1.0, 4.0
+    for _ in range(60):
+        mid = 0.5 * (low + high)
+        low, high = (mid, high) if chi(mid) < 1 else (low, mid)
+    return 0.5 * (low + high)
+
+
+def _grid(s: FiguresSettings) -> np.ndarray:
+    return np.linspace(*INPUT_RANGE, s.inputs)
+
+
+def _bar(total: int, desc: str, progress: bool) -> tqdm:
+    """A bar that shows only when the run lasts (over 2 s)."""
+    return tqdm(total=total, desc=desc, unit="draw", disable=not progress, leave=False, delay=2.0)
+
+
+def pf_noise(block: PFBlock, dW: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """:meth:`PFBlock.noise` (i.i.d. block) for K states per weight draw: ``dW`` (N, D² + D), ``y`` (N, K, D)
+    → (N, K, D), column k being ``block.noise(dW, y[:, k])`` (one weight draw applied to K inputs)."""
+    n, _, d = y.shape
+    matrix = dW[:, : d * d].reshape(n, d, d)
+    return block.weight_scale * torch.bmm(y, matrix.transpose(1, 2)) + block.sigma_b * dW[:, None, d * d:]
+
+
+def _resnet_outputs(s: FiguresSettings, activation: str, z: np.ndarray, draws: int, sde_factor: int | None,
+                    device: torch.device, bar: tqdm) -> tuple[np.ndarray, np.ndarray | None]:
+    """x_{T,1}(z) of the P&F ResNet (and of the Euler scheme of its limit on ``sde_factor``× finer steps of
+    the same path), shape (draws, K). Draw i reads the stream (seed, "figures", "pf-resnet", φ, i)."""
+    dtype = s.torch_dtype
+    d, depth = s.width, s.depth
+    factor = sde_factor or 1
+    block = PFBlock(get_activation(activation), get_activation("identity"), d, sigma_w=s.sigma_w,
+                    sigma_b=s.sigma_b, dtype=dtype, device=device)
+    zt = torch.as_tensor(z, dtype=dtype, device=device)
+    k = zt.shape[0]
+    channels = d * d + d
+    chunk = max(1, min(draws, (1 << 22) // (factor * channels + 4 * k * d)))
+    dt = 1.0 / depth
+    fine_scale = math.sqrt(dt / factor)
+    net_out, sde_out = np.empty((draws, k)), (np.empty((draws, k)) if sde_factor else None)
+    for start in range(0, draws, chunk):
+        size = min(chunk, draws - start)
+        gens = [generator(s.seed, "figures", "pf-resnet", activation, i, device=device)
+                for i in range(start, start + size)]
+        if s.input_layer == "copy":
+            x0 = zt[None, :, None].expand(size, k, d).clone()
+        else:  # x_0 = W_I z, W_I ~ N(0, I_D), one per draw
+            w_in = torch.stack([torch.randn(d, generator=g, dtype=dtype, device=device) for g in gens])
+            x0 = zt[None, :, None] * w_in[:, None, :]
+        x_net, x_sde = x0, x0.clone()
+        for _ in range(depth):
+            fine = torch.stack([torch.randn((factor, channels), generator=g, dtype=dtype, device=device)
+                                for g in gens], 1).mul_(fine_scale)  # (factor, size, D² + D)
+            coarse = tree_sum(fine) if factor > 1 else fine[0]
+            y = block.psi(x_net)
+            x_net = x_net + block.phi(dt * block.mean_drift(y) + pf_noise(block, coarse, y))
+            if sde_factor:
+                for j in range(factor):
+                    y = block.psi(x_sde)
+                    x_sde = x_sde + (dt / factor) * block.drift(x_sde) + block.phi.d1 * pf_noise(block, fine[j], y)
+        net_out[start:start + size] = x_net[:, :, 0].double().cpu().numpy()
+        if sde_factor:
+            sde_out[start:start + size] = x_sde[:, :, 0].double().cpu().numpy()
+        bar.update(size)
+    return net_out, sde_out
+
+
+def _eoc_outputs(s: FiguresSettings, activation: str, z: np.ndarray, draws: int, device: torch.device,
+                 bar: tqdm) -> tuple[np.ndarray, dict[str, float]]:
+    """x_{last,1}(z) of the feed-forward network on the edge of chaos, shape (draws, K):
+    h^1 = W^1 z + b^1 (W^1 ~ N(0, σ_w²)), h^{l+1} = W^{l+1} φ(h^l) + b^{l+1} (W ~ N(0, σ_w²/D), b ~ N(0, σ_b²)),
+    ``eoc_depth`` layers of ``eoc_width`` units. Draw i reads the stream (seed, "figures", "pf-eoc", φ, i)."""
+    dtype = s.torch_dtype
+    phi = get_activation(activation)
+    sigma_b = 0.0 if activation == "relu" else s.eoc_sigma_b
+    sigma_w = eoc_sigma_w(activation, sigma_b)
+    d, depth = s.eoc_width, s.eoc_depth
+    zt = torch.as_tensor(z, dtype=dtype, device=device)
+    k = zt.shape[0]
+    chunk = max(1, min(draws, (1 << 22) // (d * (d + 1) + 4 * k * d)))
+    out = np.empty((draws, k))
+    for start in range(0, draws, chunk):
+        size = min(chunk, draws - start)
+        gens = [generator(s.seed, "figures", "pf-eoc", activation, i, device=device) for i in range(start, start + size)]
+        first = torch.stack([torch.randn((2, d), generator=g, dtype=dtype, device=device) for g in gens])
+        h = sigma_w * zt[None, :, None] * first[:, None, 0, :] + sigma_b * first[:, None, 1, :]  # (size, K, D)
+        for _ in range(depth - 1):
+            wb = torch.stack([torch.randn((d, d + 1), generator=g, dtype=dtype, device=device) for g in gens])
+            h = (sigma_w / math.sqrt(d)) * torch.bmm(phi(h), wb[:, :, :d].transpose(1, 2)) \
+                + sigma_b * wb[:, None, :, d]
+        out[start:start + size] = h[:, :, 0].double().cpu().numpy()
+        bar.update(size)
+    return out, {"sigma_w": sigma_w, "sigma_b": sigma_b, "width": d, "depth": depth}
+
+
+def _finite_rows(x: np.ndarray) -> np.ndarray:
+    return np.all(np.isfinite(x), axis=1)
+
+
+def _pc_fractions(x: torch.Tensor) -> torch.Tensor:
+    """λ_max / trace of the sample covariance of each batch of draws x (R, n, K) → (R,)."""
+    centred = x - x.mean(dim=1, keepdim=True)
+    n, k = x.shape[1], x.shape[2]
+    gram = centred.transpose(1, 2) @ centred if k <= n else centred @ centred.transpose(1, 2)
+    values = torch.linalg.eigvalsh(gram)
+    total = values.sum(-1)
+    return torch.where(total > 0, values[..., -1] / total, torch.full_like(total, math.nan))
+
+
+def top_pc_fraction(x: np.ndarray) -> float:
+    """The fraction of the variance of the function draws (rows of x, vectors over z) explained by their first
+    principal component: λ_max / trace of the sample covariance; 1 iff every pair of outputs is perfectly
+    correlated (the covariance has rank 1)."""
+    return float(_pc_fractions(torch.as_tensor(x, dtype=torch.float64)[None])[0])
+
+
+def _correlations(x: torch.Tensor) -> torch.Tensor:
+    """ρ over draws for every pair of inputs, for each batch x (R, n, K) → (R, K, K); NaN where an input's
+    output has zero variance (e.g. EO_ReLU at z = 0, where σ_b = 0 makes the output 0)."""
+    centred = x - x.mean(dim=1, keepdim=True)
+    sd = centred.square().sum(1, keepdim=True).sqrt()
+    scaled = centred / torch.where(sd > 0, sd, torch.full_like(sd, math.nan))
+    return (scaled.transpose(1, 2) @ scaled).clamp(-1.0, 1.0)
+
+
+def _correlation(x: np.ndarray) -> np.ndarray:
+    return _correlations(torch.as_tensor(x, dtype=torch.float64)[None])[0].numpy()
+
+
+def _min_correlations(x: torch.Tensor) -> torch.Tensor:
+    c = _correlations(x).flatten(1)
+    return torch.where(torch.isnan(c), torch.full_like(c, math.inf), c).min(1).values.where(
+        ~torch.isnan(c).all(1), torch.tensor(math.nan, dtype=c.dtype))
+
+
+def _bootstrap_batched(statistic, x: np.ndarray, resamples: int, rng: np.random.Generator) -> list[float]:
+    """95% percentile interval of ``statistic`` (a batched function of (R, n, K) draws → (R,)) over
+    ``resamples`` resamples of the rows of x, in chunks of about 2^23 numbers."""
+    data = torch.as_tensor(x, dtype=torch.float64)
+    n, k = data.shape
+    index = torch.as_tensor(rng.integers(0, n, (resamples, n)))
+    step = max(1, (1 << 23) // (n * k))
+    values = torch.cat([statistic(data[index[i:i + step]]) for i in range(0, resamples, step)])
+    return _interval(values.numpy())
+
+
+# ------------------------------------------------------------------------------------------------ the figures
+def _function_space(s: FiguresSettings, device: torch.device, progress: bool) -> tuple[dict, dict]:
+    z = _grid(s)
+    models, data, checks = [], {"z": z}, []
+    with _bar(4 * s.draws, "pf-function-space", progress) as bar:
+        for name, (kind, activation) in MODELS.items():
+            if kind == "resnet":
+                net, sde = _resnet_outputs(s, activation, z, s.draws, s.sde_factor, device, bar)
+                params = {"sigma_w": s.sigma_w, "sigma_b": s.sigma_b, "width": s.width, "depth": s.depth}
+            else:
+                net, params = _eoc_outputs(s, activation, z, s.draws, device, bar)
+                sde = None
+            keep = _finite_rows(net) & (_finite_rows(sde) if sde is not None else True)
+            rng = _rng(s.seed, "bootstrap", s.figure, name)
+            good = net[keep]
+            entry: dict[str, Any] = {"model": name, "kind": kind, "activation": activation, **params,
+                                     "nonfinite_draws": int((~keep).sum())}
+            entry["quantiles"] = {q: np.quantile(good, q / 100, axis=0).tolist() for q in (5, 50, 95)}
+            entry["shown"] = net[: s.show].tolist()
+            entry["top_pc_fraction"] = top_pc_fraction(good)
+            entry["top_pc_ci95"] = _bootstrap_batched(_pc_fractions, good, s.resamples, rng)
+            entry["within_function_sd"] = float(np.sqrt(good.var(axis=1).mean()))
+            entry["total_sd"] = float(good.std())
+            data[name] = net
+            if sde is not None:
+                sde_good = sde[keep]
+                gap = lambda i: float(np.sqrt(((good[i] - sde_good[i]) ** 2).mean()) / good[i].std())  # noqa: E731
+                entry["sde"] = {"steps": s.depth * s.sde_factor, "quantiles": {q: np.quantile(sde_good, q / 100,
+                                axis=0).tolist() for q in (5, 50, 95)}, "shown": sde[: s.show].tolist(),
+                                "rms_gap": float(np.sqrt(((good - sde_good) ** 2).mean())),
+                                "relative_gap": gap(np.arange(len(good))),
+                                "relative_gap_ci95": _bootstrap(gap, len(good), s.resamples, rng)}
+                data[name + "_sde"] = sde
+                g_lo, g_hi = entry["sde"]["relative_gap_ci95"]
+                checks.append({"check": f"{name}: ResNet ≈ its SDE on the same path",
+                               "passed": bool(np.isfinite(g_hi) and g_hi <= s.sde_tolerance),
+                               "detail": f"RMS gap / SD = {entry['sde']['relative_gap']:.3f} [{g_lo:.3f}, {g_hi:.3f}]; "
+                                         f"upper end ≤ {s.sde_tolerance:g}"})
+            lo, hi = entry["top_pc_ci95"]
+            if kind == "eoc":
+                ok = bool(np.isfinite(lo) and lo >= s.eoc_min_pc)
+                rule = f"lower end {lo:.3f} ≥ {s.eoc_min_pc:g}"
+            else:
+                ok = bool(np.isfinite(hi) and hi <= s.resnet_max_pc)
+                rule = f"upper end {hi:.3f} ≤ {s.resnet_max_pc:g}"
+            checks.append({"check": f"{name}: {'degenerate' if kind == 'eoc' else 'not degenerate'} in z",
+                           "passed": ok, "detail": f"first PC explains {entry['top_pc_fraction']:.3f} "
+                                                   f"[{lo:.3f}, {hi:.3f}]; {rule}"})
+            models.append(entry)
+    result = {"title": s.title, "paper": FIGURES[s.figure]["paper"], "z": z.tolist(), "draws": s.draws,
+              "rule": "first-PC fraction = λ_max/trace of the draws' covariance over z (1 iff all outputs are "
+                      f"perfectly correlated): EOC ≥ {s.eoc_min_pc:g} (lower 95% end), ResNet ≤ "
+                      f"{s.resnet_max_pc:g} (upper end); ResNet vs SDE: RMS(x_net − x_sde)/SD(x_net) ≤ "
+                      f"{s.sde_tolerance:g} (upper end)",
+              "models": models, "checks": checks}
+    return result, data
+
+
+def _correlation_figure(s: FiguresSettings, device: torch.device, progress: bool) -> tuple[dict, dict]:
+    z = _grid(s)
+    models, data, checks = [], {"z": z}, []
+    with _bar(4 * s.draws, "pf-correlation", progress) as bar:
+        for name, (kind, activation) in MODELS.items():
+            if kind == "resnet":
+                net, _ = _resnet_outputs(s, activation, z, s.draws, None, device, bar)
+                params = {"sigma_w": s.sigma_w, "sigma_b": s.sigma_b, "width": s.width, "depth": s.depth}
+            else:
+                net, params = _eoc_outputs(s, activation, z, s.draws, device, bar)
+            keep = _finite_rows(net)
+            good = net[keep]
+            corr = _correlation(good)
+            rng = _rng(s.seed, "bootstrap", s.figure, name)
+            low = float(np.nanmin(corr)) if np.isfinite(corr).any() else math.nan
+            ci = _bootstrap_batched(_min_correlations, good, s.resamples, rng)
+            where = np.unravel_index(np.nanargmin(corr), corr.shape) if np.isfinite(corr).any() else (0, 0)
+            off = corr[~np.eye(len(z), dtype=bool)]
+            entry = {"model": name, "kind": kind, "activation": activation, **params,
+                     "nonfinite_draws": int((~keep).sum()), "min_correlation": low, "min_correlation_ci95": ci,
+                     "argmin_z": [float(z[where[0]]), float(z[where[1]])],
+                     "mean_offdiagonal": float(np.nanmean(off)), "undefined_inputs": int(np.isnan(np.diag(corr)).sum()),
+                     "correlation": corr.tolist()}
+            if kind == "eoc":
+                ok, rule = bool(np.isfinite(ci[0]) and ci[0] >= s.eoc_min_correlation), \
+                    f"lower end {ci[0]:.3f} ≥ {s.eoc_min_correlation:g}"
+            else:
+                ok, rule = bool(np.isfinite(ci[1]) and ci[1] <= s.resnet_max_correlation), \
+                    f"upper end {ci[1]:.3f} ≤ {s.resnet_max_correlation:g}"
+            checks.append({"check": f"{name}: correlations {'all close to 1' if kind == 'eoc' else 'far from 1'}",
+                           "passed": ok, "detail": f"min ρ = {low:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]; {rule}"})
+            models.append(entry)
+            data[name] = corr
+    result = {"title": s.title, "paper": FIGURES[s.figure]["paper"], "z": z.tolist(), "draws": s.draws,
+              "rule": f"minimum over the grid of ρ[x(z1), x(z2)] with a 95% bootstrap interval over draws: EOC lower "
+                      f"end ≥ {s.eoc_min_correlation:g}; ResNet upper end ≤ {s.resnet_max_correlation:g}",
+              "models": models, "checks": checks}
+    return result, data
+
+
+def _fbm(s: FiguresSettings, device: torch.device, progress: bool) -> tuple[dict, dict]:
+    n = s.length
+    t = np.linspace(0.0, 1.0, n + 1)
+    per_h, data, checks = [], {"t": t}, []
+    for h in s.hursts:
+        noise = FractionalNoise(h, n, dtype=s.torch_dtype, device=device)
+        fgn = noise.sample(s.realisations, generator(s.seed, "figures", "marion-fbm", h, device=device))
+        increments = fgn.double().cpu().numpy()
+        estimate = estimate_hurst(increments)
+        sizes, moments = block_moments(increments)
+        logm = np.log(sizes)
+
+        def pooled(i: np.ndarray) -> float:
+            return float(np.polyfit(logm, np.log(moments[i].mean(axis=0)), 1)[0] / 2)
+
+        singles = np.polyfit(logm, np.log(moments.T), 1)[0] / 2  # one estimate per realisation
+        ci = _bootstrap(pooled, s.realisations, s.resamples, _rng(s.seed, "bootstrap", s.figure, h))
+        paths = np.concatenate([np.zeros((s.show, 1)), np.cumsum(increments[: s.show], axis=1)], axis=1) * n ** (-h)
+        data[h] = paths
+        ok = abs(estimate - h) <= s.hurst_tolerance
+        per_h.append({"hurst": h, "estimate": estimate, "estimate_ci95": ci,
+                      "per_realisation_mean": float(singles.mean()),
+                      "per_realisation_5_95": [float(np.quantile(singles, 0.05)), float(np.quantile(singles, 0.95))],
+                      "shown": paths.tolist() if n <= 4096 else None})
+        checks.append({"check": f"H = {h:g} recovered", "passed": bool(ok),
+                       "detail": f"Ĥ = {estimate:.4f} [{ci[0]:.4f}, {ci[1]:.4f}], |Ĥ − H| = {abs(estimate - h):.4f} "
+                                 f"(tolerance {s.hurst_tolerance:g})"})
+    result = {"title": s.title, "paper": FIGURES[s.figure]["paper"], "length": n, "realisations": s.realisations,
+              "rule": "Ĥ = ½ slope of log E[S_m²] on log m (m = 1, 2, 4, … ≤ n/8; S_m block sums of the unit-variance "
+                      f"fGn, pooled over realisations; limits.fractional.estimate_hurst); |Ĥ − H| ≤ {s.hurst_tolerance:g}",
+              "per_hurst": per_h, "checks": checks}
+    return result, data
+
+
+def _chizat(s: FiguresSettings, device: torch.device, progress: bool) -> tuple[dict, dict]:
+    d, m, layers, n = s.width, s.hidden, s.layers, s.networks
+    c = chizat_constant(d, s.sigma_u, s.sigma_v)
+    alphas = [k / math.sqrt(m * layers) for k in s.kappas]
+    spread = chizat_spread(alphas, width=d, hidden=m, layers=layers, networks=n, sigma_u=s.sigma_u,
+                           sigma_v=s.sigma_v, seed=s.seed, label=("figures", "chizat-maximal"),
+                           dtype=s.torch_dtype, device=device).numpy()  # (alphas, L + 1, n)
+    per_kappa, checks, data = [], [], {}
+    for j, (kappa, alpha) in enumerate(zip(s.kappas, alphas)):
+        final = spread[j, -1]
+        sup = spread[j].max(axis=0)
+        exact = float(chizat_expected_spread(alpha, m, layers, c)[-1])
+        rng = _rng(s.seed, "bootstrap", s.figure, kappa)
+        ratio = lambda i: float(sup[i].mean() / final[i].mean())  # noqa: E731
+        ratio_ci = _bootstrap(ratio, n, s.resamples, rng)
+        tails = []
+        for multiple in s.thresholds:
+            a = multiple * exact
+            hits = (sup >= a).astype(float)
+            p = float(hits.mean())
+            ci = _bootstrap(lambda i: float(hits[i].mean()), n, s.resamples, rng)
+            bound = s.tail_constant * exact / a
+            tails.append({"multiple": multiple, "a": a, "p_sup": p, "p_sup_ci95": ci,
+                          "p_final": float((final >= a).mean()), "bound": bound,
+                          "passed": bool(ci[0] <= bound)})
+        entry = {"kappa": kappa, "alpha": alpha, "exact_mean_final": exact, "mc_mean_final": float(final.mean()),
+                 "mc_mean_final_ci95": _bootstrap(lambda i: float(final[i].mean()), n, s.resamples, rng),
+                 "mc_mean_sup": float(sup.mean()), "ratio_sup_final": ratio(np.arange(n)),
+                 "ratio_ci95": ratio_ci, "tails": tails}
+        per_kappa.append(entry)
+        data[kappa] = {"sup": sup, "final": final}
+        worst = max(tails, key=lambda e: e["p_sup_ci95"][0] / e["bound"])
+        checks.append({"check": f"κ = {kappa:g}: P(sup S ≥ a) ≤ {s.tail_constant:g}·E[S^L]/a",
+                       "passed": all(e["passed"] for e in tails),
+                       "detail": f"{sum(e['passed'] for e in tails)}/{len(tails)} thresholds; tightest a = "
+                                 f"{worst['multiple']:g}·E[S^L]: P̂ = {worst['p_sup']:.4f} [{worst['p_sup_ci95'][0]:.4f}, "
+                                 f"{worst['p_sup_ci95'][1]:.4f}] vs bound {worst['bound']:.4f}"})
+        checks.append({"check": f"κ = {kappa:g}: E[sup S] ≤ {s.doob_constant:g}·E[S^L]",
+                       "passed": bool(ratio_ci[0] <= s.doob_constant),
+                       "detail": f"E[sup S]/E[S^L] = {entry['ratio_sup_final']:.3f} [{ratio_ci[0]:.3f}, "
+                                 f"{ratio_ci[1]:.3f}]; lower end ≤ {s.doob_constant:g}"})
+    result = {"title": s.title, "paper": FIGURES[s.figure]["paper"], "width": d, "hidden": m, "layers": layers,
+              "networks": n, "c": c, "sigma_u": s.sigma_u, "sigma_v": s.sigma_v,
+              "rule": "S^ℓ = ‖h^ℓ − x‖²/‖x‖², E[S^L] = (1 + cα²M)^L − 1 exactly (Prop. 2.1); PASS when the lower end of "
+                      f"the 95% bootstrap interval of each Monte-Carlo estimate is at most its bound: P(sup S ≥ a) ≤ "
+                      f"{s.tail_constant:g}·E[S^L]/a, E[sup S]/E[S^L] ≤ {s.doob_constant:g}",
+              "per_kappa": per_kappa, "checks": checks}
+    return result, data
+
+
+COMPUTE = {"pf-function-space": _function_space, "pf-correlation": _correlation_figure, "marion-fbm": _fbm,
+           "chizat-maximal": _chizat}
+
+
+def estimate_mb(figure: str, settings: FiguresSettings) -> float:
+    """A rough upper estimate of the run's peak memory in MiB (chunks are bounded at 2^22 numbers)."""
+    try:
+        s = _resolve(figure, settings)
+    except SettingsError:
+        return 0.0
+    item = 4 if s.dtype == "float32" else 8
+    if s.figure == "marion-fbm":
+        return 3 * s.realisations * s.length * item * 4 / 2**20 + 300
+    if s.figure == "chizat-maximal":
+        return (64 * 2 * s.layers * s.hidden * s.width + len(s.kappas) * (s.layers + 1) * s.networks) * item / 2**20 + 300
+    return (6 * 2**22 * item + 8 * s.draws * s.inputs * 8 + 4 * s.inputs**2 * 8) / 2**20 + 300
+
+
+def estimate_seconds(figure: str, settings: FiguresSettings) -> float:
+    """A rough estimate of the run time on the 2-core reference: ~5e-10 s per multiply-add of the P&F networks
+    and ~1.5e-8 s per normal drawn (the default pf runs: 16 s and 22 s measured); the others are fast (0)."""
+    try:
+        s = _resolve(figure, settings)
+    except SettingsError:
+        return 0.0
+    if s.figure in ("pf-function-space", "pf-correlation"):
+        factor = (s.sde_factor or 0) + 1 if s.figure == "pf-function-space" else 1
+        resnet = 2 * s.draws * s.depth * factor * s.width**2 * (s.inputs + 2)
+        eoc = 2 * s.draws * s.eoc_depth * s.eoc_width**2 * (s.inputs + 2)
+        normals = 2 * s.draws * (s.depth * max(1, factor - 1) * (s.width**2 + s.width)
+                                 + s.eoc_depth * s.eoc_width * (s.eoc_width + 1))
+        return 5e-10 * (resnet + eoc) + 1.5e-8 * normals
+    return 0.0
+
+
+# ------------------------------------------------------------------------------------------------ result
+@dataclass
+class FiguresResult(StudyResult):
+    """One figure's result: ``numbers`` (the ``result`` section of the JSON: the figure's numbers, its checks)
+    and ``data`` (the arrays behind the plot, not written to JSON)."""
+
+    numbers: dict[str, Any] = dataclasses.field(default_factory=dict)
+    data: dict[Any, Any] = dataclasses.field(default_factory=dict, repr=False)
+
+    study = "figures"
+
+    @property
+    def figure(self) -> str:
+        return self.settings.figure
+
+    @property
+    def checks(self) -> list[dict[str, Any]]:
+        """Every check: ``{"check", "passed", "detail"}``; the verdict is PASS when all pass."""
+        return self.numbers["checks"]
+
+    @property
+    def verdict(self) -> str:
+        return "PASS" if all(c["passed"] for c in self.checks) else "FAIL"
+
+    def summary(self) -> dict[str, Any]:
+        return {"figure": self.figure, **self.numbers}
+
+    def table(self) -> str:
+        text = {"pf-function-space": _function_space_table, "pf-correlation": _correlation_table,
+                "marion-fbm": _fbm_table, "chizat-maximal": _chizat_table}[self.figure](self.numbers)
+        lines = [f"{self.numbers['title']}", f"paper: {self.numbers['paper']}", text, "", "checks:"]
+        lines += [f"  {'pass' if c['passed'] else 'FAIL'}  {c['check']}: {c['detail']}" for c in self.checks]
+        lines += [f"verdict: {self.verdict}", f"wall time {self.run_info.wall_time_s:.1f} s"]
+        return "\n".join(lines)
+
+    def plot(self, ax: Any = None) -> Any:
+        from validation import figure_plots
+
+        return figure_plots.plot(self.figure, self.numbers, self.data, ax)
+
+
+def _function_space_table(r: dict[str, Any]) -> str:
+    lines = [f"{r['draws']} draws, {len(r['z'])} inputs on [−2, 2]; rule: {r['rule']}",
+             f"{'model':>9} {'net':>12} | {'first PC [95% CI]':>26} | {'SD within f':>11} {'SD all':>8} | "
+             f"{'SDE gap/SD [95% CI]':>26} | {'non-finite':>10}"]
+    for e in r["models"]:
+        net = f"D={e['width']},L={e['depth']}"
+        lo, hi = e["top_pc_ci95"]
+        gap = "—"
+        if "sde" in e:
+            g = e["sde"]
+            gap = f"{g['relative_gap']:.3f} [{g['relative_gap_ci95'][0]:.3f}, {g['relative_gap_ci95'][1]:.3f}]"
+        lines.append(f"{e['model']:>9} {net:>12} | {e['top_pc_fraction']:>8.3f} [{lo:>6.3f}, {hi:>6.3f}]    | "
+                     f"{e['within_function_sd']:>11.4g} {e['total_sd']:>8.4g} | {gap:>26} | {e['nonfinite_draws']:>10}")
+    lines.append("EOC parameters: " + "; ".join(f"{e['model']} σ_w = {e['sigma_w']:.4f}, σ_b = {e['sigma_b']:g}"
+                                                 for e in r["models"] if e["kind"] == "eoc"))
+    return "\n".join(lines)
+
+
+def _correlation_table(r: dict[str, Any]) -> str:
+    lines = [f"{r['draws']} draws, {len(r['z'])}×{len(r['z'])} grid on [−2, 2]²; rule: {r['rule']}",
+             f"{'model':>9} {'net':>12} | {'min ρ [95% CI]':>26} {'at (z1, z2)':>16} | {'mean off-diag':>13}"]
+    for e in r["models"]:
+        lo, hi = e["min_correlation_ci95"]
+        at = f"({e['argmin_z'][0]:.2f}, {e['argmin_z'][1]:.2f})"
+        lines.append(f"{e['model']:>9} {'D=' + str(e['width']) + ',L=' + str(e['depth']):>12} | "
+                     f"{e['min_correlation']:>8.3f} [{lo:>6.3f}, {hi:>6.3f}]    {at:>16} | {e['mean_offdiagonal']:>13.3f}")
+    return "\n".join(lines)
+
+
+def _fbm_table(r: dict[str, Any]) -> str:
+    lines = [f"{r['realisations']} realisations of length n = {r['length']} per H; rule: {r['rule']}",
+             f"{'H':>5} | {'Ĥ pooled [95% CI]':>28} | {'per-realisation mean [5%, 95%]':>32}"]
+    for e in r["per_hurst"]:
+        lo, hi = e["estimate_ci95"]
+        a, b = e["per_realisation_5_95"]
+        lines.append(f"{e['hurst']:>5g} | {e['estimate']:>8.4f} [{lo:>7.4f}, {hi:>7.4f}]      | "
+                     f"{e['per_realisation_mean']:>8.4f} [{a:>7.4f}, {b:>7.4f}]")
+    return "\n".join(lines)
+
+
+def _chizat_table(r: dict[str, Any]) -> str:
+    lines = [f"d = {r['width']}, M = {r['hidden']}, L = {r['layers']}, σ_u = {r['sigma_u']:.4g}, σ_v = "
+             f"{r['sigma_v']:.4g}, c = {r['c']:.4g}, {r['networks']} networks", f"rule: {r['rule']}"]
+    for e in r["per_kappa"]:
+        lo, hi = e["mc_mean_final_ci95"]
+        lines.append(f"κ = {e['kappa']:g} (α = {e['alpha']:.4g}): E[S^L] exact {e['exact_mean_final']:.4g}, Monte "
+                     f"Carlo {e['mc_mean_final']:.4g} [{lo:.4g}, {hi:.4g}]; E[sup S] {e['mc_mean_sup']:.4g}; "
+                     f"E[sup S]/E[S^L] {e['ratio_sup_final']:.3f} [{e['ratio_ci95'][0]:.3f}, {e['ratio_ci95'][1]:.3f}]")
+        lines.append(f"  {'a/E[S^L]':>9} | {'P(sup S ≥ a) [95% CI]':>30} | {'P(S^L ≥ a)':>10} | {'bound':>7}")
+        for t in e["tails"]:
+            lines.append(f"  {t['multiple']:>9g} | {t['p_sup']:>8.4f} [{t['p_sup_ci95'][0]:>7.4f}, "
+                         f"{t['p_sup_ci95'][1]:>7.4f}]      | {t['p_final']:>10.4f} | {t['bound']:>7.4f}")
+    return "\n".join(lines)
+
+
+def run(figure: str = "pf-function-space", settings: FiguresSettings | None = None, /, *, progress: bool = False,
+        threads: int | None = 1, command_line: str | None = None, **overrides: Any) -> FiguresResult:
+    """Make one figure (``pf-function-space``, ``pf-correlation``, ``marion-fbm``, ``chizat-maximal``).
+
+    Args:
+        figure: the figure; every setting overrides one of its defaults.
+        settings: a :class:`FiguresSettings`; None for the figure's defaults.
+        progress, threads, command_line: as for :func:`validation.convergence.run`.
+        **overrides: settings by name, e.g. ``draws=50, width=16``.
+    """
+    settings = _resolve(figure, make_settings(FiguresSettings, settings, overrides))
+    device = resolve_device(settings.device)
+    with runtime.threads(threads):
+        started, clock = utc_now(), time.perf_counter()
+        numbers, data = COMPUTE[settings.figure](settings, device, progress)
+        info = RunInfo.capture(seed=settings.seed, dtype=settings.dtype, device=device, started=started,
+                               wall_time_s=time.perf_counter() - clock, command=command_line)
+    return FiguresResult(settings=settings, run_info=info, numbers=numbers, data=data)
+
+
+EPILOG = """\
+examples:
+  python -m validation.figures --list
+  python -m validation.figures --figure pf-function-space --plot fig3.png --json fig3.json
+  python -m validation.figures --figure pf-correlation --width 500 --depth 500 --eoc-width 500 --eoc-depth 500
+  python -m validation.figures --figure marion-fbm --hursts 0.1,0.3,0.7,0.9
+  python -m validation.figures --figure chizat-maximal --kappas 0.5,1,2,4 --networks 10000
+"""
+
+
+def _add_arguments(group: argparse._ArgumentGroup) -> None:
+    group.add_argument("--figure", choices=list(FIGURES), default=None,
+                       help="the figure: " + ", ".join(FIGURES) + " (required unless --list)")
+    group.add_argument("--list", action="store_true", help="list the figures and the settings each takes")
+
+
+def _run_cli(figure: str | None, settings: FiguresSettings, /, **kwargs: Any) -> FiguresResult:
+    if figure is None:
+        raise SettingsError("figure", f"is required (allowed: {', '.join(FIGURES)}; or --list)")
+    return run(figure, settings, **kwargs)
+
+
+def _estimate_mb(figure: str | None, settings: FiguresSettings) -> float:
+    return 0.0 if figure is None else estimate_mb(figure, settings)
+
+
+def _estimate_seconds(figure: str | None, settings: FiguresSettings) -> float:
+    return 0.0 if figure is None else estimate_seconds(figure, settings)
+
+
+COMMAND = cli.Command(
+    prog="python -m validation.figures",
+    description=__doc__.split("\n\nPython:", 1)[0],
+    epilog=EPILOG,
+    settings=FiguresSettings,
+    run=_run_cli,
+    positional=("figure",),
+    add_arguments=_add_arguments,
+    listing=listing,
+    estimate_mb=_estimate_mb,
+    estimate_seconds=_estimate_seconds,
+    outputs=("json", "plot"),
+)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line: parse, run, print, write (:func:`validation.cli.execute`)."""
+    return cli.execute(COMMAND, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,289 @@
+"""Cohen et al. (2021) §§2–3.1: how trained ResNet weights scale with depth, and which hypothesis they follow.
+
+The network is theirs, h_{k+1} = h_k + δ_k σ(h_k A_k + b_k) (:class:`~validation.training.networks.CohenNet`),
+in their two set-ups: (i) σ = tanh with one trainable δ ≥ 0 shared by all layers, (ii) σ = ReLU with a
+trainable δ_k per layer, for which the weights studied are |δ_k| A_k and |δ_k| b_k (their Remark 2.2).
+It is trained on the mean squared loss until the loss falls below ε = 0.01 (their Table 2) or the epochs
+run out, at every depth of a sweep, on their synthetic set and on digits projected to d = 25 (the stand-in
+for their projected MNIST; :mod:`validation.training.data`). The optimiser and initialisation are those
+of the authors' code (instadeepai/scaling-resnets: Adam with learning rate 0.01, batch 32, 10 epochs;
+A, b normal with standard deviations 0.01/(L d) and 0.01/(L √d), δ = 1/L shared or δ_k ~ N(0, 1/L²)),
+which the paper does not state (its §3.1 says SGD: with SGD at η = 0.01 and their T_max the ReLU
+networks do not train at all — measured, docs/results/training_cohen.md).
+
+Their procedure (§2.3), with an interval on every exponent (paired bootstrap over replicates, the same
+replicate indices at every depth; :func:`validation.training.experiment.power_fit`):
+
+1. **α**: max_k |δ_k| ~ L^{-α};
+2. **β**: the cumulative-sum norm ‖Σ_k A_k‖ ~ L^{1−β}, so β̂ = 1 − slope (their Table 1, Step 2);
+3. the β̂-scaled norm of increments L^β̂ max_k ‖A_{k+1} − A_k‖ ~ L^{-ν} (ν > 0: a ν-Hölder limit Ā);
+   the maximum norm and the root sum of squares are reported too;
+4. **Hypothesis 1 or 2** — their Step 3 as a rule: Hypothesis 1 says L^β A_{⌊Ls⌋} converges to a
+   continuous Ā, so the β-scaled norm of increments must vanish. The exponent −ν of
+   L^β̂ max_k ‖A_{k+1} − A_k‖ is fitted with β̂ inside the same paired bootstrap (it is 1 + the slope of
+   max_k ‖A_{k+1} − A_k‖ / ‖Σ_k A_k‖). **Hypothesis 1** when its interval lies below −0.1 (the rescaled
+   weights become continuous), **Hypothesis 2** when above −0.1 (they do not: a noise part W^A),
+   **undecided** otherwise. The quadratic variation of the noise path, Q(L) = ½ Σ_k ‖A_{k+1} − A_k‖²
+   (:mod:`validation.training.weights`), is reported beside it, not used: Q → 0 is necessary for
+   Hypothesis 1 but not sufficient (a noise path of zero quadratic variation is Hypothesis 2 too), and on
+   ReLU weights Q vanishes slowly (exponent about −0.3) while the scaled increments grow;
+5. the **denoised loss** (their Fig. 6): the training loss of the network with A, b replaced by their
+   trend (the moving mean over ⌈√L⌉ layers), against the trained network's, as a ratio per replicate.
+
+**Check**: for every (data set, set-up) the decision is made and is the paper's (tanh: Hypothesis 1;
+ReLU: Hypothesis 2).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import torch
+
+from .experiment import Experiment, depth_axis, mean_interval, number, power_fit
+from .networks import CohenNet
+from .sweep import Configuration
+from .trainer import evaluate, train
+from .weights import noise_quadratic_variation, table1, trend, window
+
+__all__ = ["CohenScaling", "DECISION_THRESHOLD"]
+
+#: Hypothesis 1 when the interval of the noise exponent q lies below −this, Hypothesis 2 when above
+DECISION_THRESHOLD = 0.1
+SETUPS = {"tanh": {"delta": "shared", "expected": "Hypothesis 1", "paper_beta": {"cohen-synthetic": 0.3, "digits-25": 0.2}},
+          "relu": {"delta": "multi", "expected": "Hypothesis 2", "paper_beta": {"cohen-synthetic": 0.8, "digits-25": 0.9}}}
+
+
+def _effective(net: CohenNet, params: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """The weights studied: A, b (tanh, shared δ) or |δ_k| A_k, |δ_k| b_k (ReLU, one δ per layer)."""
+    if net.delta_type == "shared":
+        return params["A"], params["b"]
+    scale = params["delta"].abs()
+    return params["A"] * scale[:, :, None, None], params["b"] * scale[:, :, None]
+
+
+def _statistics(tensor: torch.Tensor) -> dict[str, float]:
+    return {**table1(tensor), "noise_qv": noise_quadratic_variation(tensor)}
+
+
+class CohenScaling(Experiment):
+    name = "cohen-scaling"
+    title = "scaling of trained ResNet weights with depth: α, β, Hypothesis 1 vs 2, denoised loss"
+    paper = "Cohen et al. (2021) §3.1, Table 1, Figs. 2–6"
+    claim = ("trained weights scale as L^-β (tanh: β ≈ 0.2–0.3, ReLU: β ≈ 0.8–0.9); tanh weights follow "
+             "Hypothesis 1 (a smooth limit), ReLU weights Hypothesis 2 (a noise part W^A that matters)")
+    smoke = dict(depths=(4, 8, 16), replicates=3, epochs=1, datasets=("cohen-synthetic",), train_size=256,
+                 resamples=200)
+    preset = dict(datasets=("cohen-synthetic", "digits-25"), activations=("tanh", "relu"),
+                  depths=(8, 16, 32, 64, 128, 256, 512), init="xavier-depth", init_scale=0.01, epochs=10,
+                  batch_size=32, optimizer="adam", learning_rates=(0.01,), replicates=5, stop_loss=0.01,
+                  max_updates=None)
+
+    def datasets(self, settings):
+        return list(settings.datasets)
+
+    def configurations(self, settings):
+        return [Configuration(f"{d}-{a}-L{L}", {"dataset": d, "activation": a, "depth": L})
+                for d in settings.datasets for a in settings.activations for L in settings.depths]
+
+    def estimate_seconds(self, settings):
+        return 4e-5 * settings.replicates * sum(settings.depths) * settings.epochs * 40 * len(settings.datasets) * len(settings.activations)
+
+    def train_one(self, settings, configuration, data, device, progress):
+        p = configuration.params
+        dataset = data[p["dataset"]]
+        label = (self.name, configuration.key)
+        net = CohenNet(replicates=settings.replicates, depth=p["depth"], width=dataset.n_in, activation=p["activation"],
+                       delta=SETUPS[p["activation"]]["delta"], init=settings.init, init_scale=settings.init_scale,
+                       seed=settings.seed, label=label, dtype=settings.torch_dtype, device=device)
+        lrs = torch.full((settings.replicates,), settings.learning_rates[0], dtype=settings.torch_dtype, device=device)
+        history = train(net, dataset, epochs=settings.epochs, batch_size=settings.batch_size, optimizer=settings.optimizer,
+                        lrs=lrs, seed=settings.seed, label=label, max_updates=settings.max_updates,
+                        stop_loss=settings.stop_loss, on_epoch=progress)
+        params = {k: v.detach() for k, v in net.params.items()}
+        A, b = _effective(net, params)
+        deltas = net.deltas(params).abs().amax(dim=1)
+        denoised = dict(params)
+        if net.delta_type == "shared":
+            denoised["A"] = torch.stack([trend(A[r]) for r in range(net.replicates)])
+            denoised["b"] = torch.stack([trend(b[r]) for r in range(net.replicates)])
+        else:  # ReLU is homogeneous: δ σ(Ah + b) = sign(δ) σ(|δ|A h + |δ| b); the trend of |δ|A, |δ|b is kept
+            denoised["A"] = torch.stack([trend(A[r]) for r in range(net.replicates)])
+            denoised["b"] = torch.stack([trend(b[r]) for r in range(net.replicates)])
+            denoised["delta"] = torch.sign(params["delta"])
+        with torch.no_grad():
+            loss_denoised, _ = evaluate(net, dataset.x_train, dataset.y_train, dataset.task,
+                                        forward=lambda x: net.forward(x, denoised))
+        return {"dataset": p["dataset"], "activation": p["activation"], "depth": p["depth"],
+                "A": [_statistics(A[r]) for r in range(net.replicates)],
+                "b": [_statistics(b[r]) for r in range(net.replicates)],
+                "delta_max": deltas.double().cpu().tolist(),
+                "train_loss": history.final_train_loss, "denoised_loss": loss_denoised.tolist(),
+                "updates": history.updates, "diverged": history.diverged,
+                "coordinate": A[0, :, 0, 0].double().cpu().tolist(),
+                "coordinate_trend": trend(A[0])[:, 0, 0].double().cpu().tolist()}
+
+    def summarise(self, settings, records):
+        depths = settings.depths
+        groups: dict[str, Any] = {}
+        checks = []
+        for d_index, dataset in enumerate(settings.datasets):
+            for a_index, activation in enumerate(settings.activations):
+                rows = [records[f"{dataset}-{activation}-L{L}"] for L in depths]
+                seed = settings.seed + 100 * d_index + 10 * a_index
+                fit = lambda values, offset: power_fit(depths, values, confidence=settings.confidence,  # noqa: E731
+                                                       resamples=settings.resamples, seed=seed + offset)
+                entry: dict[str, Any] = {"dataset": dataset, "activation": activation,
+                                         "delta": SETUPS[activation]["delta"]}
+                delta = fit(np.array([row["delta_max"] for row in rows]), 0)
+                entry["alpha"] = _negated(delta)
+                for t_index, tensor in enumerate(("A", "b")):
+                    column = lambda q: np.array([[rep[q] for rep in row[tensor]] for row in rows])  # noqa: E731
+                    cumsum = fit(column("cumsum_norm"), 1 + 10 * t_index)
+                    beta = _one_minus(cumsum)
+                    # L^β̂ max_k ||A_(k+1) − A_k|| with β̂ = 1 − slope(cumsum): its exponent is
+                    # 1 + slope(max increment / cumsum norm), one paired bootstrap for both fits
+                    scaled = _plus_one(fit(column("max_increment") / column("cumsum_norm"), 2 + 10 * t_index))
+                    low, high = scaled["ci"]
+                    if low is not None and high is not None and high < -DECISION_THRESHOLD:
+                        decision = "Hypothesis 1"
+                    elif low is not None and low > -DECISION_THRESHOLD:
+                        decision = "Hypothesis 2"
+                    else:
+                        decision = "undecided"
+                    entry[tensor] = {"beta": beta, "cumsum_norm": cumsum,
+                                     "max_norm": fit(column("max_norm"), 4 + 10 * t_index),
+                                     "root_sum_squares": fit(column("root_sum_squares"), 5 + 10 * t_index),
+                                     "max_increment": fit(column("max_increment"), 6 + 10 * t_index),
+                                     "scaled_increments": scaled, "noise_qv": fit(column("noise_qv"), 3 + 10 * t_index),
+                                     "noise_qv_at_deepest": float(np.mean(column("noise_qv")[-1])),
+                                     "decision": decision}
+                ratios = []
+                for row in rows:
+                    r = [dn / tr for dn, tr in zip(row["denoised_loss"], row["train_loss"])
+                         if dn is not None and tr is not None and tr > 0]
+                    mean, low, high = mean_interval([math.log(v) for v in r if v > 0], settings.confidence)
+                    ratios.append({"geometric_mean": math.exp(mean) if math.isfinite(mean) else None,
+                                   "ci": [math.exp(low) if math.isfinite(low) else None,
+                                          math.exp(high) if math.isfinite(high) else None]})
+                entry["denoised_loss_ratio"] = ratios
+                entry["train_loss"] = [float(np.mean([v for v in row["train_loss"] if v is not None]))
+                                       for row in rows]
+                entry["paper_beta"] = SETUPS[activation]["paper_beta"].get(dataset)
+                entry["expected"] = SETUPS[activation]["expected"]
+                groups[f"{dataset}/{activation}"] = entry
+                decision = entry["A"]["decision"]
+                checks.append({"check": f"{dataset}, {activation}: decision on A is the paper's", "passed":
+                               decision == entry["expected"],
+                               "detail": f"{decision} (paper: {entry['expected']}); exponent of the β̂-scaled norm of "
+                                         f"increments {_ci(entry['A']['scaled_increments'], 0)}"})
+        return {"decision_threshold": DECISION_THRESHOLD, "groups": groups, "checks": checks,
+                "verdict": "PASS" if all(c["passed"] for c in checks) else "FAIL"}
+
+    def table(self, result):
+        s, n = result.settings, result.numbers
+        level = int(round(100 * s.confidence))
+        lines = [f"{s.optimizer} lr {s.learning_rates[0]:g}, batch {s.batch_size}, {s.epochs} epochs"
+                 + (f" or {s.max_updates} updates" if s.max_updates else "") + f", stop at loss < {s.stop_loss:g}; "
+                 f"init {s.init} (s = {s.init_scale:g}); {s.replicates} replicates per depth; depths {list(s.depths)}", ""]
+        lines.append(f"{'data / set-up':28s} {'α [' + str(level) + '% CI]':>22s} {'β_A [CI]':>22s} {'paper β':>8s} "
+                     f"{'−ν (scaled incr.) [CI]':>24s} {'q (noise QV) [CI]':>24s}  decision on A (paper)")
+        for key, e in n["groups"].items():
+            A = e["A"]
+            lines.append(f"{key:28s} {_ci(e['alpha'])} {_ci(A['beta'])} {number(e['paper_beta']):>8s} "
+                         f"{_ci(A['scaled_increments'], 24)} {_ci(_plain(A['noise_qv']), 24)}  "
+                         f"{A['decision']} ({e['expected']})")
+        lines.append("")
+        lines.append(f"{'data / set-up':28s} {'β_b [CI]':>22s} {'−ν_b [CI]':>24s}  decision on b   "
+                     "denoised / trained training loss at the deepest L [CI]")
+        for key, e in n["groups"].items():
+            B = e["b"]
+            ratio = e["denoised_loss_ratio"][-1]
+            lines.append(f"{key:28s} {_ci(B['beta'])} {_ci(B['scaled_increments'], 24)}  {B['decision']:14s}  "
+                         f"{number(ratio['geometric_mean'])} [{number(ratio['ci'][0])}, {number(ratio['ci'][1])}]")
+        lines.append("")
+        lines.append(f"rule (Cohen et al. Step 3): Hypothesis 1 when the interval of −ν, the exponent of "
+                     f"L^β̂ max_k ||A_(k+1) − A_k||, lies below −{DECISION_THRESHOLD:g} (the rescaled weights become "
+                     f"continuous), Hypothesis 2 when above, otherwise undecided; q, the exponent of the noise path's "
+                     f"quadratic variation ½ Σ_k ||A_(k+1) − A_k||², is reported")
+        lines += [f"  {'PASS' if c['passed'] else 'FAIL'}  {c['check']}: {c['detail']}" for c in n["checks"]]
+        return lines
+
+    def plot(self, result, figure):
+        s, n = result.settings, result.numbers
+        axes = figure.subplots(1, 5)
+        styles = {"cohen-synthetic": "--", "digits-25": "-"}
+        colours = {"tanh": "tab:blue", "relu": "tab:red"}
+        for key, e in n["groups"].items():
+            style, colour = styles.get(e["dataset"], "-"), colours[e["activation"]]
+            A = e["A"]
+            for ax, quantity, name in ((axes[0], "max_norm", "max norm"), (axes[1], "cumsum_norm", "cum. sum norm")):
+                f = A[quantity]
+                if f["geometric_mean"] is not None:
+                    ax.loglog(s.depths, f["geometric_mean"], "o" + style, color=colour, ms=3,
+                              label=f"{key}: slope {number(f['slope'])} [{number(f['ci'][0])}, {number(f['ci'][1])}]")
+                ax.set_xlabel("depth L")
+                ax.set_title(f"{name} of A", fontsize=9)
+            increments, scaled, beta = A["max_increment"], A["scaled_increments"], A["beta"]["value"]
+            if increments["geometric_mean"] is not None and beta is not None:
+                axes[2].loglog(s.depths, np.array(increments["geometric_mean"]) * np.array(s.depths, float) ** beta,
+                               "o" + style, color=colour, ms=3, label=f"{key}: −ν {_ci(scaled, 0)}")
+            axes[2].set_xlabel("depth L")
+            axes[2].set_title("β̂-scaled norm of increments of A", fontsize=9)
+            ratio = [r["geometric_mean"] for r in e["denoised_loss_ratio"]]
+            low = [r["ci"][0] if r["ci"][0] is not None else np.nan for r in e["denoised_loss_ratio"]]
+            high = [r["ci"][1] if r["ci"][1] is not None else np.nan for r in e["denoised_loss_ratio"]]
+            axes[3].loglog(s.depths, [np.nan if r is None else r for r in ratio], "o" + style, color=colour, ms=3,
+                           label=key)
+            axes[3].fill_between(s.depths, low, high, color=colour, alpha=0.15)
+        axes[3].axhline(1.0, color="grey", lw=0.8)
+        axes[3].set_xlabel("depth L")
+        axes[3].set_title("denoised / trained training loss", fontsize=9)
+        for ax in axes[:4]:
+            depth_axis(ax, s.depths)
+            ax.legend(fontsize=5)
+        deepest, dataset = s.depths[-1], s.datasets[0]
+        for activation in s.activations:  # Cohen et al. Figs. 3 and 5 (right): one trained coordinate, its trend
+            record = result.records[f"{dataset}-{activation}-L{deepest}"]
+            k = np.arange(deepest)
+            axes[4].plot(k, record["coordinate"], ".", ms=1.5, color=colours[activation], alpha=0.5)
+            axes[4].plot(k, record["coordinate_trend"], "-", color=colours[activation], lw=1.2,
+                         label=f"{activation}: trend (mean over {window(deepest)} layers)")
+        axes[4].set_xlabel("layer k")
+        axes[4].set_title(f"A_k,(1,1) and its trend\n({dataset}, L = {deepest})", fontsize=9)
+        axes[4].legend(fontsize=5)
+        figure.set_size_inches(16, 4.2)
+        figure.suptitle(f"Cohen et al. Table 1 & Figs. 2–6 (dashed: synthetic, solid: digits-25; blue tanh, red ReLU; "
+                        f"{s.replicates} replicates, {int(round(100 * s.confidence))}% paired-bootstrap intervals); "
+                        f"verdict {n['verdict']}", fontsize=9)
+        figure.tight_layout()
+
+
+def _negated(fit: dict[str, Any]) -> dict[str, Any]:
+    low, high = fit["ci"]
+    return {"value": None if fit["slope"] is None else -fit["slope"],
+            "ci": [None if high is None else -high, None if low is None else -low], "fit": fit}
+
+
+def _one_minus(fit: dict[str, Any]) -> dict[str, Any]:
+    low, high = fit["ci"]
+    return {"value": None if fit["slope"] is None else 1 - fit["slope"],
+            "ci": [None if high is None else 1 - high, None if low is None else 1 - low], "fit": fit}
+
+
+def _plus_one(fit: dict[str, Any]) -> dict[str, Any]:
+    low, high = fit["ci"]
+    return {"value": None if fit["slope"] is None else 1 + fit["slope"],
+            "ci": [None if low is None else 1 + low, None if high is None else 1 + high], "fit": fit}
+
+
+def _plain(fit: dict[str, Any]) -> dict[str, Any]:
+    return {"value": fit["slope"], "ci": fit["ci"]}
+
+
+
+def _ci(entry: dict[str, Any], width: int = 22) -> str:
+    text = f"{number(entry['value'])} [{number(entry['ci'][0])}, {number(entry['ci'][1])}]"
+    return f"{text:>{width}s}"

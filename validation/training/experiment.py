@@ -1,0 +1,136 @@
+"""The interface every training experiment implements, and the helpers they share.
+
+An :class:`Experiment` declares its paper setting (``preset``: a value for every setting it uses), the
+data sets it needs, and four steps that the study runner (:mod:`validation.training.study`) calls:
+
+1. ``configurations(settings)`` — the sweep, as a list of :class:`~validation.training.sweep.Configuration`;
+2. ``train_one(settings, configuration, data, device, progress)`` — train one configuration's replicates
+   and return a JSON-ready record (checkpointed at once; see :mod:`validation.training.sweep`);
+3. ``summarise(settings, records)`` — the numbers, checks and verdict from every record;
+4. ``table(result)`` and ``plot(result, figure)`` — the report and the figure.
+
+Every random draw of configuration ``c`` comes from streams labelled ``(experiment, c.key, …)``, so a
+configuration's numbers do not depend on the order of the sweep or on which configurations were
+resumed from checkpoints.
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Sequence
+
+import numpy as np
+import torch
+
+from ..stats import paired_bootstrap, slope
+from .sweep import Configuration
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .data import Dataset
+    from .study import TrainingResult, TrainingSettings
+
+__all__ = ["Experiment", "power_fit", "mean_interval", "depth_axis", "number", "Progress"]
+
+#: a progress callback: ``progress()`` after each epoch advances the inner bar
+Progress = Callable[[], None]
+
+
+class Experiment(abc.ABC):
+    """One trained-network experiment (module docstring)."""
+
+    #: the ``--experiment`` name
+    name: ClassVar[str]
+    #: one line: what is trained and measured
+    title: ClassVar[str]
+    #: the paper and figure/table reproduced
+    paper: ClassVar[str]
+    #: the paper's claim that the verdict checks, in one sentence
+    claim: ClassVar[str]
+    #: a value for every setting the experiment uses (the rest are refused when given)
+    preset: ClassVar[dict[str, Any]]
+    #: settings of a run that takes seconds (the tests and ``docs/make_figures.py --quick``)
+    smoke: ClassVar[dict[str, Any]]
+
+    def datasets(self, settings: "TrainingSettings") -> list[str]:
+        """The data sets to load (each once)."""
+        return [settings.dataset]
+
+    @abc.abstractmethod
+    def configurations(self, settings: "TrainingSettings") -> list[Configuration]:
+        """The sweep."""
+
+    @abc.abstractmethod
+    def train_one(self, settings: "TrainingSettings", configuration: Configuration, data: dict[str, "Dataset"],
+                  device: torch.device, progress: Progress) -> dict[str, Any]:
+        """Train one configuration and return its JSON-ready record."""
+
+    @abc.abstractmethod
+    def summarise(self, settings: "TrainingSettings", records: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        """The ``result`` numbers: must contain ``verdict`` (PASS/FAIL) and ``checks``."""
+
+    @abc.abstractmethod
+    def table(self, result: "TrainingResult") -> list[str]:
+        """The console report's lines (after the common header)."""
+
+    @abc.abstractmethod
+    def plot(self, result: "TrainingResult", figure: Any) -> None:
+        """Draw the experiment's figure on ``figure`` (a matplotlib Figure)."""
+
+    def estimate_seconds(self, settings: "TrainingSettings") -> float:
+        """A rough run time on the 2-core reference machine."""
+        return 0.0
+
+
+# ----------------------------------------------------------------------------------------------- statistics
+def power_fit(depths: Sequence[int], values: np.ndarray, *, confidence: float, resamples: int, seed: int
+              ) -> dict[str, Any]:
+    """The exponent p of v ≈ C L^p from per-replicate values (D depths × R replicates).
+
+    The point estimate is the least-squares slope of the replicates' mean log v on log L; the interval is
+    the package's paired bootstrap (:func:`validation.stats.paired_bootstrap`, BCa) resampling replicates,
+    the same replicate indices at every depth. A value that is not finite and positive makes the fit
+    undefined: slope and interval are then None, with ``defined`` False.
+    """
+    values = np.asarray(values, dtype=float)
+    log_l = np.log(np.asarray(depths, dtype=float))
+    defined = bool(np.all(np.isfinite(values)) and np.all(values > 0)) and values.shape[1] >= 2
+    out: dict[str, Any] = {"depths": list(map(int, depths)), "geometric_mean": None, "slope": None,
+                           "ci": [None, None], "method": None, "defined": defined}
+    if not defined:
+        return out
+    logs = np.log(values)
+
+    def statistic(*columns: np.ndarray, axis: int = -1) -> np.ndarray:
+        return slope(log_l, np.stack([np.mean(c, axis=axis) for c in columns], axis=-1))
+
+    low, high, method = paired_bootstrap(list(logs), statistic, resamples=resamples, confidence=confidence, seed=seed)
+    out.update(geometric_mean=np.exp(logs.mean(axis=1)).tolist(), slope=float(statistic(*logs)),
+               ci=[low if math.isfinite(low) else None, high if math.isfinite(high) else None], method=method)
+    return out
+
+
+def mean_interval(values: Sequence[float], confidence: float) -> tuple[float, float, float]:
+    """Mean and Student-t interval of replicate values (finite ones)."""
+    from scipy import stats
+
+    x = np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=float)
+    if len(x) == 0:
+        return math.nan, math.nan, math.nan
+    mean = float(x.mean())
+    if len(x) < 2:
+        return mean, math.nan, math.nan
+    half = float(stats.t.ppf(0.5 + confidence / 2, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))
+    return mean, mean - half, mean + half
+
+
+def depth_axis(ax: Any, depths: Sequence[int]) -> None:
+    """A log depth axis labelled at the depths themselves."""
+    ax.set_xscale("log")
+    ax.set_xticks(list(depths), [str(L) for L in depths])
+    ax.minorticks_off()
+
+
+def number(value: float | None, digits: int = 3) -> str:
+    """A table cell: the value to ``digits`` decimals, or — for None and non-finite values."""
+    return "—" if value is None or (isinstance(value, float) and not math.isfinite(value)) else f"{value:.{digits}f}"

@@ -1,0 +1,317 @@
+"""Marion et al. (2022) §4.2 after training: the regularity of trained weights (Fig. 8) and accuracy over
+(H, β) (Fig. 9), for res-1 h_{k+1} = h_k + L^{-β} σ(h_k) V_kᵀ (:class:`~validation.training.networks.Res1Net`).
+
+**marion-fig8.** Res-1 networks of width d at several depths L are trained (Adam, the learning rate
+divided by 10 half-way, as in the paper) from two initialisations: i.i.d. N(0, 1/d) entries with
+β = ½ (the neural-SDE regime) and smooth RBF-Gaussian-process entries with β = 1 (the neural-ODE
+regime). For the trained weights, as functions of the layer index (:mod:`validation.training.weights`):
+
+* the **layer-to-layer change** max_k ‖V_{k+1} − V_k‖: order L^{-1} for a C¹ function of k/L, order 1
+  for i.i.d. weights (white noise, no continuity) — the regularity Fig. 8 shows;
+* the **weight path** W_k = Σ_{j<k} L^{-β} V_j that drives the limit dH = dW σ(H): its largest increment
+  max_k ‖W_{k+1} − W_k‖ (order L^{-1/2} for a Brownian path, L^{-1} for a C¹ path) and its quadratic
+  variation Σ_k ‖W_{k+1} − W_k‖² (order 1, resp. L^{-1}).
+
+Each quantity's exponent in L is fitted (least squares of the replicates' mean log on log L) with a
+paired-bootstrap interval over replicates, for the trained weights, for the same networks'
+initial weights (theory: i.i.d. 0, −½, 0; smooth −1, −1, −1) and for their difference (the exponent of
+trained/initial, paired by replicate). **Check**: training keeps the initial regularity — the interval of
+every exponent's change lies within ±0.1 of 0.
+
+**marion-fig9.** For each (H, β) of a grid, res-1 networks with fractional initialisation (each
+entry's layer sequence an fGn of Hurst index H) are trained on a grid of learning rates (Adam, the
+learning rate divided by 10 half-way); as in the paper the best learning rate is kept, chosen here by the
+final *training* loss (never by test accuracy), and its test accuracy is reported. A cell is
+**trainable** when its accuracy is at least 90% of the grid's best. **Check** (the paper's reading of
+Fig. 9: the pattern of Fig. 7 shifted downwards, and stable performance in the identity region): every
+cell on or above the critical line β ≥ max(H, ½) (docs/theory.md §5) is trainable, and some cell at
+least 0.2 below the line is not.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..phase import predicted_critical_beta
+from .experiment import Experiment, depth_axis, number, power_fit
+from .networks import Res1Net, weight_regime
+from .sweep import Configuration
+from .trainer import train
+from .weights import path_statistics
+
+__all__ = ["MarionFig8", "MarionFig9", "TOLERANCE"]
+
+#: an exponent "keeps" its initial value when its interval lies within ± this of it
+TOLERANCE = 0.1
+#: the β of each initialisation and the exponents its weights have at initialisation
+INITIALISATIONS = {
+    "iid": {"beta": 0.5, "label": "i.i.d. N(0, 1/d), β = 1/2",
+            "expected": {"max_weight_change": 0.0, "max_increment": -0.5, "quadratic_variation": 0.0}},
+    "smooth": {"beta": 1.0, "label": "smooth RBF GP (ℓ = 0.1), β = 1",
+               "expected": {"max_weight_change": -1.0, "max_increment": -1.0, "quadratic_variation": -1.0}},
+}
+QUANTITIES = {"max_weight_change": "max_k ||V_{k+1} - V_k||",
+              "max_increment": "max_k ||W_{k+1} - W_k||",
+              "quadratic_variation": "sum_k ||W_{k+1} - W_k||^2"}
+
+
+def _lrs(settings: Any, replicates: int, device: torch.device) -> torch.Tensor:
+    """The learning-rate grid repeated for each replicate: replicate r·G + g has rate g."""
+    rates = torch.tensor(settings.learning_rates, dtype=settings.torch_dtype, device=device)
+    return rates.repeat(replicates)
+
+
+class MarionFig8(Experiment):
+    name = "marion-fig8"
+    title = "regularity of trained res-1 weights along depth, from i.i.d. and smooth initialisation"
+    paper = "Marion et al. (2022) §4.2, Fig. 8"
+    claim = ("the regularity of the trained weights is that of their initialisation: Brownian-like from i.i.d. "
+             "weights, smooth from smooth weights")
+    smoke = dict(depths=(4, 8, 16), width=6, epochs=1, replicates=3, train_size=256, batch_size=64, resamples=200)
+    preset = dict(dataset="digits", depths=(16, 32, 64, 128, 256), width=30, activation="relu",
+                  inits=("iid", "smooth"), epochs=10, batch_size=64, optimizer="adam", learning_rates=(1e-3,),
+                  replicates=8)
+
+    def configurations(self, settings):
+        return [Configuration(f"{init}-L{L}", {"init": init, "depth": L}) for init in settings.inits
+                for L in settings.depths]
+
+    def estimate_seconds(self, settings):
+        updates = settings.epochs * 1438 // settings.batch_size
+        return 7e-5 * settings.replicates * sum(settings.depths) * updates * len(settings.inits) * (settings.width / 30) ** 2
+
+    def train_one(self, settings, configuration, data, device, progress):
+        init, depth = configuration.params["init"], configuration.params["depth"]
+        dataset = data[settings.dataset]
+        beta = INITIALISATIONS[init]["beta"]
+        label = (self.name, configuration.key)
+        net = Res1Net(replicates=settings.replicates, depth=depth, width=settings.width, n_in=dataset.n_in,
+                      n_out=dataset.n_out, beta=beta, regime=weight_regime(init), activation=settings.activation,
+                      seed=settings.seed, label=label, dtype=settings.torch_dtype, device=device)
+        initial = net.snapshot()["V"]
+        history = train(net, dataset, epochs=settings.epochs, batch_size=settings.batch_size,
+                        optimizer=settings.optimizer, lrs=_lrs(settings, settings.replicates, device)[:settings.replicates],
+                        seed=settings.seed, label=label, lr_drop_epoch=max(1, settings.epochs // 2), on_epoch=progress)
+        trained = net.params["V"].detach()
+        scale = depth ** (-beta)
+        return {"init": init, "depth": depth, "beta": beta,
+                "trained": [path_statistics(trained[r], scale) for r in range(settings.replicates)],
+                "initial": [path_statistics(initial[r], scale) for r in range(settings.replicates)],
+                "coordinate_trained": trained[0, :, 0, 0].tolist(), "coordinate_initial": initial[0, :, 0, 0].tolist(),
+                "history": history.to_dict()}
+
+    def summarise(self, settings, records):
+        per_init: dict[str, Any] = {}
+        checks = []
+        for i, init in enumerate(settings.inits):
+            rows = [records[f"{init}-L{L}"] for L in settings.depths]
+            entry: dict[str, Any] = {"label": INITIALISATIONS[init]["label"], "beta": INITIALISATIONS[init]["beta"],
+                                     "test_accuracy": [float(np.mean([a for a in row["history"]["test_accuracy"][-1]
+                                                                      if a is not None])) for row in rows],
+                                     "diverged": [int(sum(row["history"]["diverged"])) for row in rows]}
+            for j, quantity in enumerate(QUANTITIES):
+                values = {stage: np.array([[rep[quantity] for rep in row[stage]] for row in rows])
+                          for stage in ("trained", "initial")}
+                values["change"] = values["trained"] / values["initial"]  # paired: the same replicate
+                fits: dict[str, Any] = {stage: power_fit(settings.depths, v, confidence=settings.confidence,
+                                                         resamples=settings.resamples, seed=settings.seed + 7 * i + j)
+                                        for stage, v in values.items()}
+                low, high = fits["change"]["ci"]
+                keeps = low is not None and high is not None and -TOLERANCE <= low and high <= TOLERANCE
+                fits["theory"] = INITIALISATIONS[init]["expected"][quantity]
+                fits["keeps_initial"] = bool(keeps)
+                entry[quantity] = fits
+                checks.append({"check": f"{init}: change of the exponent of {QUANTITIES[quantity]} in training",
+                               "passed": bool(keeps),
+                               "detail": (f"{number(fits['change']['slope'])} [{number(low)}, {number(high)}] within "
+                                          f"0 ± {TOLERANCE:g} (trained {number(fits['trained']['slope'])}, initial "
+                                          f"{number(fits['initial']['slope'])}, theory {fits['theory']:g})")})
+            per_init[init] = entry
+        return {"dataset": settings.dataset, "tolerance": TOLERANCE, "per_init": per_init, "checks": checks,
+                "verdict": "PASS" if all(c["passed"] for c in checks) else "FAIL"}
+
+    def table(self, result):
+        s, numbers = result.settings, result.numbers
+        level = int(round(100 * s.confidence))
+        lines = [f"res-1, d = {s.width}, σ = {s.activation}, {s.dataset}, {s.optimizer} lr {s.learning_rates[0]:g} "
+                 f"(÷10 after epoch {max(1, s.epochs // 2)}), {s.epochs} epochs, batch {s.batch_size}, "
+                 f"{s.replicates} replicates per depth", ""]
+        for init, entry in numbers["per_init"].items():
+            lines.append(f"{entry['label']}: test accuracy by depth "
+                         + ", ".join(f"L={L}: {a:.3f}" for L, a in zip(s.depths, entry["test_accuracy"])))
+            lines.append(f"  {'quantity':28s} {'trained':>8s} {'initial':>8s} {'theory':>7s}   "
+                         f"change in training [{level}% CI]   keeps")
+            for quantity, text in QUANTITIES.items():
+                fit = entry[quantity]
+                change = fit["change"]
+                lines.append(f"  {text:28s} {number(fit['trained']['slope']):>8s} {number(fit['initial']['slope']):>8s} "
+                             f"{fit['theory']:>7g}   {number(change['slope']):>7s} [{number(change['ci'][0])}, "
+                             f"{number(change['ci'][1])}]   {'yes' if fit['keeps_initial'] else 'no'}")
+            lines.append("")
+        lines.append(f"check: training changes no exponent by more than ±{TOLERANCE:g} (paired interval of trained "
+                     "− initial exponent, the same replicates)")
+        lines += [f"  {'PASS' if c['passed'] else 'FAIL'}  {c['check']}: {c['detail']}" for c in numbers["checks"]]
+        return lines
+
+    def plot(self, result, figure):
+        s, numbers = result.settings, result.numbers
+        axes = figure.subplots(1, 3)
+        deepest = s.depths[-1]
+        colours = {"iid": "tab:blue", "smooth": "tab:orange"}
+        for init in s.inits:
+            record = result.records[f"{init}-L{deepest}"]
+            k = np.arange(1, deepest + 1)
+            axes[0].plot(k, record["coordinate_initial"], color=colours[init], lw=0.8, alpha=0.35)
+            axes[0].plot(k, record["coordinate_trained"], color=colours[init], lw=1.2,
+                         label=f"{INITIALISATIONS[init]['label']} (trained; faint: initial)")
+        axes[0].set(xlabel="layer k", ylabel="V_k,(1,1)")
+        axes[0].set_title(f"a trained coordinate along depth, L = {deepest}", fontsize=9)
+        axes[0].legend(fontsize=7)
+        for ax, quantities in ((axes[1], ("max_weight_change",)), (axes[2], ("max_increment", "quadratic_variation"))):
+            for init in s.inits:
+                entry = numbers["per_init"][init]
+                for quantity, marker in zip(quantities, ("o", "s")):
+                    fit = entry[quantity]
+                    for stage, style in (("trained", "-"), ("initial", ":")):
+                        f = fit[stage]
+                        if f["geometric_mean"] is None:
+                            continue
+                        text = (f"{init} {QUANTITIES[quantity]}: {f['slope']:.2f} [{number(f['ci'][0])}, {number(f['ci'][1])}]"
+                                if stage == "trained" else None)
+                        ax.loglog(s.depths, f["geometric_mean"], marker + style, color=colours[init],
+                                  alpha=1.0 if stage == "trained" else 0.5, label=text)
+            ax.set(xlabel="depth L")
+            depth_axis(ax, s.depths)
+            ax.legend(fontsize=6)
+        axes[1].set_title("layer-to-layer change of V\n(dotted: at initialisation)", fontsize=9)
+        axes[2].set_title("weight path W: max increment (o),\nquadratic variation (s)", fontsize=9)
+        figure.suptitle(f"Marion et al. Fig. 8 on {s.dataset}: regularity of trained weights "
+                        f"({s.replicates} replicates per depth, {int(round(100 * s.confidence))}% paired-bootstrap "
+                        f"intervals); verdict {numbers['verdict']}", fontsize=10)
+        figure.tight_layout()
+
+
+class MarionFig9(Experiment):
+    name = "marion-fig9"
+    title = "test accuracy of trained res-1 over (H, β) with fractional initialisation"
+    paper = "Marion et al. (2022) §4.2, Fig. 9 (MNIST there; digits here)"
+    claim = ("the trainable region is Fig. 7's phase diagram shifted downwards: networks on or above the "
+             "critical line β = max(H, 1/2) train, and scalings far below it do not")
+    smoke = dict(depths=(8,), width=6, hursts=(0.3, 0.7), betas=(0.2, 1.0), epochs=1, replicates=1,
+                 learning_rates=(1e-2,), train_size=256, batch_size=64, resamples=200)
+    preset = dict(dataset="digits", depths=(100,), width=30, activation="relu",
+                  hursts=(0.1, 0.3, 0.5, 0.7, 0.85, 0.95), betas=(0.2, 0.4, 0.6, 0.8, 1.0, 1.2), epochs=6,
+                  batch_size=64, optimizer="adam", learning_rates=(1e-3, 1e-2, 1e-1), replicates=2)
+
+    def configurations(self, settings):
+        if len(settings.depths) != 1:
+            from ..settings import SettingsError
+
+            raise SettingsError("depths", f"marion-fig9 trains one depth, got {list(settings.depths)}")
+        return [Configuration(f"H{h:g}-beta{b:g}", {"hurst": h, "beta": b}) for h in settings.hursts
+                for b in settings.betas]
+
+    def estimate_seconds(self, settings):
+        updates = settings.epochs * 1438 // settings.batch_size
+        return (7e-5 * settings.replicates * len(settings.learning_rates) * settings.depths[0] * updates
+                * len(settings.hursts) * len(settings.betas))
+
+    def train_one(self, settings, configuration, data, device, progress):
+        hurst, beta = configuration.params["hurst"], configuration.params["beta"]
+        dataset = data[settings.dataset]
+        grid = len(settings.learning_rates)
+        replicates = grid * settings.replicates
+        label = (self.name, configuration.key)
+        net = Res1Net(replicates=replicates, depth=settings.depths[0], width=settings.width, n_in=dataset.n_in,
+                      n_out=dataset.n_out, beta=beta, regime=weight_regime("fbm", hurst=hurst),
+                      activation=settings.activation, seed=settings.seed, label=label, dtype=settings.torch_dtype,
+                      device=device)
+        history = train(net, dataset, epochs=settings.epochs, batch_size=settings.batch_size,
+                        optimizer=settings.optimizer, lrs=_lrs(settings, settings.replicates, device), seed=settings.seed,
+                        label=label, lr_drop_epoch=max(1, settings.epochs // 2), on_epoch=progress)
+        shape = (settings.replicates, grid)
+        return {"hurst": hurst, "beta": beta, "learning_rates": list(settings.learning_rates),
+                "test_accuracy": np.asarray(history.test_accuracy[-1]).reshape(shape).tolist(),
+                "train_loss": np.asarray(history.final_train_loss, dtype=float).reshape(shape).tolist(),
+                "diverged": np.asarray(history.diverged).reshape(shape).tolist()}
+
+    def summarise(self, settings, records):
+        H, B = settings.hursts, settings.betas
+        accuracy = np.full((len(B), len(H)), np.nan)
+        best_lr = np.full((len(B), len(H)), np.nan)
+        diverged = np.zeros((len(B), len(H)), dtype=int)
+        for j, h in enumerate(H):
+            for i, b in enumerate(B):
+                r = records[f"H{h:g}-beta{b:g}"]
+                loss = np.array([[np.inf if v is None else v for v in row] for row in r["train_loss"]])
+                acc = np.array(r["test_accuracy"], dtype=float)
+                mean_loss = np.where(np.isfinite(loss), loss, np.inf).mean(axis=0)
+                g = int(np.argmin(mean_loss)) if np.isfinite(mean_loss).any() else 0
+                accuracy[i, j] = float(np.nanmean(acc[:, g]))
+                best_lr[i, j] = settings.learning_rates[g]
+                diverged[i, j] = int(np.sum(r["diverged"]))
+        best = float(np.nanmax(accuracy))
+        trainable = accuracy >= 0.9 * best
+        critical = [predicted_critical_beta(h) for h in H]
+        above = np.array([[b >= critical[j] - 1e-12 for j in range(len(H))] for b in B])
+        far_below = np.array([[b <= critical[j] - 0.2 + 1e-12 for j in range(len(H))] for b in B])
+        identity_ok = bool(np.all(trainable[above]))
+        explosion_seen = bool(np.any(~trainable[far_below])) if far_below.any() else False
+        edge = []
+        for j in range(len(H)):
+            ok = [B[i] for i in range(len(B)) if all(trainable[i2, j] for i2 in range(i, len(B)))]
+            edge.append(min(ok) if ok else None)
+        checks = [{"check": "every cell with β ≥ max(H, 1/2) is trainable", "passed": identity_ok,
+                   "detail": f"{int(np.sum(~trainable[above]))} of {int(above.sum())} such cells below 90% of the best"},
+                  {"check": "some cell with β ≤ max(H, 1/2) − 0.2 is not trainable", "passed": explosion_seen,
+                   "detail": f"{int(np.sum(~trainable[far_below]))} of {int(far_below.sum())} such cells not trainable"}]
+        return {"dataset": settings.dataset, "hursts": list(H), "betas": list(B), "depth": settings.depths[0],
+                "accuracy": accuracy.tolist(), "best_learning_rate": best_lr.tolist(), "diverged": diverged.tolist(),
+                "best_accuracy": best, "trainable": trainable.tolist(), "critical_beta": critical,
+                "band_lower_edge": edge, "checks": checks,
+                "verdict": "PASS" if identity_ok and explosion_seen else "FAIL"}
+
+    def table(self, result):
+        s, n = result.settings, result.numbers
+        lines = [f"res-1, L = {n['depth']}, d = {s.width}, σ = {s.activation}, {s.dataset}, {s.optimizer} on "
+                 f"learning rates {', '.join(f'{r:g}' for r in s.learning_rates)} (best by training loss), {s.epochs} "
+                 f"epochs, {s.replicates} replicates per rate", "",
+                 "test accuracy (rows β, columns H; * trainable: ≥ 90% of the best; | marks β ≥ max(H, 1/2))",
+                 "  β \\ H " + " ".join(f"{h:>8g}" for h in n["hursts"])]
+        for i, b in enumerate(n["betas"]):
+            cells = []
+            for j, h in enumerate(n["hursts"]):
+                a = n["accuracy"][i][j]
+                mark = ("*" if n["trainable"][i][j] else " ") + ("|" if b >= n["critical_beta"][j] - 1e-12 else " ")
+                cells.append(f"{a:6.3f}{mark}")
+            lines.append(f"{b:>7g} " + " ".join(cells))
+        lines.append(f"{'edge':>7s} " + " ".join(f"{number(e):>8s}" for e in n["band_lower_edge"]))
+        lines.append(f"{'β_c(H)':>7s} " + " ".join(f"{c:>8g}" for c in n["critical_beta"]))
+        lines.append("")
+        lines += [f"  {'PASS' if c['passed'] else 'FAIL'}  {c['check']}: {c['detail']}" for c in n["checks"]]
+        return lines
+
+    def plot(self, result, figure):
+        n = result.numbers
+        ax = figure.add_subplot(1, 1, 1)
+        H, B = np.array(n["hursts"]), np.array(n["betas"])
+        image = ax.imshow(np.array(n["accuracy"]), origin="lower", aspect="auto", cmap="viridis", vmin=0, vmax=1,
+                          extent=(-0.5, len(H) - 0.5, -0.5, len(B) - 0.5))
+        figure.colorbar(image, ax=ax, label="test accuracy (best learning rate by training loss)")
+        for i in range(len(B)):
+            for j in range(len(H)):
+                ax.text(j, i, f"{n['accuracy'][i][j]:.2f}", ha="center", va="center", fontsize=7,
+                        color="black" if n["accuracy"][i][j] > 0.5 else "white")
+        hs = np.linspace(H.min(), H.max(), 200)
+        crit = np.maximum(hs, 0.5)
+        ax.plot(np.interp(hs, H, np.arange(len(H))), np.interp(crit, B, np.arange(len(B))), "r--",
+                label="critical line β = max(H, 1/2)")
+        ax.set_xticks(range(len(H)), [f"{h:g}" for h in H])
+        ax.set_yticks(range(len(B)), [f"{b:g}" for b in B])
+        ax.set(xlabel="Hurst index H of the initialisation", ylabel="scaling β")
+        ax.legend(loc="lower right", fontsize=8)
+        ax.set_title(f"Marion et al. Fig. 9 on {n['dataset']}: L = {n['depth']}; verdict {n['verdict']}", fontsize=10)
+

@@ -1,0 +1,371 @@
+"""``python -m validation.training``: the papers' trained-network experiments, on data that ships offline.
+
+    python -m validation.training --list
+    python -m validation.training --experiment marion-fig8      # regularity of trained weights
+    python -m validation.training --experiment marion-fig9      # accuracy over (H, β) after training
+    python -m validation.training --experiment cohen-scaling    # β̂ of trained weights, Hypothesis 1 vs 2
+    python -m validation.training --experiment pf-sgd           # reparametrised against standard SGD
+
+Each experiment's preset is its paper setting reduced to run in at most 10 minutes on 2 CPU cores (the
+measured times are in docs/howto/training.md); every preset value can be changed by its flag, and a flag
+the experiment does not use is refused. Data: scikit-learn's bundled digits stand in for MNIST, and
+Cohen et al.'s synthetic set is generated; MNIST and CIFAR-10 are read only from local files
+(``--data-dir``), never downloaded.
+
+**Sweeps are checkpointed**: each finished configuration is written to ``--checkpoint-dir`` at once;
+after an interruption (Ctrl-C, SIGTERM, kill) the same command with ``--resume`` continues without
+training a finished configuration again, and gives the same numbers as an uninterrupted run.
+
+Every run is seeded: the same seed gives the same numbers on the same device and dtype (float32 by
+default here: training is not a strong-error measurement, and float32 is about 2.7× faster). Subnormal
+numbers are flushed to zero during training (a saturated tanh's derivative underflows to them, and a CPU
+computes them far slower).
+
+Python: ``validation.training.run("cohen-scaling", depths=(8, 16, 32))`` returns a :class:`TrainingResult`.
+
+Exit status: 0 PASS, 1 FAIL, 2 bad input, 3 internal error, 130/143 interrupted (finished configurations
+stay checkpointed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import torch
+from tqdm import tqdm
+
+from .. import cli, runtime
+from ..results import RunInfo, StudyResult, to_jsonable
+from ..settings import (CommonSettings, SettingsError, check_choice, check_float, check_int, make_settings,
+                        parse_float_list, parse_grid, parse_int_list, resolve_device, setting, settings_dict)
+from .data import DATASETS, Dataset, load_dataset
+from .experiment import Experiment
+from .sweep import CheckpointStore, fingerprint
+
+__all__ = ["TrainingSettings", "TrainingResult", "run", "main", "EXPERIMENTS", "register", "listing", "COMMAND"]
+
+#: the registered experiments, by name (filled by :func:`register`)
+EXPERIMENTS: dict[str, Experiment] = {}
+
+#: settings every experiment takes (run-level: they do not change the numbers, or are common to all)
+_ALWAYS = {"checkpoint_dir", "resume", "data_dir", "confidence", "resamples", "train_size"}
+#: settings that never enter the checkpoint fingerprint (they do not change the numbers)
+_RUN_ONLY = ("checkpoint_dir", "resume", "data_dir")
+
+
+def register(experiment: Experiment) -> Experiment:
+    EXPERIMENTS[experiment.name] = experiment
+    return experiment
+
+
+def _parse_names(text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+@dataclass(frozen=True)
+class TrainingSettings(CommonSettings):
+    """Settings of the training experiments; ``None`` means the experiment's preset value."""
+
+    dtype: str = setting("float32", "floating-point type of training: float32 or float64",
+                         choices=("float32", "float64"), group="run and output")
+    dataset: str | None = setting(None, "data set: " + "; ".join(f"{k} ({v})" for k, v in DATASETS.items()),
+                                  choices=tuple(DATASETS), group="model", default_text="the experiment's")
+    datasets: tuple[str, ...] | None = setting(None, "cohen-scaling: data sets, comma list", parse=_parse_names,
+                                               group="model", default_text="cohen-synthetic,digits-25")
+    depths: tuple[int, ...] | None = setting(None, "depths L, increasing comma list", parse=parse_int_list,
+                                             group="model", default_text="the experiment's")
+    width: int | None = setting(None, "width d", parse=int, group="model", default_text="the experiment's")
+    widths: tuple[int, ...] | None = setting(None, "pf-sgd: widths D, comma list", parse=parse_int_list,
+                                             group="model", default_text="25,50,100")
+    activation: str | None = setting(None, "σ of the residual blocks (marion: relu, tanh, …)", group="model",
+                                     default_text="the experiment's")
+    activations: tuple[str, ...] | None = setting(None, "cohen-scaling: set-ups, comma list of tanh (shared "
+                                                        "δ ≥ 0) and relu (one δ_k per layer)",
+                                                  parse=_parse_names, group="model", default_text="tanh,relu")
+    inits: tuple[str, ...] | None = setting(None, "marion-fig8: initialisations, comma list of iid (β = 1/2) "
+                                                  "and smooth (β = 1)", parse=_parse_names, group="model",
+                                            default_text="iid,smooth")
+    hursts: tuple[float, ...] | None = setting(None, "marion-fig9: Hurst indices H of the fBm initialisation "
+                                                     "('a:b:n' or a comma list)", parse=parse_grid, group="model",
+                                               default_text="0.1,0.3,0.5,0.7,0.85,0.95")
+    betas: tuple[float, ...] | None = setting(None, "marion-fig9: scalings β (α_L = L^-β; 'a:b:n' or a comma "
+                                                    "list)", parse=parse_grid,
+                                              group="model", default_text="0.2,0.4,0.6,0.8,1.0,1.2")
+    init: str | None = setting(None, "cohen-scaling: initialisation of A, b (xavier: std s/d; xavier-depth: "
+                                     "std s/(L d))", choices=("xavier", "xavier-depth"), group="model",
+                               default_text="xavier-depth")
+    init_scale: float | None = setting(None, "cohen-scaling: s in the initial standard deviations",
+                                       parse=float, group="model", default_text="0.01, the authors' code")
+    epochs: int | None = setting(None, "passes over the training set", parse=int, group="training",
+                                 default_text="the experiment's")
+    batch_size: int | None = setting(None, "examples per update", parse=int, group="training",
+                                     default_text="the experiment's")
+    optimizer: str | None = setting(None, "sgd or adam", choices=("sgd", "adam"), group="training",
+                                    default_text="the experiment's")
+    learning_rates: tuple[float, ...] | None = setting(None, "learning rate(s), comma list (a grid: the best "
+                                                             "is kept per configuration where the experiment "
+                                                             "says so)", parse=parse_float_list,
+                                                       group="training", default_text="the experiment's")
+    replicates: int | None = setting(None, "independent networks per configuration (own initialisation and data "
+                                           "order; the unit of every interval)", parse=int, group="training",
+                                     default_text="the experiment's")
+    max_updates: int | None = setting(None, "cohen-scaling: at most this many updates (T_max)", parse=int,
+                                      group="training", default_text="the experiment's")
+    stop_loss: float | None = setting(None, "cohen-scaling: a replicate stops when its loss is below this (ε)",
+                                      parse=float, group="training", default_text="0.01")
+    train_size: int | None = setting(None, "use only this many training examples", parse=int, group="training",
+                                     default_text="all")
+    confidence: float = setting(0.95, "level of every interval", parse=float, group="fit and verdict")
+    resamples: int = setting(2000, "bootstrap resamples", parse=int, group="fit and verdict")
+    checkpoint_dir: str | None = setting(".checkpoints", "folder of the per-configuration checkpoints ('none': "
+                                                         "keep none)", group="run and output")
+    resume: bool = setting(False, "reuse the finished configurations checkpointed by an earlier run of the same "
+                                  "settings (nothing finished is trained again)", action="store_true",
+                           group="run and output")
+    data_dir: str | None = setting(None, "folder with mnist.npz / cifar10.npz for --dataset mnist/cifar10 "
+                                         "(nothing is ever downloaded)", group="run and output")
+    experiment: str = setting("marion-fig8", "the experiment (resolved)", cli=False)
+
+    def check(self) -> None:
+        super().check()
+        if self.checkpoint_dir in ("none", ""):
+            self._set("checkpoint_dir", None)
+        positive_ints = {"width": (1, 4096), "epochs": (1, 100_000), "batch_size": (1, 1_000_000),
+                         "replicates": (1, 1024), "max_updates": (1, 10**9), "train_size": (2, 10**9)}
+        for name, (low, high) in positive_ints.items():
+            if getattr(self, name) is not None:
+                self._set(name, check_int(name, getattr(self, name), low, high))
+        self._set("resamples", check_int("resamples", self.resamples, 100, 1_000_000))
+        self._set("confidence", check_float("confidence", self.confidence, 0, 1, strict_min=True, strict_max=True))
+        if self.stop_loss is not None:
+            self._set("stop_loss", check_float("stop_loss", self.stop_loss, 0, strict_min=True))
+        if self.init_scale is not None:
+            self._set("init_scale", check_float("init_scale", self.init_scale, 0))
+        if self.depths is not None:
+            depths = tuple(check_int("depths", d, 1, 100_000) for d in self.depths)
+            if not depths or any(b <= a for a, b in zip(depths, depths[1:])):
+                raise SettingsError("depths", f"{list(depths)}: give increasing depths, each ≥ 1")
+            self._set("depths", depths)
+        if self.widths is not None:
+            self._set("widths", tuple(check_int("widths", w, 1, 4096) for w in self.widths))
+        for name, low, high in (("hursts", 0, 1), ("betas", 0, 5)):
+            values = getattr(self, name)
+            if values is not None:
+                values = tuple(check_float(name, v, low, high, strict_min=name == "hursts",
+                                           strict_max=name == "hursts") for v in values)
+                if not values:
+                    raise SettingsError(name, "give at least one value")
+                self._set(name, values)
+        if self.learning_rates is not None:
+            rates = tuple(check_float("learning_rates", v, 0, strict_min=True) for v in self.learning_rates)
+            if not rates:
+                raise SettingsError("learning_rates", "give at least one learning rate")
+            self._set("learning_rates", rates)
+        for name, allowed in (("datasets", tuple(DATASETS)), ("activations", ("tanh", "relu")),
+                              ("inits", ("iid", "smooth"))):
+            values = getattr(self, name)
+            if values is not None:
+                if not values:
+                    raise SettingsError(name, f"give at least one of {', '.join(allowed)}")
+                self._set(name, tuple(check_choice(name, v, allowed) for v in values))
+        if self.activation is not None:
+            from limits.activations import get_activation
+
+            try:
+                get_activation(self.activation)
+            except ValueError as exc:
+                raise SettingsError("activation", str(exc)) from None
+
+
+def resolve(name: str, settings: TrainingSettings) -> TrainingSettings:
+    """The experiment's preset where a setting is None, after refusing settings it does not use."""
+    if name not in EXPERIMENTS:
+        raise SettingsError("experiment", f"{name!r} unknown (allowed: {', '.join(EXPERIMENTS)})")
+    experiment = EXPERIMENTS[name]
+    uses = set(experiment.preset) | _ALWAYS
+    defaults = {f.name: f.default for f in dataclasses.fields(TrainingSettings)}
+    given = {f.name for f in dataclasses.fields(TrainingSettings) if f.metadata.get("cli")
+             and f.name not in ("seed", "dtype", "device") and getattr(settings, f.name) != defaults[f.name]}
+    extra = sorted(given - uses)
+    if extra:
+        raise SettingsError(extra[0], f"does not apply to the {name} experiment; it takes "
+                                      f"{', '.join('--' + n.replace('_', '-') for n in sorted(uses - {'resume'}))}"
+                                      ", --resume")
+    values = {k: v for k, v in experiment.preset.items() if getattr(settings, k) is None}
+    return dataclasses.replace(settings, **values, experiment=name)
+
+
+@dataclass
+class TrainingResult(StudyResult):
+    """One experiment's result: ``numbers`` (the ``result`` section of the JSON, from the experiment's
+    ``summarise``) and ``records`` (one JSON-ready record per configuration, as checkpointed)."""
+
+    numbers: dict[str, Any] = field(default_factory=dict)
+    records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    resumed: int = 0
+    checkpoint: str | None = None
+
+    study = "training"
+
+    @property
+    def experiment(self) -> Experiment:
+        return EXPERIMENTS[self.settings.experiment]
+
+    @property
+    def verdict(self) -> str:
+        return self.numbers["verdict"]
+
+    def summary(self) -> dict[str, Any]:
+        e = self.experiment
+        return {"experiment": e.name, "title": e.title, "paper": e.paper, "claim": e.claim,
+                "configurations": len(self.records), "resumed": self.resumed, "checkpoint": self.checkpoint,
+                **{k: v for k, v in self.numbers.items() if k != "verdict"}, "records": self.records}
+
+    def table(self) -> str:
+        e, s = self.experiment, self.settings
+        lines = [f"{e.name}: {e.title}", f"paper: {e.paper}", f"claim: {e.claim}",
+                 f"{len(self.records)} configurations ({self.resumed} resumed from checkpoints), seed {s.seed}, "
+                 f"{s.dtype}, {self.run_info.device}", ""]
+        lines += e.table(self)
+        lines += ["", f"verdict: {self.verdict}", f"time {self.run_info.wall_time_s:.1f} s"]
+        return "\n".join(lines)
+
+    def plot(self, ax: Any = None) -> Any:
+        import matplotlib.pyplot as plt
+
+        figure = ax if ax is not None and hasattr(ax, "add_subplot") else plt.figure(figsize=(12, 4.6))
+        self.experiment.plot(self, figure)
+        return figure
+
+
+def _normalise(record: dict[str, Any]) -> dict[str, Any]:
+    """The record as JSON gives it back (NaN/inf → None), so a fresh and a resumed run summarise the same."""
+    import json
+
+    return json.loads(json.dumps(to_jsonable(record), allow_nan=False))
+
+
+def stamp(settings: TrainingSettings, device: torch.device) -> str:
+    """The checkpoint fingerprint of a run (:mod:`validation.training.sweep`)."""
+    from limits import __version__
+
+    numbers = {k: v for k, v in settings_dict(settings).items() if k not in _RUN_ONLY}
+    return fingerprint({"settings": numbers, "device": str(device), "package": __version__,
+                        "torch": torch.__version__})
+
+
+def run(experiment: str = "marion-fig8", settings: TrainingSettings | None = None, /, *, progress: bool = False,
+        threads: int | None = 1, command_line: str | None = None, **overrides: Any) -> TrainingResult:
+    """Run one training experiment (``validation.training.EXPERIMENTS`` lists them).
+
+    Args:
+        experiment: its name, e.g. ``"cohen-scaling"``.
+        settings: a :class:`TrainingSettings`; None for the experiment's preset.
+        progress: show progress bars (configurations, and epochs of the current one).
+        threads: torch intra-op threads during the run (None: leave as is).
+        command_line: the command as typed, recorded in the result (None from Python).
+        **overrides: settings by name, e.g. ``depths=(8, 16), epochs=2, replicates=2``.
+
+    Returns:
+        A :class:`TrainingResult`; ``result.numbers`` holds the experiment's numbers and verdict.
+    """
+    settings = resolve(experiment, make_settings(TrainingSettings, settings, overrides))
+    spec = EXPERIMENTS[experiment]
+    device = resolve_device(settings.device)
+    with runtime.threads(threads), runtime.flush_denormal():
+        started, clock = runtime.utc_now(), time.perf_counter()
+        data: dict[str, Dataset] = {name: load_dataset(name, settings.seed, dtype=settings.torch_dtype, device=device,
+                                                       data_dir=settings.data_dir, train_size=settings.train_size)
+                                    for name in spec.datasets(settings)}
+        configurations = spec.configurations(settings)
+        store = CheckpointStore(settings.checkpoint_dir, experiment, stamp(settings, device), settings.resume)
+        records: dict[str, dict[str, Any]] = {}
+        resumed = 0
+        with tqdm(total=len(configurations), desc=experiment, unit="config", disable=not progress) as outer, \
+                tqdm(total=settings.epochs, desc="epochs", unit="epoch", leave=False, disable=not progress) as inner:
+            for configuration in configurations:
+                outer.set_postfix_str(configuration.key)
+                record = store.load(configuration)
+                if record is None:
+                    inner.reset(total=settings.epochs)
+                    tick = time.perf_counter()
+                    record = _normalise(spec.train_one(settings, configuration, data, device, inner.update))
+                    store.save(configuration, record, time.perf_counter() - tick)
+                else:
+                    resumed += 1
+                records[configuration.key] = record
+                outer.update()
+        numbers = spec.summarise(settings, records)
+        info = RunInfo.capture(seed=settings.seed, dtype=settings.dtype, device=device, started=started,
+                               wall_time_s=time.perf_counter() - clock, command=command_line)
+    return TrainingResult(settings=settings, run_info=info, numbers=numbers, records=records, resumed=resumed,
+                          checkpoint=None if store.path is None else str(store.path))
+
+
+def listing() -> str:
+    """The ``--list`` text: every experiment with its paper and claim."""
+    lines = []
+    for e in EXPERIMENTS.values():
+        lines += [f"{e.name:15s} {e.title}", f"{'':15s} {e.paper}", f"{'':15s} claim: {e.claim}",
+                  f"{'':15s} preset: " + ", ".join(f"{k}={_text(v)}" for k, v in e.preset.items()), ""]
+    return "\n".join(lines).rstrip()
+
+
+def _text(value: Any) -> str:
+    return ",".join(map(str, value)) if isinstance(value, tuple) else str(value)
+
+
+def estimate_seconds(experiment: str, settings: TrainingSettings) -> float:
+    try:
+        return EXPERIMENTS[experiment].estimate_seconds(resolve(experiment, settings))
+    except (SettingsError, KeyError):
+        return 0.0
+
+
+EPILOG = """\
+examples:
+  python -m validation.training --list
+  python -m validation.training --experiment marion-fig8 --plot fig8.png --json fig8.json
+  python -m validation.training --experiment cohen-scaling --datasets cohen-synthetic --depths 8,32,128,512
+  python -m validation.training --experiment marion-fig9 --resume      # after an interruption
+"""
+
+
+def _add_arguments(group: argparse._ArgumentGroup) -> None:
+    group.add_argument("--experiment", default=None, choices=sorted(EXPERIMENTS),
+                       help="the experiment (required unless --list): " + ", ".join(sorted(EXPERIMENTS)))
+    group.add_argument("--list", action="store_true", help="list the experiments, their papers and presets, and exit")
+
+
+def _run_command(experiment: str | None, settings: TrainingSettings, **kwargs: Any) -> TrainingResult:
+    if experiment is None:
+        raise SettingsError("experiment", "required (one of " + ", ".join(sorted(EXPERIMENTS)) + "; see --list)")
+    return run(experiment, settings, **kwargs)
+
+
+def _estimate_seconds(experiment: str | None, settings: TrainingSettings) -> float:
+    return 0.0 if experiment is None else estimate_seconds(experiment, settings)
+
+
+COMMAND = cli.Command(
+    prog="python -m validation.training",
+    description=__doc__.split("\n\nPython:", 1)[0],
+    epilog=EPILOG,
+    settings=TrainingSettings,
+    run=_run_command,
+    positional=("experiment",),
+    add_arguments=_add_arguments,
+    listing=listing,
+    estimate_mb=lambda experiment, settings: 0.0,
+    estimate_seconds=_estimate_seconds,
+    outputs=("json", "plot"),
+)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line: parse, run, print, write (:func:`validation.cli.execute`)."""
+    return cli.execute(COMMAND, argv)

@@ -1,0 +1,84 @@
+"""Checkpointed sweeps: every finished configuration is written to disk at once, so an interrupted run
+(Ctrl-C, SIGTERM, a killed process, a full disk) loses at most the configuration it was training.
+
+A run's checkpoints live in ``<checkpoint_dir>/<experiment>-<fingerprint>/``, one JSON file per
+configuration (written atomically: a temporary file renamed into place). The fingerprint is a hash of
+everything that determines the numbers (the experiment, every setting except the run-only ones, the
+package version, dtype and device), so a checkpoint is only ever reused by a run that would compute the
+same numbers. With ``resume`` a finished configuration is read back instead of trained again; without it
+every configuration is trained (and its checkpoint rewritten). A complete run's checkpoints are kept:
+``--resume`` then redraws the figure and rewrites the JSON without training.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from ..results import to_jsonable, write_json
+from ..settings import SettingsError
+
+__all__ = ["Configuration", "CheckpointStore", "fingerprint"]
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """One unit of a sweep: ``key`` names it (and its checkpoint file), ``params`` are its values."""
+
+    key: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def filename(self) -> str:
+        safe = "".join(c if c.isalnum() or c in "-_.=" else "_" for c in self.key)
+        return f"{safe}.json"
+
+
+def fingerprint(payload: Mapping[str, Any]) -> str:
+    """A short, stable hash of a JSON-ready mapping."""
+    text = json.dumps(to_jsonable(dict(payload)), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+class CheckpointStore:
+    """The checkpoints of one run (module docstring); ``folder=None`` keeps nothing."""
+
+    def __init__(self, folder: str | Path | None, experiment: str, stamp: str, resume: bool) -> None:
+        self.resume = resume
+        self.stamp = stamp
+        self.path: Path | None = None
+        if folder is None:
+            if resume:
+                raise SettingsError("resume", "needs a checkpoint folder (--checkpoint-dir is none)")
+            return
+        self.path = Path(folder) / f"{experiment}-{stamp}"
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SettingsError("checkpoint_dir", f"cannot create {self.path} ({exc.strerror or exc})") from None
+        if not os.access(self.path, os.W_OK | os.X_OK):
+            raise SettingsError("checkpoint_dir", f"{self.path} is not writable")
+
+    def load(self, config: Configuration) -> dict[str, Any] | None:
+        """The finished record of ``config`` when resuming and its checkpoint matches, else None."""
+        if not self.resume or self.path is None:
+            return None
+        file = self.path / config.filename
+        if not file.is_file():
+            return None
+        try:
+            payload = json.loads(file.read_text())
+        except (OSError, ValueError):
+            return None  # a damaged file is trained again
+        if payload.get("fingerprint") != self.stamp or payload.get("key") != config.key:
+            return None
+        return payload["record"]
+
+    def save(self, config: Configuration, record: dict[str, Any], seconds: float) -> None:
+        if self.path is not None:
+            write_json(self.path / config.filename,
+                       {"fingerprint": self.stamp, "key": config.key, "seconds": seconds, "record": record})

@@ -1,0 +1,185 @@
+"""One seeded training loop for R replicate networks at once (:mod:`validation.training.networks`).
+
+Each replicate r has its own data order (a permutation per epoch from the stream
+``(seed, *label, "order", epoch, r)``), its own learning rate and its own optimiser state; the batched
+optimisers below apply, per replicate, exactly the update of ``torch.optim.SGD`` / ``torch.optim.Adam``
+(default hyper-parameters), so R replicates trained together give what R separate runs give.
+
+A replicate whose loss becomes NaN or ±inf is **diverged**: it is frozen from that update on (its
+gradients are zeroed, never averaged into anything), counted, and its accuracy is that of its
+non-finite outputs, which count as wrong. A replicate whose loss falls below ``stop_loss`` stops
+updating (Cohen et al.'s early stopping).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from limits.seeding import generator
+
+from .data import Dataset
+from .networks import Network
+
+__all__ = ["BatchedOptimizer", "History", "train", "evaluate", "per_replicate_loss"]
+
+
+class BatchedOptimizer:
+    """SGD or Adam on parameters with a leading replicate axis, one learning rate per replicate.
+
+    ``lrs`` has shape (R,); ``step(active)`` updates only the replicates where ``active`` (R,) is True.
+    Adam: m ← β₁m + (1−β₁)g, v ← β₂v + (1−β₂)g², θ ← θ − lr·m̂/(√v̂ + ε) with bias-corrected m̂, v̂ and
+    (β₁, β₂, ε) = (0.9, 0.999, 1e-8), torch's defaults.
+    """
+
+    def __init__(self, params: dict[str, torch.Tensor], kind: str, lrs: torch.Tensor) -> None:
+        if kind not in ("sgd", "adam"):
+            raise ValueError(f"optimiser {kind!r} unknown (allowed: sgd, adam)")
+        self.params, self.kind, self.lrs = params, kind, lrs
+        self.count = 0
+        self.state = {k: (torch.zeros_like(p), torch.zeros_like(p)) for k, p in params.items()} if kind == "adam" else {}
+
+    @torch.no_grad()
+    def step(self, active: torch.Tensor, factor: float = 1.0) -> None:
+        self.count += 1
+        for name, p in self.params.items():
+            view = (-1,) + (1,) * (p.dim() - 1)
+            lr = (self.lrs * factor * active).view(view)
+            g = torch.where(active.view(view), p.grad, torch.zeros_like(p.grad))
+            if self.kind == "sgd":
+                p.sub_(lr * g)
+                continue
+            m, v = self.state[name]
+            m.mul_(0.9).add_(g, alpha=0.1)
+            v.mul_(0.999).addcmul_(g, g, value=0.001)
+            m_hat = m / (1 - 0.9 ** self.count)
+            v_hat = v / (1 - 0.999 ** self.count)
+            p.sub_(lr * m_hat / (v_hat.sqrt() + 1e-8))
+
+
+def per_replicate_loss(outputs: torch.Tensor, targets: torch.Tensor, task: str) -> torch.Tensor:
+    """Mean loss of each replicate, (R,): cross-entropy for classification, mean squared error otherwise."""
+    R, B = outputs.shape[:2]
+    if task == "classification":
+        return F.cross_entropy(outputs.reshape(R * B, -1), targets.reshape(-1), reduction="none").view(R, B).mean(1)
+    return (outputs - targets).pow(2).mean(dim=(1, 2))
+
+
+@torch.no_grad()
+def evaluate(net: Network, x: torch.Tensor, y: torch.Tensor, task: str, chunk: int = 1024,
+             forward: Callable[[torch.Tensor], torch.Tensor] | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """(loss, accuracy) of every replicate on (x, y); accuracy is None for regression. Non-finite outputs
+    count as wrong."""
+    forward = forward or net.forward
+    R = net.replicates
+    total = torch.zeros(R, dtype=torch.float64)
+    correct = torch.zeros(R, dtype=torch.float64)
+    for start in range(0, len(x), chunk):
+        xb, yb = x[start:start + chunk], y[start:start + chunk]
+        out = forward(xb.unsqueeze(0).expand(R, *xb.shape))
+        target = yb.unsqueeze(0).expand(R, *yb.shape)
+        total += per_replicate_loss(out, target, task).double().cpu() * len(xb)
+        if task == "classification":
+            good = (out.argmax(-1) == target) & torch.isfinite(out).all(-1)
+            correct += good.sum(1).double().cpu()
+    loss = (total / len(x)).numpy()
+    return loss, ((correct / len(x)).numpy() if task == "classification" else None)
+
+
+@dataclass
+class History:
+    """What a training run records, per replicate (arrays have a last axis R).
+
+    Attributes:
+        train_loss: mean training loss over each epoch's updates, (epochs, R).
+        test_loss, test_accuracy: after each epoch, (epochs, R) (accuracy None for regression).
+        step_loss: the loss of every update, (updates, R) (only with ``record_steps``).
+        final_train_loss, final_train_accuracy: on the whole training set after training, (R,).
+        diverged: (R,) bool; updates: SGD updates made by each replicate, (R,).
+    """
+
+    train_loss: list[list[float]] = field(default_factory=list)
+    test_loss: list[list[float]] = field(default_factory=list)
+    test_accuracy: list[list[float]] | None = None
+    step_loss: list[list[float]] | None = None
+    final_train_loss: list[float] = field(default_factory=list)
+    final_train_accuracy: list[float] | None = None
+    diverged: list[bool] = field(default_factory=list)
+    updates: list[int] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def train(net: Network, data: Dataset, *, epochs: int, batch_size: int, optimizer: str, lrs: torch.Tensor,
+          seed: int, label: tuple, lr_drop_epoch: int | None = None, max_updates: int | None = None,
+          stop_loss: float | None = None, record_steps: bool = False,
+          on_epoch: Callable[[], None] | None = None) -> History:
+    """Train the R replicates of ``net`` on ``data`` (see the module docstring).
+
+    Args:
+        epochs: passes over the training set (each replicate its own order).
+        batch_size: examples per update (the last, smaller batch of an epoch is dropped).
+        optimizer: ``sgd`` or ``adam``; ``lrs``: the learning rate of each replicate, (R,).
+        lr_drop_epoch: from this epoch on the learning rates are divided by 10 (Marion et al.).
+        max_updates: stop after this many updates; stop_loss: a replicate stops when its loss is below this.
+        record_steps: keep every update's loss (learning curves).
+        on_epoch: called after each epoch (progress bars).
+    """
+    R = net.replicates
+    device = lrs.device
+    opt = BatchedOptimizer(net.params, optimizer, lrs)
+    active = torch.ones(R, dtype=torch.bool, device=device)
+    diverged = torch.zeros(R, dtype=torch.bool, device=device)
+    updates = torch.zeros(R, dtype=torch.long)
+    n = len(data.x_train)
+    per_epoch = max(1, n // batch_size)
+    history = History(test_accuracy=[] if data.task == "classification" else None,
+                      step_loss=[] if record_steps else None)
+    done = 0
+    for epoch in range(epochs):
+        orders = torch.stack([torch.randperm(n, generator=generator(seed, *label, "order", epoch, r))
+                              for r in range(R)]).to(device)
+        factor = 0.1 if lr_drop_epoch is not None and epoch >= lr_drop_epoch else 1.0
+        losses = []
+        for i in range(per_epoch):
+            if max_updates is not None and done >= max_updates:
+                break
+            index = orders[:, i * batch_size:(i + 1) * batch_size]
+            loss = per_replicate_loss(net.forward(data.x_train[index]), data.y_train[index], data.task)
+            finite = torch.isfinite(loss)
+            newly = active & ~finite
+            diverged |= newly
+            active &= finite
+            for p in net.params.values():
+                p.grad = None
+            torch.where(active, loss, torch.zeros_like(loss)).sum().backward()
+            opt.step(active, factor)
+            updates += active.cpu().long()
+            if stop_loss is not None:
+                active &= ~(loss.detach() < stop_loss)
+            value = loss.detach().double().cpu().tolist()
+            losses.append(value)
+            if record_steps:
+                history.step_loss.append(value)
+            done += 1
+        if losses:
+            history.train_loss.append(np.mean(np.asarray(losses), axis=0).tolist())
+        test_loss, test_acc = evaluate(net, data.x_test, data.y_test, data.task)
+        history.test_loss.append(test_loss.tolist())
+        if history.test_accuracy is not None:
+            history.test_accuracy.append(test_acc.tolist())
+        if on_epoch is not None:
+            on_epoch()
+        if (max_updates is not None and done >= max_updates) or not bool(active.any()):
+            break
+    train_loss, train_acc = evaluate(net, data.x_train, data.y_train, data.task)
+    history.final_train_loss = train_loss.tolist()
+    history.final_train_accuracy = None if train_acc is None else train_acc.tolist()
+    history.diverged = diverged.cpu().tolist()
+    history.updates = updates.tolist()
+    return history
