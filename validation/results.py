@@ -47,7 +47,7 @@ from .settings import UsageError, settings_dict
 
 __all__ = [
     "SCHEMA_VERSION", "RunInfo", "StudyResult", "to_jsonable", "schema", "validate", "OutputPlan", "plan_outputs",
-    "write_outputs", "write_json", "save_figure", "FIGURE_SUFFIXES", "utc_now", "rows_from_columns",
+    "write_outputs", "write_json", "save_figure", "FIGURE_SUFFIXES", "utc_now", "rows_from_columns", "git_commit",
 ]
 
 SCHEMA_VERSION = 1
@@ -64,7 +64,7 @@ def _version(name: str) -> str | None:
         return None
 
 
-def _git_commit() -> dict[str, Any] | None:
+def git_commit() -> dict[str, Any] | None:
     """The commit of the checkout the package runs from (and whether it has uncommitted changes), or None."""
     root = Path(__file__).resolve().parent.parent
     if not (root / ".git").exists():
@@ -118,7 +118,7 @@ class RunInfo:
         return cls(
             seed=int(seed), dtype=str(dtype), device=str(device), dtypes=dict(dtypes or {"all": str(dtype)}),
             threads=torch.get_num_threads(), command=command, wall_time_s=float(wall_time_s),
-            started_utc=started.isoformat(timespec="seconds"), package_version=__version__, git=_git_commit(),
+            started_utc=started.isoformat(timespec="seconds"), package_version=__version__, git=git_commit(),
             versions={"python": platform.python_version(), **{name: _version(name) for name in _PACKAGES}},
             platform=platform.platform(),
         )

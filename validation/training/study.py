@@ -253,9 +253,12 @@ def stamp(settings: TrainingSettings, device: torch.device) -> str:
     """The checkpoint fingerprint of a run (:mod:`validation.training.sweep`)."""
     from limits import __version__
 
+    from ..results import git_commit
+
     numbers = {k: v for k, v in settings_dict(settings).items() if k not in _RUN_ONLY}
+    commit = git_commit()
     return fingerprint({"settings": numbers, "device": str(device), "package": __version__,
-                        "torch": torch.__version__})
+                        "commit": None if commit is None else commit["commit"], "torch": torch.__version__})
 
 
 def run(experiment: str = "marion-fig8", settings: TrainingSettings | None = None, /, *, progress: bool = False,

@@ -4,8 +4,9 @@
 A run's checkpoints live in ``<checkpoint_dir>/<experiment>-<fingerprint>/``, one JSON file per
 configuration (written atomically: a temporary file renamed into place). The fingerprint is a hash of
 everything that determines the numbers (the experiment, every setting except the run-only ones, the
-package version, dtype and device), so a checkpoint is only ever reused by a run that would compute the
-same numbers. With ``resume`` a finished configuration is read back instead of trained again; without it
+package version and git commit, the torch version, dtype and device), so a checkpoint is only ever reused
+by a run of the same code that would compute the same numbers (uncommitted edits are not seen: commit
+before resuming across a code change). With ``resume`` a finished configuration is read back instead of trained again; without it
 every configuration is trained (and its checkpoint rewritten). A complete run's checkpoints are kept:
 ``--resume`` then redraws the figure and rewrites the JSON without training.
 """
