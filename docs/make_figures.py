@@ -79,9 +79,9 @@ STUDIES = [
     StudyFigure("regimes_fig4_fig5", "python -m validation.regimes --preset fig4",
                 lambda quick: regimes.run("fig4", **(dict(samples=4, depths=(10, 100, 1000)) if quick else {}),
                                           progress=True)),
-    StudyFigure("regimes_fig2", "python -m validation.regimes --preset fig2 --samples 2000",
-                lambda quick: regimes.run("fig2", samples=40 if quick else 2000,
-                                          **(dict(width=20, depths=(100,)) if quick else {}), progress=True)),
+    StudyFigure("regimes_fig2", "python -m validation.regimes --preset fig2 --dtype float32 --workers 2",
+                lambda quick: regimes.run("fig2", **(dict(samples=40, width=20, depths=(100,)) if quick else
+                                                    dict(dtype="float32", workers=2)), progress=True)),
     StudyFigure("regimes_chizat", "python -m validation.regimes --preset chizat",
                 lambda quick: regimes.run("chizat", **(dict(samples=40, sweep_samples=10, layers=20,
                                                             depths=(10, 100, 1000)) if quick else {}), progress=True)),

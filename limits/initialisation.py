@@ -80,9 +80,14 @@ class Regime:
     name: str = "regime"
 
     def network_weights(
-        self, seed: int, label: tuple, depth: int, width: int, dtype: torch.dtype, device: torch.device
+        self, seed: int, label: tuple, depth: int, width: int, dtype: torch.dtype, device: torch.device,
+        out: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """(V, W), each of shape (L, d, d), entries of variance 1/d, for the network named by ``label``."""
+        """(V, W), each of shape (L, d, d), entries of variance 1/d, for the network named by ``label``.
+
+        ``out``: a (2, L, d, d) buffer of the dtype and device to draw into (reused across networks, it spares
+        a fresh allocation — and the page faults of touching it — per network); the values do not depend on it.
+        """
         raise NotImplementedError
 
 
@@ -109,10 +114,10 @@ class IIDRegime(Regime):
             return out.normal_(0.0, scale, generator=gen)
         return out.bernoulli_(0.5, generator=gen).mul_(2.0 * scale).sub_(scale)
 
-    def network_weights(self, seed, label, depth, width, dtype, device):  # noqa: D102
+    def network_weights(self, seed, label, depth, width, dtype, device, out=None):  # noqa: D102
         scale = 1.0 / math.sqrt(width)
         gen = generator(seed, *label, "iid", self.law, depth, device=device)
-        both = torch.empty((2, depth, width, width), dtype=dtype, device=device)
+        both = torch.empty((2, depth, width, width), dtype=dtype, device=device) if out is None else out
         self.fill(both, gen, scale)
         return both[0], both[1]
 
@@ -133,7 +138,7 @@ class SmoothRegime(Regime):
     def name(self) -> str:  # type: ignore[override]
         return f"smooth-l{self.lengthscale:g}"
 
-    def network_weights(self, seed, label, depth, width, dtype, device):  # noqa: D102
+    def network_weights(self, seed, label, depth, width, dtype, device, out=None):  # noqa: D102
         gp = SmoothGaussianProcess(
             samples=1, shape=(2, width, width), variance=1.0 / width, lengthscale=self.lengthscale,
             seed=seed, stream="/".join(map(str, (*label, "smooth"))), dtype=dtype, device=device,
@@ -158,7 +163,7 @@ class FractionalRegime(Regime):
     def name(self) -> str:  # type: ignore[override]
         return f"fractional-H{self.hurst:g}"
 
-    def network_weights(self, seed, label, depth, width, dtype, device):  # noqa: D102
+    def network_weights(self, seed, label, depth, width, dtype, device, out=None):  # noqa: D102
         gen = generator(seed, *label, "fgn", self.hurst, depth, device=device)
         noise = FractionalNoise(self.hurst, depth, dtype=dtype, device=device)
         g = noise.sample((2, width, width), gen)  # (2, d, d, L)
@@ -304,13 +309,15 @@ def measure_ratios(
     backward: bool = True,
     memory_mb: float = 512.0,
     progress: Callable[[int], None] | None = None,
+    first: int = 0,
 ) -> RatioResult:
     """r_h, r_p, n_h, n_p for ``networks`` networks × ``inputs`` inputs × every β, at one depth.
 
     Network i draws its weights from streams labelled ``(*label, "net", i)`` (so results do not
-    depend on how networks are chunked), its inputs x ~ N(0, I_{n_in}), A and B from
-    ``(*label, "io", i)``. Returns a :class:`RatioResult` whose tensors have shape
-    (len(betas), networks, inputs) (on the CPU).
+    depend on how networks are chunked, or split between processes: ``first`` numbers the networks
+    first, first + 1, …), its inputs x ~ N(0, I_{n_in}), A and B from ``(*label, "io", i)``. Returns a
+    :class:`RatioResult` whose tensors have shape (len(betas), networks, inputs) (on the CPU). The weights
+    of a chunk are drawn into buffers allocated once and reused.
     """
     depth = check_depth(depth)
     betas = check_betas(betas)
@@ -325,25 +332,28 @@ def measure_ratios(
     chunk = max(1, min(networks, int(memory_mb * 2**20 // max(per_net, 1))))
     fields = ("r_h", "r_p", "n_h", "n_p")
     out = {name: torch.empty((networks, columns), dtype=dtype) for name in fields}
+    scratch = torch.empty((2, depth, width, width), dtype=dtype, device=device)
+    V_chunk = torch.empty((depth, chunk, width, width), dtype=dtype, device=device)
+    W_chunk = torch.empty_like(V_chunk)
     for start in range(0, networks, chunk):
         stop = min(networks, start + chunk)
-        vs, ws, h0s, ps = [], [], [], []
-        for i in range(start, stop):
-            V, W = regime.network_weights(seed, (*label, "net", i), depth, width, dtype, device)
-            vs.append(V)
-            ws.append(W)
+        h0s, ps = [], []
+        for j, i in enumerate(range(first + start, first + stop)):
+            V, W = regime.network_weights(seed, (*label, "net", i), depth, width, dtype, device, out=scratch)
+            V_chunk[:, j] = V
+            W_chunk[:, j] = W
             gen = generator(seed, *label, "io", i, device=device)
             x = torch.randn((n_in, inputs), generator=gen, dtype=dtype, device=device)
             A = torch.randn((width, n_in), generator=gen, dtype=dtype, device=device) / math.sqrt(n_in)
             B = torch.randn((width, 1), generator=gen, dtype=dtype, device=device) / math.sqrt(width)
             h0s.append((A @ x).repeat(1, len(betas)))
             ps.append(B)
-        result = propagate(
-            torch.stack(h0s), torch.stack(vs, 1), torch.stack(ws, 1), alpha, torch.stack(ps), block, backward
-        )
+        count = stop - start
+        result = propagate(torch.stack(h0s), V_chunk[:, :count], W_chunk[:, :count], alpha, torch.stack(ps), block,
+                           backward)
         for name in fields:
             out[name][start:stop] = getattr(result, name).cpu()
         if progress is not None:
-            progress(stop - start)
+            progress(count)
     shape = (networks, len(betas), inputs)
     return RatioResult(**{name: out[name].reshape(shape).transpose(0, 1) for name in fields})

@@ -215,3 +215,13 @@ def test_fractional_critical_beta(hurst: float, expected: float) -> None:
     med = np.log(np.median(r, axis=2))
     slopes = (med[1] - med[0]) / math.log(4)
     assert critical_beta(betas, slopes.tolist()) == pytest.approx(expected, abs=0.08)
+
+
+def test_fig2_numbers_do_not_depend_on_the_workers():
+    """Every network draws from its own streams: fig2 shared out to two processes gives the numbers of one."""
+    from validation import regimes
+
+    small = dict(samples=2 * regimes.FIG2_BLOCK + 7, width=6, depths=(10,))
+    one = regimes.run("fig2", workers=1, **small).to_dict()["result"]
+    two = regimes.run("fig2", workers=2, **small).to_dict()["result"]
+    assert one == two and one["samples"] == small["samples"]

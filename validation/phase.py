@@ -39,16 +39,11 @@ Exit status: 0 PASS, 1 FAIL, 2 bad input, 3 internal error.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
-import os
-import signal
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from multiprocessing import get_context
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import torch
@@ -58,6 +53,7 @@ from limits.fractional import check_hurst
 from limits.initialisation import Block, FractionalRegime, measure_ratios
 from validation import cli, runtime
 from validation.regime_stats import critical_beta
+from validation.workers import run_tasks
 from validation.results import RunInfo, StudyResult, utc_now
 from validation.settings import (
     CommonSettings, SettingsError, check_float, check_int, make_settings, parse_grid, resolve_device, setting,
@@ -173,79 +169,13 @@ def phase_column(task: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _worker_init(parent: int) -> None:
-    """A worker ignores Ctrl-C (the parent handles it and stops the pool) and dies with its parent (Linux).
-
-    It is started with SIGINT blocked (see :func:`_pool`), so a Ctrl-C while it is still starting up (importing
-    torch takes seconds) cannot print a traceback either. A parent killed before this runs (SIGKILL, while the
-    worker was starting) cannot be caught by PR_SET_PDEATHSIG: the worker sees that it was re-parented and exits.
-    """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() != parent:
-        os._exit(1)
-
-
-@contextlib.contextmanager
-def _sigint_blocked() -> Iterator[None]:
-    """SIGINT held back in this thread for the block: processes started here inherit the blocked signal (it is
-    delivered to this process right after the block)."""
-    if not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-
-
-@contextlib.contextmanager
-def _pool(workers: int) -> Iterator[ProcessPoolExecutor]:
-    """A process pool whose workers are terminated, not awaited, when the block is left by an exception (Ctrl-C,
-    SIGTERM, an error): the parent reports it in one line, and no worker outlives it. Submit the tasks inside
-    :func:`_sigint_blocked`: the workers are started then."""
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=_worker_init,
-                               initargs=(os.getpid(),))
-    try:
-        yield pool
-    except BaseException:
-        processes = list((getattr(pool, "_processes", None) or {}).values())
-        for process in processes:
-            with contextlib.suppress(Exception):
-                process.terminate()
-        # not cancel_futures=True: the pool's manager thread then fails on the cancelled futures when it finds
-        # the workers gone, and prints a traceback
-        with contextlib.suppress(Exception):
-            pool.shutdown(wait=False)
-        raise
-    else:
-        pool.shutdown(wait=True)
-
-
 def _columns(settings: PhaseSettings, device: torch.device, progress: bool) -> list[dict[str, Any]]:
     common = dict(betas=list(settings.betas), depth=settings.depth, ref_depth=settings.reference_depth,
                   width=settings.width, n_in=settings.n_in, networks=settings.networks, inputs=settings.inputs,
                   seed=settings.seed, dtype=settings.torch_dtype, device=str(device))
     tasks = [dict(common, hurst=h) for h in settings.hursts]
-    columns: list[dict[str, Any]] = []
     with tqdm(total=len(tasks), desc="phase (H columns)", disable=not progress, leave=False) as bar:
-        if settings.workers == 1:
-            for task in tasks:
-                columns.append(phase_column(task))
-                bar.update(1)
-        else:
-            with _pool(settings.workers) as pool:
-                with _sigint_blocked():
-                    futures = [pool.submit(phase_column, task) for task in tasks]
-                for future in futures:
-                    columns.append(future.result())
-                    bar.update(1)
+        columns = run_tasks(phase_column, tasks, settings.workers, on_result=lambda _: bar.update(1))
     return columns
 
 

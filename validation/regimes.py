@@ -1,7 +1,8 @@
 """Scaling regimes at initialisation: Marion et al. Fig. 1–5 and Chizat Prop. 2.1, one command each.
 
     python -m validation.regimes --preset fig1     # Fig. 1 + 3: i.i.d. U(−√(3/d), √(3/d)), β ∈ {¼, ½, 1}
-    python -m validation.regimes --preset fig2     # Fig. 2: β = ½, L = 1000, d = 100, 10⁴ draws
+    python -m validation.regimes --preset fig2 --dtype float32 --workers 2   # Fig. 2: β = ½, L = 1000, d = 100,
+                                                   # 10⁴ draws, about 10 min on 2 cores
     python -m validation.regimes --preset fig4     # Fig. 4 + 5: smooth weights, β ∈ {½, 1, 2}
     python -m validation.regimes --preset chizat   # Chizat Prop. 2.1, 2LP blocks
     python -m validation.regimes --preset fig1 --regime fractional --hurst 0.8 --betas 0.6,0.8,1
@@ -45,6 +46,7 @@ from limits.chizat import chizat_constant, chizat_expected_spread, chizat_spread
 from limits.fractional import check_hurst
 from limits.initialisation import IID_LAWS, Block, FractionalRegime, IIDRegime, Regime, SmoothRegime, measure_ratios
 from validation import cli, runtime
+from validation.workers import run_tasks
 from validation.regime_stats import (
     TAU, bounds_check, classify, critical_beta, family_z, fit_slope, lemma14_bounds, lognormal_summary,
 )
@@ -74,6 +76,8 @@ PRESETS: dict[str, dict[str, Any]] = {
                    sigma_v=1.0, title="Chizat Prop. 2.1: ResNet with ReLU 2LP blocks"),
 }
 ALIASES = {"fig3": "fig1", "fig5": "fig4"}
+#: networks per task of a fig2 run (the unit that --workers shares out)
+FIG2_BLOCK = 250
 PAPER_FIG2 = {"bound_q1": 0.87, "bound_q3": 2.06, "empirical_q1": 1.21, "width": 100, "depth": 1000, "beta": 0.5}
 
 #: which settings apply to each kind of preset (the rest are refused when given)
@@ -81,7 +85,7 @@ APPLIES = {
     "sweep": {"regime", "law", "lengthscale", "hurst", "block", "activation", "betas", "depths", "width", "n_in",
               "samples", "inputs", "tau", "chunk_mb", "critical_tolerance"},
     "distribution": {"regime", "law", "lengthscale", "hurst", "block", "activation", "betas", "depths", "width",
-                     "n_in", "samples", "inputs", "chunk_mb"},
+                     "n_in", "samples", "inputs", "chunk_mb", "workers"},
     "chizat": {"width", "hidden", "layers", "kappas", "betas", "depths", "samples", "sweep_samples", "sigma_u",
                "sigma_v", "tau", "critical_tolerance"},
 }
@@ -133,6 +137,9 @@ class RegimesSettings(CommonSettings):
                                                parse=float, group="checks", default_text="0.1")
     chunk_mb: float | None = setting(None, "memory budget per chunk of networks, MiB", parse=float,
                                      group="run and output", default_text="512")
+    workers: int | None = setting(None, "fig2: processes (each single-threaded) sharing the networks in blocks of "
+                                        f"{FIG2_BLOCK}; every network draws from its own streams, so the numbers do "
+                                        "not depend on it", parse=int, group="run and output", default_text="1")
     # resolved from the preset (not flags)
     preset: str = setting("fig1", "the paper setting", cli=False)
     kind: str = setting("sweep", "sweep, distribution or chizat (from the preset)", cli=False)
@@ -141,6 +148,10 @@ class RegimesSettings(CommonSettings):
     def check(self) -> None:
         super().check()
         ints = {"width": 1, "n_in": 1, "samples": 2, "inputs": 1, "sweep_samples": 2, "hidden": 1, "layers": 1}
+        if self.workers is not None:
+            self._set("workers", check_int("workers", self.workers, 1, 64))
+            if self.device.startswith("cuda") and self.workers > 1:
+                raise SettingsError("workers", f"{self.workers} with --device {self.device}: use --workers 1 on a GPU")
         for name, minimum in ints.items():
             if getattr(self, name) is not None:
                 self._set(name, check_int(name, getattr(self, name), minimum, 10_000_000))
@@ -225,7 +236,7 @@ def _resolve(preset: str, settings: RegimesSettings) -> RegimesSettings:
             raise SettingsError("betas", f"fig2 studies one β, got {list(values['betas'])}")
     elif len(values["depths"]) < 3:
         raise SettingsError("depths", f"{list(values['depths'])}: a sweep needs at least 3 depths to fit a slope")
-    for key, default in (("tau", TAU), ("critical_tolerance", 0.1), ("chunk_mb", 512.0)):
+    for key, default in (("tau", TAU), ("critical_tolerance", 0.1), ("chunk_mb", 512.0), ("workers", 1)):
         if key in APPLIES[kind]:  # only what applies, so that the resolved settings replay the run
             values.setdefault(key, default)
     title = base["title"]  # the paper's caption, unless a setting it names differs from the paper's
@@ -282,19 +293,21 @@ def estimate_mb(preset: str, settings: RegimesSettings) -> float:
     depth = max(s.depths)
     columns = len(s.betas) * s.inputs
     per_net = 2 * depth * s.width * s.width * item + depth * s.width * columns * item * 2
-    return max(per_net, s.chunk_mb * 2**20) / 2**20 * 2 + 300
+    return (max(per_net, s.chunk_mb * 2**20) / 2**20 * 2 + 300) * (s.workers or 1)
 
 
 def estimate_seconds(preset: str, settings: RegimesSettings) -> float:
     """A rough estimate of a sweep's or fig2's run time: ~9e-9 s per (network, layer, d², weight matrix or
-    column) unit (fig2 at 2000 samples took 558 s on 2 cores); chizat is not estimated (0)."""
+    column) unit in float64 (fig2 at 2000 samples took 558 s on 2 cores), about 0.4 of it in float32, shared by
+    fig2's workers; chizat is not estimated (0)."""
     try:
         s = _resolve(preset, settings)
     except SettingsError:
         return 0.0
     if s.kind == "chizat":
         return 0.0
-    return 9e-9 * s.samples * sum(s.depths) * s.width ** 2 * (2 + len(s.betas) * s.inputs)
+    units = s.samples * sum(s.depths) * s.width ** 2 * (2 + len(s.betas) * s.inputs)
+    return 9e-9 * units * (0.4 if s.dtype == "float32" else 1.0) / (s.workers or 1)
 
 
 # ------------------------------------------------------------------------------------------------ the runs
@@ -394,14 +407,21 @@ def _critical_checks(betas: Sequence[float], estimate: dict[str, float | None], 
     return checks
 
 
+def _fig2_block(task: tuple[RegimesSettings, str, int, int]) -> dict[str, np.ndarray]:
+    """The ratios of networks first … first + count − 1 of a fig2 run (a task of :func:`validation.workers.run_tasks`)."""
+    s, device, first, count = task
+    res = measure_ratios(_regime(s), s.depths[0], [s.betas[0]], count, s.inputs, s.width, s.n_in,
+                         Block(s.block, s.activation), seed=s.seed, label=("regimes", s.preset), dtype=s.torch_dtype,
+                         device=device, memory_mb=s.chunk_mb, first=first)
+    return {k: getattr(res, k).reshape(-1).double().numpy() for k in ("r_h", "r_p", "n_h", "n_p")}
+
+
 def _distribution(s: RegimesSettings, device: torch.device, progress: bool) -> tuple[dict, dict]:
-    regime, block = _regime(s), Block(s.block, s.activation)
     depth, beta = s.depths[0], s.betas[0]
-    with _bar(s.samples, f"fig2 {regime.name}", progress) as bar:
-        res = measure_ratios(regime, depth, [beta], s.samples, s.inputs, s.width, s.n_in, block, seed=s.seed,
-                             label=("regimes", s.preset), dtype=s.torch_dtype, device=device, memory_mb=s.chunk_mb,
-                             progress=bar.update)
-    data = {k: getattr(res, k).reshape(-1).double().numpy() for k in ("r_h", "r_p", "n_h", "n_p")}
+    tasks = [(s, str(device), first, min(FIG2_BLOCK, s.samples - first)) for first in range(0, s.samples, FIG2_BLOCK)]
+    with _bar(s.samples, f"fig2 {_regime(s).name}", progress) as bar:
+        blocks = run_tasks(_fig2_block, tasks, s.workers, on_result=lambda block: bar.update(block["r_h"].size // s.inputs))
+    data = {k: np.concatenate([block[k] for block in blocks]) for k in ("r_h", "r_p", "n_h", "n_p")}
     paper_size = (s.regime == "iid" and s.block == "res3" and beta == PAPER_FIG2["beta"]
                   and depth == PAPER_FIG2["depth"] and s.width == PAPER_FIG2["width"])
     result = {
@@ -636,7 +656,7 @@ def run(preset: str = "fig1", settings: RegimesSettings | None = None, /, *, pro
 EPILOG = """\
 examples:
   python -m validation.regimes --preset fig1 --plot fig1.png --json fig1.json
-  python -m validation.regimes --preset fig2 --samples 2000
+  python -m validation.regimes --preset fig2 --dtype float32 --workers 2
   python -m validation.regimes --preset fig1 --regime fractional --hurst 0.8 --betas 0.6,0.8,1
 """
 

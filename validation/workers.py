@@ -1,0 +1,100 @@
+"""Worker processes for the Monte-Carlo studies: tasks run in a pool of single-threaded processes, results come
+back in task order.
+
+The workers are started with SIGINT blocked and then ignore it (the parent handles Ctrl-C and stops the pool),
+and die with their parent (Linux ``PR_SET_PDEATHSIG``); when the parent leaves the pool by an exception
+(Ctrl-C, SIGTERM, an error) the workers are terminated, not awaited, so none outlives it. A task's result
+depends only on the task (every random draw comes from streams named by the task's own labels), so the
+numbers do not depend on the number of workers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from typing import Any, Callable, Iterator, Sequence
+
+__all__ = ["run_tasks"]
+
+
+def _worker_init(parent: int) -> None:
+    """A worker runs one torch thread, ignores Ctrl-C (the parent handles it and stops the pool) and dies with its
+    parent (Linux).
+
+    It is started with SIGINT blocked (see :func:`_pool`), so a Ctrl-C while it is still starting up (importing
+    torch takes seconds) cannot print a traceback either. A parent killed before this runs (SIGKILL, while the
+    worker was starting) cannot be caught by PR_SET_PDEATHSIG: the worker sees that it was re-parented and exits.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
+    import torch
+
+    torch.set_num_threads(1)  # each worker single-threaded: the workers share the cores
+
+
+@contextlib.contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    """SIGINT held back in this thread for the block: processes started here inherit the blocked signal (it is
+    delivered to this process right after the block)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+@contextlib.contextmanager
+def _pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+    """A process pool whose workers are terminated, not awaited, when the block is left by an exception (Ctrl-C,
+    SIGTERM, an error): the parent reports it in one line, and no worker outlives it. Submit the tasks inside
+    :func:`_sigint_blocked`: the workers are started then."""
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=_worker_init,
+                               initargs=(os.getpid(),))
+    try:
+        yield pool
+    except BaseException:
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        for process in processes:
+            with contextlib.suppress(Exception):
+                process.terminate()
+        # not cancel_futures=True: the pool's manager thread then fails on the cancelled futures when it finds
+        # the workers gone, and prints a traceback
+        with contextlib.suppress(Exception):
+            pool.shutdown(wait=False)
+        raise
+    else:
+        pool.shutdown(wait=True)
+
+
+def run_tasks(function: Callable[[Any], Any], tasks: Sequence[Any], workers: int,
+              on_result: Callable[[Any], None] | None = None) -> list[Any]:
+    """``[function(task) for task in tasks]``, in ``workers`` processes when ``workers`` > 1 (``function`` must be
+    importable: a module-level function). ``on_result`` is called with each result as it is collected."""
+    results = []
+    if workers <= 1 or len(tasks) <= 1:
+        for task in tasks:
+            results.append(function(task))
+            if on_result is not None:
+                on_result(results[-1])
+        return results
+    with _pool(min(workers, len(tasks))) as pool:
+        with _sigint_blocked():
+            futures = [pool.submit(function, task) for task in tasks]
+        for future in futures:
+            results.append(future.result())
+            if on_result is not None:
+                on_result(results[-1])
+    return results
