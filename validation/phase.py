@@ -53,7 +53,7 @@ from limits.fractional import check_hurst
 from limits.initialisation import Block, FractionalRegime, measure_ratios
 from validation import cli, runtime
 from validation.regime_stats import critical_beta
-from validation.workers import run_tasks
+from validation.workers import check_scheduler, run_tasks
 from validation.results import RunInfo, StudyResult, utc_now
 from validation.settings import (
     CommonSettings, SettingsError, check_float, check_int, make_settings, parse_grid, resolve_device, setting,
@@ -92,6 +92,10 @@ class PhaseSettings(CommonSettings):
     networks: int = setting(8, "networks per H (weights drawn once, shared by every β)", parse=int)
     inputs: int = setting(8, "inputs per network; samples per cell = networks × inputs", parse=int)
     workers: int = setting(2, "processes (each single-threaded), split over H", parse=int, group="run and output")
+    scheduler: str | None = setting(None, "run the H columns on Dask instead: local:N (a local cluster of N "
+                                          "single-threaded workers) or tcp://HOST:PORT (a running scheduler); the "
+                                          "numbers do not depend on it", group="run and output",
+                                    default_text="none: --workers local processes")
     vmax: float = setting(4.0, "the figure's colour scale is clipped to [−vmax, vmax] in log10 r", parse=float,
                           group="run and output")
     tolerance: float = setting(0.05, "the check: mean |β_c(H) − prediction| of r_h over H must be ≤ this",
@@ -121,6 +125,10 @@ class PhaseSettings(CommonSettings):
         for name in ("width", "n_in", "networks", "inputs"):
             self._set(name, check_int(name, getattr(self, name), 1, 10_000))
         self._set("workers", check_int("workers", self.workers, 1, 64))
+        try:
+            self._set("scheduler", check_scheduler(self.scheduler))
+        except ValueError as exc:
+            raise SettingsError("scheduler", str(exc)) from None
         self._set("vmax", check_float("vmax", self.vmax, 0, strict_min=True))
         self._set("tolerance", check_float("tolerance", self.tolerance, 0, strict_min=True))
         if self.device.startswith("cuda") and self.workers > 1:
@@ -175,7 +183,8 @@ def _columns(settings: PhaseSettings, device: torch.device, progress: bool) -> l
                   seed=settings.seed, dtype=settings.torch_dtype, device=str(device))
     tasks = [dict(common, hurst=h) for h in settings.hursts]
     with tqdm(total=len(tasks), desc="phase (H columns)", disable=not progress, leave=False) as bar:
-        columns = run_tasks(phase_column, tasks, settings.workers, on_result=lambda _: bar.update(1))
+        columns = run_tasks(phase_column, tasks, settings.workers, on_result=lambda _: bar.update(1),
+                            scheduler=settings.scheduler)
     return columns
 
 
@@ -216,6 +225,7 @@ def _analyse(settings: PhaseSettings, columns: list[dict[str, Any]], elapsed: fl
         "predicted_critical_beta": predicted, "overflow_samples": overflow,
         "overflow_cells": {k: int((np.isinf(grid[k.replace("overflow", "median_log10")])).sum()) for k in overflow},
         "wall_time_s": elapsed, "column_seconds": [c["seconds"] for c in columns], "workers": settings.workers,
+        "tasks": len(columns), "scheduler": settings.scheduler,
         "checks": checks,
         "r_p_note": "r_p is reported, not checked: its critical β lags H for H in (1/2, 0.75) at finite depth and "
                     "width (docs/results/regimes.md)",

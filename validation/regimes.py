@@ -46,7 +46,7 @@ from limits.chizat import chizat_constant, chizat_expected_spread, chizat_spread
 from limits.fractional import check_hurst
 from limits.initialisation import IID_LAWS, Block, FractionalRegime, IIDRegime, Regime, SmoothRegime, measure_ratios
 from validation import cli, runtime
-from validation.workers import run_tasks
+from validation.workers import check_scheduler, run_tasks
 from validation.regime_stats import (
     TAU, bounds_check, classify, critical_beta, family_z, fit_slope, lemma14_bounds, lognormal_summary,
 )
@@ -85,7 +85,7 @@ APPLIES = {
     "sweep": {"regime", "law", "lengthscale", "hurst", "block", "activation", "betas", "depths", "width", "n_in",
               "samples", "inputs", "tau", "chunk_mb", "critical_tolerance"},
     "distribution": {"regime", "law", "lengthscale", "hurst", "block", "activation", "betas", "depths", "width",
-                     "n_in", "samples", "inputs", "chunk_mb", "workers"},
+                     "n_in", "samples", "inputs", "chunk_mb", "workers", "scheduler"},
     "chizat": {"width", "hidden", "layers", "kappas", "betas", "depths", "samples", "sweep_samples", "sigma_u",
                "sigma_v", "tau", "critical_tolerance"},
 }
@@ -140,6 +140,9 @@ class RegimesSettings(CommonSettings):
     workers: int | None = setting(None, "fig2: processes (each single-threaded) sharing the networks in blocks of "
                                         f"{FIG2_BLOCK}; every network draws from its own streams, so the numbers do "
                                         "not depend on it", parse=int, group="run and output", default_text="1")
+    scheduler: str | None = setting(None, "fig2: run the blocks on Dask instead: local:N (a local cluster of N "
+                                          "single-threaded workers) or tcp://HOST:PORT (a running scheduler)",
+                                    group="run and output", default_text="none: --workers local processes")
     # resolved from the preset (not flags)
     preset: str = setting("fig1", "the paper setting", cli=False)
     kind: str = setting("sweep", "sweep, distribution or chizat (from the preset)", cli=False)
@@ -148,6 +151,10 @@ class RegimesSettings(CommonSettings):
     def check(self) -> None:
         super().check()
         ints = {"width": 1, "n_in": 1, "samples": 2, "inputs": 1, "sweep_samples": 2, "hidden": 1, "layers": 1}
+        try:
+            self._set("scheduler", check_scheduler(self.scheduler))
+        except ValueError as exc:
+            raise SettingsError("scheduler", str(exc)) from None
         if self.workers is not None:
             self._set("workers", check_int("workers", self.workers, 1, 64))
             if self.device.startswith("cuda") and self.workers > 1:
@@ -410,9 +417,10 @@ def _critical_checks(betas: Sequence[float], estimate: dict[str, float | None], 
 def _fig2_block(task: tuple[RegimesSettings, str, int, int]) -> dict[str, np.ndarray]:
     """The ratios of networks first … first + count − 1 of a fig2 run (a task of :func:`validation.workers.run_tasks`)."""
     s, device, first, count = task
-    res = measure_ratios(_regime(s), s.depths[0], [s.betas[0]], count, s.inputs, s.width, s.n_in,
-                         Block(s.block, s.activation), seed=s.seed, label=("regimes", s.preset), dtype=s.torch_dtype,
-                         device=device, memory_mb=s.chunk_mb, first=first)
+    with runtime.threads(1 if s.workers > 1 or s.scheduler is not None else None):
+        res = measure_ratios(_regime(s), s.depths[0], [s.betas[0]], count, s.inputs, s.width, s.n_in,
+                             Block(s.block, s.activation), seed=s.seed, label=("regimes", s.preset),
+                             dtype=s.torch_dtype, device=device, memory_mb=s.chunk_mb, first=first)
     return {k: getattr(res, k).reshape(-1).double().numpy() for k in ("r_h", "r_p", "n_h", "n_p")}
 
 
@@ -420,12 +428,14 @@ def _distribution(s: RegimesSettings, device: torch.device, progress: bool) -> t
     depth, beta = s.depths[0], s.betas[0]
     tasks = [(s, str(device), first, min(FIG2_BLOCK, s.samples - first)) for first in range(0, s.samples, FIG2_BLOCK)]
     with _bar(s.samples, f"fig2 {_regime(s).name}", progress) as bar:
-        blocks = run_tasks(_fig2_block, tasks, s.workers, on_result=lambda block: bar.update(block["r_h"].size // s.inputs))
+        blocks = run_tasks(_fig2_block, tasks, s.workers, scheduler=s.scheduler,
+                           on_result=lambda block: bar.update(block["r_h"].size // s.inputs))
     data = {k: np.concatenate([block[k] for block in blocks]) for k in ("r_h", "r_p", "n_h", "n_p")}
     paper_size = (s.regime == "iid" and s.block == "res3" and beta == PAPER_FIG2["beta"]
                   and depth == PAPER_FIG2["depth"] and s.width == PAPER_FIG2["width"])
     result = {
         "title": s.title, "beta": beta, "depth": depth, "width": s.width, "samples": int(data["n_h"].size),
+        "tasks": len(tasks), "block": FIG2_BLOCK,
         "paper": PAPER_FIG2,
         "forward": lognormal_summary(data["n_h"], (PAPER_FIG2["bound_q1"], PAPER_FIG2["bound_q3"])),
         "backward": lognormal_summary(data["n_p"]),

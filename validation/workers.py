@@ -1,5 +1,13 @@
-"""Worker processes for the Monte-Carlo studies: tasks run in a pool of single-threaded processes, results come
-back in task order.
+"""Worker processes for the Monte-Carlo studies: tasks run in a pool of single-threaded processes, or on a Dask
+cluster, and their results come back in task order.
+
+* ``workers`` > 1 (no scheduler): a local process pool (below).
+* ``scheduler="local:N"``: a ``dask.distributed.LocalCluster`` of N single-threaded worker processes, started and
+  stopped with the run; ``scheduler="tcp://HOST:PORT"``: an existing Dask scheduler (its workers must be able to
+  import this package). Dask re-runs the tasks of a worker that dies (killed, out of memory) on another worker,
+  so a run either returns every task's result or fails; it never returns part of them as if complete. Dask is
+  used because it does exactly this — scheduling, retries of lost work, clusters across machines — with
+  nothing to maintain here.
 
 The workers are started with SIGINT blocked and then ignore it (the parent handles Ctrl-C and stops the pool),
 and die with their parent (Linux ``PR_SET_PDEATHSIG``); when the parent leaves the pool by an exception
@@ -17,7 +25,7 @@ from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from typing import Any, Callable, Iterator, Sequence
 
-__all__ = ["run_tasks"]
+__all__ = ["run_tasks", "check_scheduler"]
 
 
 def _worker_init(parent: int) -> None:
@@ -79,10 +87,51 @@ def _pool(workers: int) -> Iterator[ProcessPoolExecutor]:
         pool.shutdown(wait=True)
 
 
+def check_scheduler(value: str | None) -> str | None:
+    """``None``, ``local:N`` (1 ≤ N ≤ 256) or ``tcp://HOST:PORT``; raises ``ValueError`` naming what is allowed."""
+    if value is None:
+        return None
+    text = str(value).strip()
+    if text.startswith("local:") and text[6:].isdigit() and 1 <= int(text[6:]) <= 256:
+        return text
+    if text.startswith("tcp://") and ":" in text[6:] and text.rsplit(":", 1)[1].isdigit():
+        return text
+    raise ValueError(f"{value!r} is not a scheduler (allowed: local:N with 1 ≤ N ≤ 256, or tcp://HOST:PORT)")
+
+
+def _run_dask(function: Callable[[Any], Any], tasks: Sequence[Any], scheduler: str,
+              on_result: Callable[[Any], None] | None) -> list[Any]:
+    from dask.distributed import Client, LocalCluster
+
+    cluster = None
+    if scheduler.startswith("local:"):
+        cluster = LocalCluster(n_workers=int(scheduler[6:]), threads_per_worker=1, processes=True,
+                               dashboard_address=":0")  # any free port: never a clash
+        client = Client(cluster)
+    else:
+        client = Client(scheduler)
+    try:
+        futures = client.map(function, list(tasks), pure=False)
+        results = []
+        for future in futures:
+            results.append(future.result())
+            if on_result is not None:
+                on_result(results[-1])
+        return results
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
 def run_tasks(function: Callable[[Any], Any], tasks: Sequence[Any], workers: int,
-              on_result: Callable[[Any], None] | None = None) -> list[Any]:
-    """``[function(task) for task in tasks]``, in ``workers`` processes when ``workers`` > 1 (``function`` must be
-    importable: a module-level function). ``on_result`` is called with each result as it is collected."""
+              on_result: Callable[[Any], None] | None = None, scheduler: str | None = None) -> list[Any]:
+    """``[function(task) for task in tasks]``: on the Dask ``scheduler`` when given (``local:N`` or
+    ``tcp://HOST:PORT``), else in ``workers`` local processes when ``workers`` > 1, else here (``function``
+    must be importable: a module-level function). ``on_result`` is called with each result as it is
+    collected, in task order."""
+    if scheduler is not None:
+        return _run_dask(function, tasks, check_scheduler(scheduler), on_result)
     results = []
     if workers <= 1 or len(tasks) <= 1:
         for task in tasks:
