@@ -32,6 +32,7 @@ from limits.brownian import default_block_steps
 from limits import ModelConfig, get_pair, run_network
 from validation.engine import sde_errors
 from validation.results import RunInfo, utc_now, write_json
+from validation.runtime import reuse_freed_memory
 
 
 def time_floor(samples: int, channels: int, steps: int, dtype: torch.dtype,
@@ -76,8 +77,12 @@ def main(argv=None) -> int:
     parser.add_argument("--naive-fraction", type=float, default=1.0,
                         help="fraction of the straightforward reference solve that is timed (then scaled)")
     parser.add_argument("--skip-naive", action="store_true")
+    parser.add_argument("--allocator", choices=("reuse", "default"), default="reuse",
+                        help="reuse: keep freed memory for reuse, as the command lines do "
+                             "(validation.runtime.reuse_freed_memory); default: glibc's own behaviour")
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
+    reused = reuse_freed_memory() if args.allocator == "reuse" else False
     started, clock = utc_now(), time.perf_counter()
     depths = [4, 8, 16, 32, 64, 128, 256]
     dtype = torch.float64
@@ -94,7 +99,8 @@ def main(argv=None) -> int:
         naive = time_straightforward(pair, depths, args.reference_steps, args.naive_fraction)
         rows.append(("straightforward (BrownianInterval)", naive["total_seconds"]))
     print(f"res1 study: d={args.width}, N={args.samples}, depths {depths[0]}…{depths[-1]}, reference "
-          f"{args.reference_steps} steps; {normals / 1e6:.0f} M normals; torch threads {torch.get_num_threads()}")
+          f"{args.reference_steps} steps; {normals / 1e6:.0f} M normals; torch threads {torch.get_num_threads()}; "
+          f"freed memory reused: {'yes' if reused else 'no'}")
     for name, seconds in rows:
         print(f"  {name:38s} {seconds:9.2f} s   {seconds / floor:7.2f} × floor")
     print(f"  random numbers: {normals / floor / 1e6:.1f} M normals/s (float64), {normals / floor32 / 1e6:.1f} M/s "
@@ -105,6 +111,7 @@ def main(argv=None) -> int:
     if args.json:
         write_json(args.json, {
             "benchmark": "res1 strong-error study", "samples": args.samples, "width": args.width,
+            "freed_memory_reused": reused,
             "depths": depths, "reference_steps": args.reference_steps, "normals": normals,
             "floor_seconds": floor, "one_pass_seconds": one_pass, "one_pass_over_floor": one_pass / floor,
             "float32_noise": {"floor_seconds": floor32, "one_pass_seconds": one_pass32,

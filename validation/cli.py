@@ -38,7 +38,7 @@ from limits.fractional import FractionalNoiseError
 from limits.pairs import PairError
 
 from .results import StudyResult, plan_outputs, write_outputs
-from .runtime import available_memory_mb, threads
+from .runtime import available_memory_mb, reuse_freed_memory, threads
 from .settings import SettingsError, UsageError
 
 __all__ = ["Command", "execute", "HelpFormatter", "BAD_INPUT"]
@@ -269,6 +269,7 @@ def execute(command: Command, argv: Sequence[str] | None = None) -> int:
         print(command.listing())
         return 0
     debug = args.debug
+    reuse_freed_memory()
     try:
         with _sigterm_as_interrupt():
             settings = settings_from_args(command, args)

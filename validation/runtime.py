@@ -10,7 +10,7 @@ from typing import Iterator
 
 import torch
 
-__all__ = ["threads", "flush_denormal", "available_memory_mb", "utc_now"]
+__all__ = ["threads", "flush_denormal", "reuse_freed_memory", "available_memory_mb", "utc_now"]
 
 
 @contextlib.contextmanager
@@ -41,6 +41,27 @@ def flush_denormal() -> Iterator[None]:
     finally:
         if supported:
             torch.set_flush_denormal(False)
+
+
+def reuse_freed_memory() -> bool:
+    """Ask the C allocator (glibc) to keep freed blocks of up to 1 GiB for reuse instead of unmapping them; returns
+    whether it applied (False off glibc).
+
+    glibc serves a large allocation with a fresh ``mmap`` and unmaps it when freed, so every large tensor torch
+    allocates again — a block of Brownian increments, a cast, a chunk of weights — pays a page fault per 4 KiB
+    page on first touch. Measured on 2 cores: res-1's study with float32 noise 5.3 s → 3.9 s, float64 10.4 s →
+    9.4 s. The numbers computed do not change (only where memory comes from); the process keeps its peak memory
+    instead of returning it between allocations. The command lines call this once at start, and each worker
+    process does; from Python, call it yourself.
+    """
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        m_trim_threshold, m_mmap_threshold = -1, -3
+        return bool(libc.mallopt(m_mmap_threshold, 1 << 30)) and bool(libc.mallopt(m_trim_threshold, 1 << 30))
+    except (OSError, AttributeError):
+        return False
 
 
 def available_memory_mb() -> float:

@@ -47,7 +47,10 @@ def _worker_init(parent: int) -> None:
         os._exit(1)
     import torch
 
+    from .runtime import reuse_freed_memory
+
     torch.set_num_threads(1)  # each worker single-threaded: the workers share the cores
+    reuse_freed_memory()
 
 
 @contextlib.contextmanager
