@@ -235,6 +235,8 @@ class TrainingResult(StudyResult):
         return "\n".join(lines)
 
     def plot(self, ax: Any = None) -> Any:
+        """Draw the experiment's figure (several panels) on ``ax`` if it is a matplotlib Figure, else on a new
+        figure; returns the Figure."""
         import matplotlib.pyplot as plt
 
         figure = ax if ax is not None and hasattr(ax, "add_subplot") else plt.figure(figsize=(12, 4.6))
