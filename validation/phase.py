@@ -52,25 +52,20 @@ from tqdm import tqdm
 from limits.fractional import check_hurst
 from limits.initialisation import Block, FractionalRegime, measure_ratios
 from validation import cli, runtime
-from validation.regime_stats import critical_beta
+from validation.regime_stats import critical_beta, fractional_critical_beta
 from validation.workers import check_scheduler, run_tasks
 from validation.results import RunInfo, StudyResult, utc_now
 from validation.settings import (
     CommonSettings, SettingsError, check_float, check_int, make_settings, parse_grid, resolve_device, setting,
 )
 
-__all__ = ["predicted_critical_beta", "PhaseSettings", "PhaseResult", "run", "main", "phase_column"]
+__all__ = ["PhaseSettings", "PhaseResult", "run", "main", "phase_column"]
 
 PAPER = dict(hursts=(0.05, 0.97, 51), betas=(0.2, 1.3, 70), depth=1000, width=40, n_in=64)
 
 
 def _linspace(start: float, stop: float, count: int) -> tuple[float, ...]:
     return tuple(np.linspace(start, stop, count).tolist())
-
-
-def predicted_critical_beta(hurst: float) -> float:
-    """The critical scaling of fractional weights of Hurst index H (docs/theory.md §5): max(H, ½)."""
-    return max(float(hurst), 0.5)
 
 
 @dataclass(frozen=True)
@@ -206,7 +201,7 @@ def _analyse(settings: PhaseSettings, columns: list[dict[str, Any]], elapsed: fl
         slope = np.where(np.isnan(slope), np.inf, slope)  # inf − inf: exploded at both depths
         grid[f"slope_{key}"] = slope
         critical[f"depth_{key}"] = [critical_beta(betas, slope[:, j].tolist()) for j in range(len(hursts))]
-    predicted = [predicted_critical_beta(h) for h in hursts]
+    predicted = [fractional_critical_beta(h) for h in hursts]
     overflow = {k: int(v.sum()) for k, v in grid.items() if k.endswith("overflow")}
     inside = [min(betas) <= p <= max(betas) for p in predicted]
     estimates = [e for e, ok in zip(critical["depth_r_h"], inside) if ok]

@@ -45,7 +45,7 @@ from .stats import paired_bootstrap, slope
 
 __all__ = [
     "TAU", "fit_slope", "classify", "critical_beta", "lemma14_bounds", "bounds_check", "lognormal_summary",
-    "finite_or_inf", "family_z",
+    "finite_or_inf", "family_z", "fractional_critical_beta",
 ]
 
 TAU = 0.15
@@ -94,6 +94,11 @@ def classify(slope: float, tau: float = TAU) -> str:
     if slope < -tau:
         return "identity"
     return "non-trivial"
+
+
+def fractional_critical_beta(hurst: float) -> float:
+    """The critical scaling of fractional weights of Hurst index H (docs/theory.md §5): max(H, ½)."""
+    return max(float(hurst), 0.5)
 
 
 def critical_beta(betas: list[float], slopes: list[float]) -> float | None:

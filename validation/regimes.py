@@ -48,7 +48,8 @@ from limits.initialisation import IID_LAWS, Block, FractionalRegime, IIDRegime, 
 from validation import cli, runtime
 from validation.workers import check_scheduler, run_tasks
 from validation.regime_stats import (
-    TAU, bounds_check, classify, critical_beta, family_z, fit_slope, lemma14_bounds, lognormal_summary,
+    TAU, bounds_check, classify, critical_beta, family_z, fit_slope, fractional_critical_beta, lemma14_bounds,
+    lognormal_summary,
 )
 from validation.results import RunInfo, StudyResult, utc_now
 from validation.settings import (
@@ -272,7 +273,7 @@ def predicted_critical_beta(settings: RegimesSettings) -> float:
         return 0.5
     if settings.regime == "smooth":
         return 1.0
-    return max(settings.hurst, 0.5)
+    return fractional_critical_beta(settings.hurst)
 
 
 def predicted_class(beta: float, critical: float) -> str | None:

@@ -105,17 +105,13 @@ class CohenScaling(Experiment):
         params = {k: v.detach() for k, v in net.params.items()}
         A, b = _effective(net, params)
         deltas = net.deltas(params).abs().amax(dim=1)
-        denoised = dict(params)
-        if net.delta_type == "shared":
-            denoised["A"] = torch.stack([trend(A[r]) for r in range(net.replicates)])
-            denoised["b"] = torch.stack([trend(b[r]) for r in range(net.replicates)])
-        else:  # ReLU is homogeneous: δ σ(Ah + b) = sign(δ) σ(|δ|A h + |δ| b); the trend of |δ|A, |δ|b is kept
-            denoised["A"] = torch.stack([trend(A[r]) for r in range(net.replicates)])
-            denoised["b"] = torch.stack([trend(b[r]) for r in range(net.replicates)])
+        # the trend of the weights studied; ReLU is homogeneous, δ σ(Ah + b) = sign(δ) σ(|δ|A h + |δ| b), so there
+        # the trend of |δ|A, |δ|b is kept with δ's sign
+        denoised = {**params, "A": torch.stack([trend(a) for a in A]), "b": torch.stack([trend(c) for c in b])}
+        if net.delta_type == "multi":
             denoised["delta"] = torch.sign(params["delta"])
-        with torch.no_grad():
-            loss_denoised, _ = evaluate(net, dataset.x_train, dataset.y_train, dataset.task,
-                                        forward=lambda x: net.forward(x, denoised))
+        loss_denoised, _ = evaluate(net, dataset.x_train, dataset.y_train, dataset.task,
+                                    forward=lambda x: net.forward(x, denoised))
         return {"dataset": p["dataset"], "activation": p["activation"], "depth": p["depth"],
                 "A": [_statistics(A[r]) for r in range(net.replicates)],
                 "b": [_statistics(b[r]) for r in range(net.replicates)],
@@ -123,7 +119,7 @@ class CohenScaling(Experiment):
                 "train_loss": history.final_train_loss, "denoised_loss": loss_denoised.tolist(),
                 "updates": history.updates, "diverged": history.diverged,
                 "coordinate": A[0, :, 0, 0].double().cpu().tolist(),
-                "coordinate_trend": trend(A[0])[:, 0, 0].double().cpu().tolist()}
+                "coordinate_trend": denoised["A"][0, :, 0, 0].double().cpu().tolist()}
 
     def summarise(self, settings, records):
         depths = settings.depths

@@ -51,6 +51,8 @@ class Experiment(abc.ABC):
     preset: ClassVar[dict[str, Any]]
     #: settings of a run that takes seconds (the tests and ``docs/make_figures.py --quick``)
     smoke: ClassVar[dict[str, Any]]
+    #: True when ``learning_rates`` is a grid searched per configuration; otherwise exactly one rate is taken
+    rate_grid: ClassVar[bool] = False
 
     def datasets(self, settings: "TrainingSettings") -> list[str]:
         """The data sets to load (each once)."""

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..phase import predicted_critical_beta
+from ..regime_stats import fractional_critical_beta
 from .experiment import Experiment, depth_axis, number, power_fit
 from .networks import Res1Net, weight_regime
 from .sweep import Configuration
@@ -93,7 +93,8 @@ class MarionFig8(Experiment):
                       seed=settings.seed, label=label, dtype=settings.torch_dtype, device=device)
         initial = net.snapshot()["V"]
         history = train(net, dataset, epochs=settings.epochs, batch_size=settings.batch_size,
-                        optimizer=settings.optimizer, lrs=_lrs(settings, settings.replicates, device)[:settings.replicates],
+                        optimizer=settings.optimizer, lrs=torch.full((settings.replicates,), settings.learning_rates[0],
+                                                      dtype=settings.torch_dtype, device=device),
                         seed=settings.seed, label=label, lr_drop_epoch=max(1, settings.epochs // 2), on_epoch=progress)
         trained = net.params["V"].detach()
         scale = depth ** (-beta)
@@ -196,6 +197,7 @@ class MarionFig8(Experiment):
 
 class MarionFig9(Experiment):
     name = "marion-fig9"
+    rate_grid = True
     title = "test accuracy of trained res-1 over (H, β) with fractional initialisation"
     paper = "Marion et al. (2022) §4.2, Fig. 9 (MNIST there; digits here)"
     claim = ("the trainable region is Fig. 7's phase diagram shifted downwards: networks on or above the "
@@ -255,7 +257,7 @@ class MarionFig9(Experiment):
                 diverged[i, j] = int(np.sum(r["diverged"]))
         best = float(np.nanmax(accuracy))
         trainable = accuracy >= 0.9 * best
-        critical = [predicted_critical_beta(h) for h in H]
+        critical = [fractional_critical_beta(h) for h in H]
         above = np.array([[b >= critical[j] - 1e-12 for j in range(len(H))] for b in B])
         far_below = np.array([[b <= critical[j] - 0.2 + 1e-12 for j in range(len(H))] for b in B])
         identity_ok = bool(np.all(trainable[above]))

@@ -43,6 +43,7 @@ PARAMETRISATIONS = ("reparametrised", "standard")
 
 class PFSGD(Experiment):
     name = "pf-sgd"
+    rate_grid = True
     title = "SGD with reparametrised against standard gradients over a (D, L) grid"
     paper = "Peluchetti & Favaro (2020) §4.3, Fig. 5 (MNIST there; digits here)"
     claim = ("with reparametrised gradients one common learning rate trains every (D, L) (stable loss decrease; test "

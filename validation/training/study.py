@@ -196,7 +196,11 @@ def resolve(name: str, settings: TrainingSettings) -> TrainingSettings:
                                       f"{', '.join('--' + n.replace('_', '-') for n in sorted(uses - {'resume'}))}"
                                       ", --resume")
     values = {k: v for k, v in experiment.preset.items() if getattr(settings, k) is None}
-    return dataclasses.replace(settings, **values, experiment=name)
+    resolved = dataclasses.replace(settings, **values, experiment=name)
+    if not experiment.rate_grid and resolved.learning_rates is not None and len(resolved.learning_rates) != 1:
+        raise SettingsError("learning_rates", f"{list(resolved.learning_rates)}: the {name} experiment trains with one "
+                                              "learning rate (give one value)")
+    return resolved
 
 
 @dataclass
