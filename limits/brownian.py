@@ -101,7 +101,7 @@ class BrownianGrid(BaseBrownian):
 
     __slots__ = (
         "samples", "channels", "steps", "seed", "t1", "block_steps", "_dtype", "_device",
-        "_scale", "_cache_index", "_cache", "noise_dtype",
+        "_scale", "_cache_index", "_cache", "_levels", "noise_dtype",
     )
 
     def __init__(
@@ -140,6 +140,7 @@ class BrownianGrid(BaseBrownian):
         self._scale = math.sqrt(self.t1 / self.steps)
         self._cache_index: int | None = None
         self._cache: torch.Tensor | None = None
+        self._levels: list[torch.Tensor] | None = None
 
     # ------------------------------------------------------------------ torchsde's BaseBrownian API
     @property
@@ -208,14 +209,23 @@ class BrownianGrid(BaseBrownian):
             )
             self._cache = noise.to(self._dtype).mul_(self._scale)
             self._cache_index = b
+            self._levels = None
         return self._cache
+
+    def levels(self, b: int) -> list[torch.Tensor]:
+        """:func:`dyadic_levels` of block b (``levels[j][i]``: the tree sum of fine steps i·2^j … (i+1)·2^j − 1
+        of the block), computed once per block and cached with it."""
+        fine = self.block(b)
+        if self._levels is None:
+            self._levels = dyadic_levels(fine)
+        return self._levels
 
     def dyadic_increment(self, start: int, length: int) -> torch.Tensor:
         """Tree sum of the ``length`` (a power of two) fine increments from index ``start``,
         which must be a multiple of ``length`` (an aligned dyadic interval)."""
         if length <= self.block_steps:
             b, offset = divmod(start, self.block_steps)
-            return tree_sum(self.block(b)[offset:offset + length])
+            return self.levels(b)[length.bit_length() - 1][offset // length]
         half = length // 2
         return self.dyadic_increment(start, half) + self.dyadic_increment(start + half, half)
 

@@ -34,7 +34,7 @@ import torch
 import torchsde
 from tqdm.auto import tqdm
 
-from limits.brownian import BrownianGrid, default_block_steps, dyadic_levels, merge_space_time_areas
+from limits.brownian import BrownianGrid, default_block_steps, merge_space_time_areas
 from limits.pairs import ODEPair, Pair, SDEPair
 
 __all__ = ["StudyErrors", "PathPass", "sde_pass", "sde_errors", "ode_errors", "study_errors"]
@@ -221,7 +221,7 @@ def sde_pass(
     blocks = range(path.num_blocks)
     for b in tqdm(blocks, desc=f"{pair.name}: path", unit="block", disable=not progress, leave=False):
         first = b * block
-        levels = dyadic_levels(path.block(b))
+        levels = path.levels(b)
         ts = ((first + out_offsets) / n).to(dtype=pair.dtype, device=pair.device)
         ys = torchsde.sdeint(sde, H, ts, bm=path, method="euler", dt=1.0 / n)
         ys_second = torchsde.sdeint(sde, H_second, ts[[0, -1]], bm=path, method="euler", dt=2.0 / n)
