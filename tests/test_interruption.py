@@ -41,7 +41,7 @@ def _wait_until_computing(proc: subprocess.Popen, seconds: float = 60.0) -> None
     while time.monotonic() < deadline:
         chunk = proc.stderr.read(4096) or ""
         seen += chunk
-        if "res1: path" in seen:
+        if "res1: path" in seen or "res1: blocks" in seen:
             time.sleep(1.0)
             return
         if proc.poll() is not None:

@@ -11,7 +11,8 @@ from pathlib import Path
 import cloudpickle
 import pytest
 
-from validation import phase, regimes
+from limits.res_sde import Res1SDE
+from validation import convergence, phase, regimes
 from validation.workers import check_scheduler, run_tasks
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the Dask workers cannot import this test module
@@ -37,6 +38,49 @@ def test_fig2_on_a_local_cluster_gives_the_single_process_numbers():
     single = regimes.run("fig2", workers=1, **small).to_dict()["result"]
     cluster = regimes.run("fig2", scheduler="local:2", **small).to_dict()["result"]
     assert single == cluster and cluster["tasks"] == 2
+
+
+SMALL_CONVERGENCE = dict(samples=50, sample_block=20, depths=(4, 8, 16, 32), reference_steps=512, bootstrap=200)
+
+
+def _errors(result) -> list:
+    e = result.errors
+    return [e.final_sq.tolist(), e.final_sq_second.tolist(), e.sup_sq.tolist(), e.successive_sq.tolist(),
+            e.reference_gap_sq.tolist()]
+
+
+def test_convergence_blocks_give_the_same_numbers_here_in_processes_and_on_a_local_cluster():
+    single = convergence.run("res1", **SMALL_CONVERGENCE)
+    pool = convergence.run("res1", workers=2, **SMALL_CONVERGENCE)
+    cluster = convergence.run("res1", scheduler="local:2", **SMALL_CONVERGENCE)
+    assert single.errors.final_sq.shape == (50, 4) and single.errors.reference["sample_blocks"] == 3
+    assert _errors(single) == _errors(pool) == _errors(cluster)
+    assert single.rate == pool.rate == cluster.rate and single.fit.ci == cluster.fit.ci
+    # block 0 draws from the seed's own streams: a study of one block is the unsharded study
+    alone = convergence.run("res1", **{**SMALL_CONVERGENCE, "samples": 20})
+    assert alone.errors.final_sq.tolist() == single.errors.final_sq[:20].tolist()
+
+
+class DiesOnce(Res1SDE):
+    """res-1, but the first worker to step a network of a block other than block 0 dies (os._exit) before
+    answering, once (a marker file, named by the environment, remembers it)."""
+
+    def network_step(self, h, t, dt, dW):
+        marker = Path(os.environ["RESNET_LIMITS_DIE_ONCE"])
+        if self.seed != 0 and not marker.exists():
+            marker.touch()
+            os._exit(1)
+        return super().network_step(h, t, dt, dW)
+
+
+def test_a_worker_killed_during_a_convergence_run_loses_nothing(tmp_path, monkeypatch):
+    marker = tmp_path / "died-once"
+    monkeypatch.setenv("RESNET_LIMITS_DIE_ONCE", str(marker))  # before the cluster starts: its workers inherit it
+    single = convergence.run("res1", **SMALL_CONVERGENCE)
+    cluster = convergence.run(DiesOnce, scheduler="local:2", **SMALL_CONVERGENCE)
+    assert marker.exists()  # a worker did die mid-run
+    assert _errors(cluster) == _errors(single) and cluster.errors.reference["sample_blocks"] == 3
+    assert cluster.rate == single.rate
 
 
 def _square_or_die(task: tuple[int, str]) -> int:

@@ -38,21 +38,23 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 import torch
+from tqdm.auto import tqdm
 
 from limits.activations import ACTIVATION_NAMES, ActivationError, get_activation
 from limits.pairs import ModelConfig, Pair
 from limits.registry import get_pair, pair_names
 from validation import cli, runtime
-from validation.engine import StudyErrors, study_errors
+from validation.engine import SAMPLE_BLOCK, StudyErrors, block_seed, merge_errors, sample_blocks, study_errors
 from validation.plots import Curve, draw_error_curves, new_axes
 from validation.results import RunInfo, StudyResult, rows_from_columns, utc_now
 from validation.settings import (
     CommonSettings, SettingsError, check_choice, check_depths, check_float, check_int, check_power_of_two,
-    make_settings, parse_name_value, parse_power_of_two_list, resolve_device, setting, torch_dtype,
+    check_workers, make_settings, parse_name_value, parse_power_of_two_list, resolve_device, setting, torch_dtype,
 )
 from validation.stats import (
     METRIC_HELP, RateFit, contains_theory, depth_intervals, fit_rate, verdict, verdict_rule,
 )
+from validation.workers import run_tasks
 
 __all__ = ["ConvergenceSettings", "ConvergenceResult", "run", "main", "KIND_DEFAULTS", "FLOOR_FACTORS", "FIT_MODELS",
            "list_models"]
@@ -137,9 +139,19 @@ class ConvergenceSettings(CommonSettings):
     confidence: float = setting(0.95, "level of the bootstrap intervals, in (0, 1)", parse=float,
                                 group="fit and verdict")
     bootstrap: int = setting(2000, "bootstrap resamples (100 to 100000)", parse=int, group="fit and verdict")
+    sample_block: int = setting(SAMPLE_BLOCK, "samples per block: block k draws from its own streams (block 0 from the "
+                                              "seed's), so the numbers depend on this, never on --workers or "
+                                              "--scheduler", parse=int, group="run and output")
+    workers: int = setting(1, "processes (each single-threaded) sharing the blocks of samples", parse=int,
+                           group="run and output")
+    scheduler: str | None = setting(None, "run the blocks of samples on Dask instead: local:N (a local cluster of N "
+                                          "single-threaded workers) or tcp://HOST:PORT (a running scheduler)",
+                                    group="run and output", default_text="none: --workers local processes")
 
     def check(self) -> None:
         super().check()
+        self._set("sample_block", check_int("sample_block", self.sample_block, 1, MAX_SAMPLES))
+        check_workers(self)
         if self.width is not None:
             self._set("width", check_int("width", self.width, 1))
         if self.activation is not None:
@@ -471,12 +483,14 @@ def _resolve(cls: type[Pair], settings: ConvergenceSettings) -> ConvergenceSetti
     return dataclasses.replace(settings, **changes)
 
 
-def build_pair(model: str | type[Pair] | Pair, settings: ConvergenceSettings) -> tuple[Pair, ConvergenceSettings]:
+def build_pair(model: str | type[Pair] | Pair, settings: ConvergenceSettings, *,
+               first_block: bool = False) -> tuple[Pair, ConvergenceSettings]:
     """The pair and the resolved settings, with every check that needs the model made — nothing is computed.
 
     A Pair instance brings its own samples, width, seed, dtype and device (settings that contradict it are an
     error). The resolved settings name the values the model chose for the fields it reads (activation, weight
-    variance, length-scale, β), so that ``run(model_spec, **settings)`` repeats the run.
+    variance, length-scale, β), so that ``run(model_spec, **settings)`` repeats the run. With ``first_block``
+    the pair built is that of the first block of samples (at most ``sample_block`` of them, :func:`run`).
     """
     if isinstance(model, Pair):
         pair = model
@@ -496,7 +510,8 @@ def build_pair(model: str | type[Pair] | Pair, settings: ConvergenceSettings) ->
                              lengthscale=settings.lengthscale, input_dim=settings.input_dim, beta=settings.beta,
                              options=dict(settings.options))
         resolved = _resolve(cls, dataclasses.replace(settings, width=config.width))
-        pair = cls(config, resolved.samples, seed=resolved.seed, dtype=resolved.torch_dtype,
+        samples = min(resolved.samples, resolved.sample_block) if first_block else resolved.samples
+        pair = cls(config, samples, seed=resolved.seed, dtype=resolved.torch_dtype,
                    device=resolve_device(resolved.device))
     chosen = {"activation": pair.activation.name, "weight_var": pair.weight_var, "lengthscale": pair.lengthscale,
               "beta": pair.beta}
@@ -525,7 +540,9 @@ def _sizes(model: str | type[Pair] | Pair, settings: ConvergenceSettings) -> tup
 def estimate_mb(model: str | type[Pair] | Pair, settings: ConvergenceSettings) -> float:
     """A rough upper estimate of the run's peak memory in MiB (before anything is allocated)."""
     cls, s = _sizes(model, settings)
-    samples, width, depths = s.samples, s.width, s.depths
+    # one block of samples is in memory per process; the per-sample results of all of them in the parent
+    samples, width, depths = min(s.samples, s.sample_block), s.width, s.depths
+    processes = s.workers if s.scheduler is None else 1
     item = 4 if s.dtype == "float32" else 8
     state = samples * width * item * (4 * len(depths) + 8)
     if cls.kind == "sde":
@@ -536,8 +553,8 @@ def estimate_mb(model: str | type[Pair] | Pair, settings: ConvergenceSettings) -
         terms = 40  # Karhunen–Loève terms of the smooth weights (29 at ℓ = 0.1; more for shorter ℓ)
         per_time = 2 * samples * width * width
         work = (terms + 8) * per_time * item + min(1 << 22, per_time * depths[-1]) * item
-    bootstrap = 8 * s.bootstrap * 16 + 8 * min(1 << 23, samples * len(depths))
-    return (state + work + bootstrap) / 2**20 + 300  # + the Python/torch runtime
+    bootstrap = 8 * s.bootstrap * 16 + 8 * min(1 << 23, s.samples * len(depths)) + 5 * 8 * s.samples * len(depths)
+    return processes * ((state + work) / 2**20 + 300) + bootstrap / 2**20  # + the Python/torch runtime per process
 
 
 #: seconds per Brownian normal of an SDE study (the random-number floor, 35 M normals/s in float64, times the
@@ -551,7 +568,8 @@ def estimate_seconds(model: str | type[Pair] | Pair, settings: ConvergenceSettin
     if cls.kind != "sde":
         return 0.0
     normals = s.samples * s.reference_steps * (s.width * s.width + s.width)
-    return normals * SECONDS_PER_NORMAL * (0.25 if s.dtype == "float32" else 1.0)
+    parallel = min(s.workers, len(sample_blocks(s.samples, s.sample_block))) if s.scheduler is None else 1
+    return normals * SECONDS_PER_NORMAL * (0.25 if s.dtype == "float32" else 1.0) / parallel
 
 
 def run(model: str | type[Pair] | Pair = "res1", settings: ConvergenceSettings | None = None, /, *,
@@ -584,12 +602,10 @@ def run(model: str | type[Pair] | Pair = "res1", settings: ConvergenceSettings |
         ('PASS', 0.5)
     """
     settings = make_settings(ConvergenceSettings, settings, overrides)
-    pair, settings = build_pair(model, settings)
+    pair, settings = build_pair(model, settings, first_block=True)
     with runtime.threads(threads):
         started, clock = utc_now(), time.perf_counter()
-        errors = study_errors(pair, list(settings.depths), reference_steps=settings.reference_steps or 0,
-                              seed=settings.seed, rtol=settings.rtol or 0.0, atol=settings.atol or 0.0,
-                              progress=progress, noise_dtype=noise_dtype(settings))
+        errors = _errors(model, pair, settings, progress)
         wall = time.perf_counter() - clock
         next_order = float(pair.next_order) if settings.fit_model == "corrected" else None
         fits = _fit_all(errors, settings, next_order, pair.kind)
@@ -607,6 +623,63 @@ def run(model: str | type[Pair] | Pair = "res1", settings: ConvergenceSettings |
         excluded_rate=None if pair.converges else pair.excluded_rate, errors=errors, fits=fits,
         reference_text=reference_text, next_order=next_order,
     )
+
+
+@dataclass(frozen=True)
+class SampleBlock:
+    """Block ``index`` of a study: ``size`` samples of the model (a pair name or ``module:Class`` text, or the
+    class itself in this process) with ``config``, drawn from the streams of ``block_seed(seed, index)``."""
+
+    model: str | type[Pair]
+    config: ModelConfig
+    index: int
+    size: int
+    seed: int
+    dtype: str
+    device: str
+    depths: tuple[int, ...]
+    reference_steps: int
+    rtol: float
+    atol: float
+    noise_dtype: str | None
+    progress: bool = False
+
+
+def block_errors(block: SampleBlock) -> StudyErrors:
+    """The errors of one block of samples (a task of :func:`validation.workers.run_tasks`)."""
+    cls = get_pair(block.model) if isinstance(block.model, str) else block.model
+    pair = cls(block.config, block.size, seed=block_seed(block.seed, block.index), dtype=torch_dtype(block.dtype),
+               device=resolve_device(block.device))
+    return study_errors(pair, list(block.depths), reference_steps=block.reference_steps, seed=pair.seed,
+                        rtol=block.rtol, atol=block.atol, progress=block.progress,
+                        noise_dtype=None if block.noise_dtype is None else torch_dtype(block.noise_dtype))
+
+
+def _errors(model: str | type[Pair] | Pair, pair: Pair, settings: ConvergenceSettings, progress: bool) -> StudyErrors:
+    """The study's errors, block by block of samples (engine module docstring), here or on the workers; a Pair
+    instance is one block, run here."""
+    common = dict(seed=settings.seed, dtype=settings.dtype, device=settings.device, depths=tuple(settings.depths),
+                  reference_steps=settings.reference_steps or 0, rtol=settings.rtol or 0.0, atol=settings.atol or 0.0,
+                  noise_dtype=settings.noise_dtype)
+    if isinstance(model, Pair):
+        errors = study_errors(pair, list(settings.depths), reference_steps=common["reference_steps"],
+                              seed=settings.seed, rtol=common["rtol"], atol=common["atol"], progress=progress,
+                              noise_dtype=noise_dtype(settings))
+        errors.reference["sample_blocks"] = 1
+        return errors
+    blocks = sample_blocks(settings.samples, settings.sample_block)
+    local = settings.scheduler is None and (settings.workers <= 1 or len(blocks) == 1)
+    # here: the class itself; on workers: the name or path text given (a worker imports it), or the class
+    reference = model if isinstance(model, str) and not local else type(pair)
+    tasks = [SampleBlock(reference, pair.config, index, size, progress=progress and local, **common)
+             for index, size in blocks]
+    with tqdm(total=len(tasks), desc=f"{pair.name}: blocks of samples", unit="block",
+              disable=not progress or len(tasks) == 1, leave=False) as bar:
+        parts = run_tasks(block_errors, tasks, 1 if local else settings.workers, on_result=lambda _: bar.update(1),
+                          scheduler=settings.scheduler)
+    errors = merge_errors(parts)
+    errors.reference["sample_blocks"] = len(parts)
+    return errors
 
 
 def _fit_all(errors: StudyErrors, settings: ConvergenceSettings, next_order: float | None,

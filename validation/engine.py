@@ -22,6 +22,13 @@ second reference is the same solver at 100× looser tolerances.
 
 Both return a :class:`StudyErrors` of per-sample squared errors, on which :mod:`validation.stats` fits
 rates with a paired bootstrap.
+
+**Blocks of samples** (:func:`sample_blocks`, :func:`block_seed`, :func:`merge_errors`). A study of N samples
+is cut into fixed blocks of at most ``SAMPLE_BLOCK`` samples. Block k is a study of its own: its pair and its
+path draw from streams seeded by ``block_seed(seed, k)`` (block 0 by ``seed`` itself, so a study of one block
+is the study of earlier versions). Blocks are independent, so they can run in any order, in any process or on
+any machine; their per-sample errors are concatenated in block order, and the bootstrap runs on the merged
+set. The numbers depend on the block size, never on how many workers run the blocks.
 """
 
 from __future__ import annotations
@@ -36,8 +43,14 @@ from tqdm.auto import tqdm
 
 from limits.brownian import BrownianGrid, default_block_steps, merge_space_time_areas
 from limits.pairs import ODEPair, Pair, SDEPair
+from limits.seeding import stream_seed
 
-__all__ = ["StudyErrors", "PathPass", "sde_pass", "sde_errors", "ode_errors", "study_errors"]
+__all__ = ["StudyErrors", "PathPass", "sde_pass", "sde_errors", "ode_errors", "study_errors", "SAMPLE_BLOCK",
+           "sample_blocks", "block_seed", "merge_errors"]
+
+#: samples per block of a study (the unit workers share out). 250 keeps the per-step tensors large enough that
+#: cutting res-1's 500 samples in two costs 1.5% (measured: 3.89 s → 3.95 s; blocks of 125: 4.59 s)
+SAMPLE_BLOCK = 250
 
 
 @dataclass
@@ -354,3 +367,42 @@ def study_errors(pair: Pair, depths: list[int], *, reference_steps: int, seed: i
     if isinstance(pair, ODEPair):
         return ode_errors(pair, depths, rtol=rtol, atol=atol, progress=progress)
     raise TypeError(f"unsupported pair type {type(pair).__name__}")
+
+
+# ------------------------------------------------------------------------------------------------ sample blocks
+def sample_blocks(samples: int, block: int = SAMPLE_BLOCK) -> list[tuple[int, int]]:
+    """The blocks of a study of ``samples`` samples: ``[(index, size), …]``, every block ``block`` samples but
+    the last (the rest)."""
+    if samples < 1 or block < 1:
+        raise ValueError(f"samples={samples} and block={block} must be ≥ 1")
+    return [(index, min(block, samples - start)) for index, start in enumerate(range(0, samples, block))]
+
+
+def block_seed(seed: int, index: int) -> int:
+    """The seed of sample block ``index``: ``seed`` itself for block 0, else ``stream_seed(seed, "samples",
+    index)`` — independent streams for every block, determined by (seed, index) alone."""
+    return int(seed) if index == 0 else stream_seed(seed, "samples", index)
+
+
+def merge_errors(parts: list[StudyErrors]) -> StudyErrors:
+    """The errors of consecutive sample blocks as one study: per-sample arrays concatenated in block order,
+    non-finite counts added; the reference description is the first block's, with the block count."""
+    if not parts:
+        raise ValueError("no blocks to merge")
+    first = parts[0]
+    if len(parts) == 1:
+        return first
+    if any(part.depths != first.depths for part in parts):
+        raise ValueError("blocks of different depths cannot be merged")
+
+    def join(name: str) -> np.ndarray:
+        return np.concatenate([getattr(part, name) for part in parts])
+
+    return StudyErrors(
+        depths=list(first.depths), final_sq=join("final_sq"), final_sq_second=join("final_sq_second"),
+        sup_sq=join("sup_sq"), successive_sq=join("successive_sq"), reference_gap_sq=join("reference_gap_sq"),
+        reference=dict(first.reference),
+        nonfinite_network=[sum(values) for values in zip(*(part.nonfinite_network for part in parts))],
+        nonfinite_reference=sum(part.nonfinite_reference for part in parts),
+        nonfinite_second=sum(part.nonfinite_second for part in parts),
+    )

@@ -53,10 +53,11 @@ from limits.fractional import check_hurst
 from limits.initialisation import Block, FractionalRegime, measure_ratios
 from validation import cli, runtime
 from validation.regime_stats import critical_beta, fractional_critical_beta
-from validation.workers import check_scheduler, run_tasks
+from validation.workers import run_tasks
 from validation.results import RunInfo, StudyResult, utc_now
 from validation.settings import (
-    CommonSettings, SettingsError, check_float, check_int, make_settings, parse_grid, resolve_device, setting,
+    CommonSettings, SettingsError, check_float, check_int, check_workers, make_settings, parse_grid, resolve_device,
+    setting,
 )
 
 __all__ = ["PhaseSettings", "PhaseResult", "run", "main", "phase_column"]
@@ -119,15 +120,9 @@ class PhaseSettings(CommonSettings):
             self._set("ref_depth", check_int("ref_depth", self.ref_depth, 1, self.depth - 1))
         for name in ("width", "n_in", "networks", "inputs"):
             self._set(name, check_int(name, getattr(self, name), 1, 10_000))
-        self._set("workers", check_int("workers", self.workers, 1, 64))
-        try:
-            self._set("scheduler", check_scheduler(self.scheduler))
-        except ValueError as exc:
-            raise SettingsError("scheduler", str(exc)) from None
+        check_workers(self)
         self._set("vmax", check_float("vmax", self.vmax, 0, strict_min=True))
         self._set("tolerance", check_float("tolerance", self.tolerance, 0, strict_min=True))
-        if self.device.startswith("cuda") and self.workers > 1:
-            raise SettingsError("workers", f"{self.workers} with --device {self.device}: use --workers 1 on a GPU")
 
     @property
     def reference_depth(self) -> int:

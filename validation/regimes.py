@@ -46,14 +46,14 @@ from limits.chizat import chizat_constant, chizat_expected_spread, chizat_spread
 from limits.fractional import check_hurst
 from limits.initialisation import IID_LAWS, Block, FractionalRegime, IIDRegime, Regime, SmoothRegime, measure_ratios
 from validation import cli, runtime
-from validation.workers import check_scheduler, run_tasks
+from validation.workers import run_tasks
 from validation.regime_stats import (
     TAU, bounds_check, classify, critical_beta, family_z, fit_slope, fractional_critical_beta, lemma14_bounds,
     lognormal_summary,
 )
 from validation.results import RunInfo, StudyResult, utc_now
 from validation.settings import (
-    CommonSettings, SettingsError, check_choice, check_depths, check_float, check_int, make_settings,
+    CommonSettings, SettingsError, check_choice, check_depths, check_float, check_int, check_workers, make_settings,
     parse_float_list, parse_int_list, resolve_device, setting,
 )
 
@@ -152,14 +152,7 @@ class RegimesSettings(CommonSettings):
     def check(self) -> None:
         super().check()
         ints = {"width": 1, "n_in": 1, "samples": 2, "inputs": 1, "sweep_samples": 2, "hidden": 1, "layers": 1}
-        try:
-            self._set("scheduler", check_scheduler(self.scheduler))
-        except ValueError as exc:
-            raise SettingsError("scheduler", str(exc)) from None
-        if self.workers is not None:
-            self._set("workers", check_int("workers", self.workers, 1, 64))
-            if self.device.startswith("cuda") and self.workers > 1:
-                raise SettingsError("workers", f"{self.workers} with --device {self.device}: use --workers 1 on a GPU")
+        check_workers(self)
         for name, minimum in ints.items():
             if getattr(self, name) is not None:
                 self._set(name, check_int(name, getattr(self, name), minimum, 10_000_000))

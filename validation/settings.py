@@ -24,7 +24,7 @@ __all__ = [
     "SettingsError", "UsageError", "setting", "CommonSettings", "settings_dict", "check_int", "check_float", "check_choice",
     "check_depths", "check_power_of_two", "is_power_of_two", "parse_power_of_two_list", "parse_float_list",
     "parse_int_list", "parse_grid", "parse_name_value", "DTYPES", "torch_dtype", "resolve_device",
-    "make_settings",
+    "make_settings", "check_workers",
 ]
 
 
@@ -288,6 +288,22 @@ class CommonSettings:
 
     def replace(self, **changes: Any):
         return dataclasses.replace(self, **changes)
+
+
+def check_workers(settings: Any) -> None:
+    """The checks of a study that shares its work out: ``workers`` (None or 1 … 64 local processes) and
+    ``scheduler`` (None, ``local:N`` or ``tcp://HOST:PORT``, :func:`validation.workers.check_scheduler`); several
+    processes cannot share one GPU."""
+    from validation.workers import check_scheduler
+
+    try:
+        settings._set("scheduler", check_scheduler(settings.scheduler))
+    except ValueError as exc:
+        raise SettingsError("scheduler", str(exc)) from None
+    if settings.workers is not None:
+        settings._set("workers", check_int("workers", settings.workers, 1, 64))
+        if settings.device.startswith("cuda") and settings.workers > 1:
+            raise SettingsError("workers", f"{settings.workers} with --device {settings.device}: use --workers 1 on a GPU")
 
 
 def settings_dict(settings: Any) -> dict[str, Any]:

@@ -44,7 +44,7 @@ from limits.brownian import DyadicPath
 from limits.pairs import ODEPair, Pair, SDEPair, run_network
 from limits.schemes import SDE_SCHEMES, SchemeError, get_sde_scheme, sde_schemes_for
 from validation import cli, runtime
-from validation.convergence import ConvergenceSettings, build_pair, model_spec, noise_dtype
+from validation.convergence import MAX_SAMPLES, ConvergenceSettings, build_pair, model_spec, noise_dtype
 from validation.engine import sde_pass
 from validation.results import RunInfo, StudyResult, rows_from_columns, utc_now
 from validation.settings import SettingsError, check_float, make_settings, parse_float_list, setting
@@ -97,9 +97,18 @@ class SolversSettings(ConvergenceSettings):
                      "noise; tamed_euler and drift_implicit_euler only when named); ODE: all")
     tolerances: tuple[float, ...] = setting((1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9),
                                             "ODE pairs: rtol = atol of the adaptive schemes", parse=parse_float_list)
+    # the solver study runs every scheme on all samples in one process: its cost axis is each scheme's wall time
+    # on one machine, which blocks spread over workers would not measure
+    sample_block: int = setting(MAX_SAMPLES, "one block: all samples", parse=int, cli=False)
+    workers: int = setting(1, "one process", parse=int, cli=False)
+    scheduler: str | None = setting(None, "none", cli=False)
 
     def check(self) -> None:
         super().check()
+        for name, value in (("sample_block", MAX_SAMPLES), ("workers", 1), ("scheduler", None)):
+            if getattr(self, name) != value:
+                raise SettingsError(name, f"{getattr(self, name)!r}: the solver study runs all samples in one process "
+                                          "(it times every scheme on one machine); shard with validation.convergence")
         if self.schemes is not None:
             known = {*SDE_SCHEMES, *ODE_FIXED_SCHEMES, *ODE_ADAPTIVE_SCHEMES}
             names = tuple(self.schemes) if not isinstance(self.schemes, str) else _scheme_list(self.schemes)
