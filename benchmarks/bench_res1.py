@@ -1,14 +1,17 @@
 """Timing of the res-1 strong-error study against the random-number floor and the straightforward approach.
 
-Three ways to the same numbers (res1, width d, N samples, depths 4…256, Euler reference with R steps):
+Ways to the same kind of numbers (res1, width d, N samples, depths 4…256, Euler reference with R steps), all
+on ``--threads`` torch threads (default 1, as the studies run):
 
-1. **floor** — drawing the reference path's N·R·d² normals alone (``torch.randn`` in the same blocks,
-   nothing else). No study on this path can be faster.
-2. **one pass** — ``validation.engine.sde_errors``: the path streamed block by block, all depths and two
-   torchsde references stepped as the blocks arrive. Timed twice: with the normals drawn in float64, and
-   drawn in float32 and cast to float64 (``--noise-dtype float32``), each against its own floor
-   (``torch.randn`` in float64, and in float32 plus the cast).
-3. **straightforward** — what a user writes first: one ``torchsde.BrownianInterval`` (``halfway_tree``)
+1. **floor** — drawing the reference path's N·R·d² normals alone (``torch.randn`` in the engine's blocks,
+   nothing else), in float64, and in float32 plus the cast to float64. No study on this path can be faster.
+2. **the default study** — ``validation.convergence.run("res1")`` at these sizes: the path drawn in float32
+   and cast, two blocks of 250 samples, every depth and two torchsde references in one pass over each block.
+   Its study time (the pass, as the result's ``wall_time_s``) is compared with the float32 floor; the whole
+   call (with the rate fits' bootstraps) is reported beside it.
+3. **one pass in float64** — ``validation.engine.sde_errors`` with the normals drawn in float64, one block of N
+   (the default of versions before 0.3), against the float64 floor.
+4. **straightforward** — what a user writes first: one ``torchsde.BrownianInterval`` (``halfway_tree``)
    shared by ``sdeint`` (reference, dt = 1/R) and by each network, one solve per depth, every network
    reading ``bm(k/L, (k+1)/L)``. It is slow (each interval query costs tens of ms at this size), so
    ``--naive-fraction f`` times the reference solve over [0, f] only and scales it by 1/f (linear in the
@@ -30,6 +33,7 @@ import torchsde
 
 from limits.brownian import default_block_steps
 from limits import ModelConfig, get_pair, run_network
+from validation import convergence
 from validation.engine import sde_errors
 from validation.results import RunInfo, utc_now, write_json
 from validation.runtime import reuse_freed_memory
@@ -80,20 +84,27 @@ def main(argv=None) -> int:
     parser.add_argument("--allocator", choices=("reuse", "default"), default="reuse",
                         help="reuse: keep freed memory for reuse, as the command lines do "
                              "(validation.runtime.reuse_freed_memory); default: glibc's own behaviour")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads for everything timed (default 1)")
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
     reused = reuse_freed_memory() if args.allocator == "reuse" else False
+    torch.set_num_threads(args.threads)
     started, clock = utc_now(), time.perf_counter()
     depths = [4, 8, 16, 32, 64, 128, 256]
     dtype = torch.float64
     pair = get_pair("res1")(ModelConfig(width=args.width), args.samples, seed=0, dtype=dtype)
     normals = args.samples * pair.noise_dim * args.reference_steps
-    floor = time_floor(args.samples, pair.noise_dim, args.reference_steps, dtype)
-    one_pass = time_one_pass(pair, depths, args.reference_steps)
     floor32 = time_floor(args.samples, pair.noise_dim, args.reference_steps, dtype, torch.float32)
-    one_pass32 = time_one_pass(pair, depths, args.reference_steps, torch.float32)
-    rows = [("random-number floor", floor), ("one pass (this package)", one_pass),
-            ("float32 floor (randn float32 + cast)", floor32), ("one pass, --noise-dtype float32", one_pass32)]
+    called = time.perf_counter()
+    study = convergence.run("res1", samples=args.samples, width=args.width, depths=tuple(depths),
+                            reference_steps=args.reference_steps, threads=args.threads)
+    study_call = time.perf_counter() - called
+    default = study.run_info.wall_time_s
+    floor = time_floor(args.samples, pair.noise_dim, args.reference_steps, dtype)
+    one_pass = time_one_pass(pair, depths, args.reference_steps, torch.float64)
+    rows = [("float32 floor (randn float32 + cast)", floor32), ("default study (float32 path, 2 blocks)", default),
+            ("  the same call with its rate fits", study_call),
+            ("float64 floor", floor), ("one pass, float64 path (0.2 default)", one_pass)]
     naive = None
     if not args.skip_naive:
         naive = time_straightforward(pair, depths, args.reference_steps, args.naive_fraction)
@@ -102,22 +113,28 @@ def main(argv=None) -> int:
           f"{args.reference_steps} steps; {normals / 1e6:.0f} M normals; torch threads {torch.get_num_threads()}; "
           f"freed memory reused: {'yes' if reused else 'no'}")
     for name, seconds in rows:
-        print(f"  {name:38s} {seconds:9.2f} s   {seconds / floor:7.2f} × floor")
+        print(f"  {name:40s} {seconds:9.2f} s   {seconds / floor32:7.2f} × float32 floor")
     print(f"  random numbers: {normals / floor / 1e6:.1f} M normals/s (float64), {normals / floor32 / 1e6:.1f} M/s "
-          f"(float32 + cast); float32-noise pass / its floor = {one_pass32 / floor32:.2f}")
+          f"(float32 + cast); default study / float32 floor = {default / floor32:.2f}; float64 pass / float64 "
+          f"floor = {one_pass / floor:.2f}")
     if naive is not None:
-        print(f"  straightforward / one pass = {naive['total_seconds'] / one_pass:.1f} "
+        print(f"  straightforward / default study = {naive['total_seconds'] / default:.1f} "
               f"(reference solve timed over {args.naive_fraction:g} of [0, 1] and scaled)")
     if args.json:
         write_json(args.json, {
             "benchmark": "res1 strong-error study", "samples": args.samples, "width": args.width,
             "freed_memory_reused": reused,
             "depths": depths, "reference_steps": args.reference_steps, "normals": normals,
-            "floor_seconds": floor, "one_pass_seconds": one_pass, "one_pass_over_floor": one_pass / floor,
-            "float32_noise": {"floor_seconds": floor32, "one_pass_seconds": one_pass32,
-                              "one_pass_over_floor": one_pass32 / floor32},
+            "threads": args.threads,
+            "default_study": {"study_seconds": default, "call_seconds": study_call, "float32_floor_seconds": floor32,
+                              "study_over_float32_floor": default / floor32, "rate": study.rate,
+                              "rate_ci": list(study.rate_ci), "verdict": study.verdict,
+                              "sample_blocks": study.errors.reference["sample_blocks"],
+                              "noise_dtype": study.settings.noise_dtype},
+            "float64_path": {"floor_seconds": floor, "one_pass_seconds": one_pass,
+                             "one_pass_over_floor": one_pass / floor},
             "straightforward": naive, "naive_fraction": args.naive_fraction,
-            "straightforward_over_one_pass": naive["total_seconds"] / one_pass if naive else None,
+            "straightforward_over_default_study": naive["total_seconds"] / default if naive else None,
             "run": RunInfo.capture(seed=0, dtype=str(dtype).replace("torch.", ""), device="cpu", started=started,
                                    wall_time_s=time.perf_counter() - clock, command=" ".join(sys.argv)).to_dict(),
         })

@@ -352,6 +352,7 @@ def simulate_gram(
     chunk: int = 1000,
     keep: int | None = 1,
     progress: bool = False,
+    first_chunk: int = 0,
 ) -> torch.Tensor:
     """Outputs at t = 1 of the fully i.i.d. PF network (or its limit SDE) for K inputs, exact in law.
 
@@ -372,6 +373,8 @@ def simulate_gram(
         chunk: draws simulated at once (memory ~ 6·chunk·D·K numbers).
         keep: number of leading coordinates returned (None: all D).
         progress: a tqdm bar over steps × chunks.
+        first_chunk: the index of the first chunk's stream: chunk c of a run is ``simulate_gram(…, draws=size,
+            chunk=chunk, first_chunk=c)`` alone, bit for bit (how a study shares its chunks out to workers).
 
     Returns:
         (N, keep, K) tensor of output coordinates.
@@ -390,7 +393,7 @@ def simulate_gram(
     bar = tqdm(total=steps * len(chunks), desc=f"{phi.name} {mode}", unit="step", disable=not progress,
                leave=False, mininterval=0.5)
     for c, (start, size) in enumerate(chunks):
-        gen = generator(seed, "pf-gram", stream, mode, c, device=device)
+        gen = generator(seed, "pf-gram", stream, mode, first_chunk + c, device=device)
         x = z[None, :, None].expand(size, k, width).clone()  # (N, K, D): K states of width D per draw
         ones = torch.ones((k, k), dtype=dtype, device=device)
         for _ in range(steps):

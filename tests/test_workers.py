@@ -12,7 +12,7 @@ import cloudpickle
 import pytest
 
 from limits.res_sde import Res1SDE
-from validation import convergence, phase, regimes
+from validation import convergence, phase, regimes, weak
 from validation.workers import check_scheduler, run_tasks
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the Dask workers cannot import this test module
@@ -81,6 +81,22 @@ def test_a_worker_killed_during_a_convergence_run_loses_nothing(tmp_path, monkey
     assert marker.exists()  # a worker did die mid-run
     assert _errors(cluster) == _errors(single) and cluster.errors.reference["sample_blocks"] == 3
     assert cluster.rate == single.rate
+
+
+def test_the_weak_study_shared_out_gives_the_numbers_of_one_process():
+    small = dict(models=("tanh",), draws=120, width=8, depth=8, sde_steps=8, chunk=50, weak_draws=weak.WEAK_BATCH + 30,
+                 weak_width=2, weak_depths=(4, 8, 16), weak_reference=64, weak_fit_from=4, permutations=19,
+                 energy_points=60)
+    assert len(weak.weak_tasks(weak.WeakSettings(**small))) == 3 + 3 + 2
+
+    def numbers(result) -> str:
+        out = result.to_dict()["result"]
+        for model in out["models"].values():
+            model.pop("simulation_seconds")
+            model["weak"].pop("seconds")
+        return json.dumps(out, sort_keys=True, default=str)
+
+    assert numbers(weak.run(**small)) == numbers(weak.run(scheduler="local:2", **small))
 
 
 def _square_or_die(task: tuple[int, str]) -> int:

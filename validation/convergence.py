@@ -20,6 +20,10 @@ one pass, and reports
 The successive differences need no reference: they show that the network converges to *something* at the
 measured rate, not that it converges to the limit (a network paired with a wrong limit still has them).
 
+The samples are drawn in blocks of at most --sample-block, each from its own streams (block 0 from the seed's);
+--workers N local processes or a Dask cluster (--scheduler) share the blocks out with the numbers of one process
+(docs/howto/scale.md). SDE pairs draw the Brownian path in float32 and read it in --dtype (--noise-dtype).
+
 Python: ``validation.convergence.run("res1", samples=200)`` returns a :class:`ConvergenceResult`.
 
 Exit status: 0 PASS, 1 FAIL (also when errors are NaN/inf: no rate is fitted through them), 2 bad input,
@@ -119,7 +123,8 @@ class ConvergenceSettings(CommonSettings):
                                             "to --dtype; float32 draws them ~4× faster and leaves the strong error "
                                             "unaffected (network and limit read the same increments), but it is "
                                             "another path: the seed's numbers change (docs/theory.md §6)",
-                                      choices=("float32", "float64"), default_text="as --dtype")
+                                      choices=("float32", "float64"),
+                                      default_text="float32; float64 repeats the numbers of versions before 0.3")
     rtol: float | None = setting(None, "ODE pairs: relative tolerance of the adaptive dopri5 reference (second "
                                        "reference: 100× looser)", parse=float,
                                  default_text="1e-10 in float64, 1e-6 in float32")
@@ -465,6 +470,8 @@ def _resolve(cls: type[Pair], settings: ConvergenceSettings) -> ConvergenceSetti
             raise SettingsError("reference_steps", f"{reference} must be a power of two finer than the deepest "
                                                    f"depth {depths[-1]}")
         changes["reference_steps"] = reference
+        # drawn in float32 unless asked otherwise: every reader reads the same increments (docs/theory.md §6)
+        changes["noise_dtype"] = settings.noise_dtype or "float32"
     else:
         if settings.reference_steps is not None:
             raise SettingsError("reference_steps", f"applies to SDE pairs only; {cls.name} is an ODE pair (use "

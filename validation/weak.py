@@ -56,12 +56,13 @@ from validation.engine import sde_pass
 from validation.plots import new_grid
 from validation.results import RunInfo, StudyResult, utc_now
 from validation.settings import (
-    CommonSettings, SettingsError, check_depths, check_float, check_int, check_power_of_two, make_settings,
-    parse_float_list, parse_power_of_two_list, resolve_device, setting,
+    CommonSettings, SettingsError, check_depths, check_float, check_int, check_power_of_two, check_workers,
+    make_settings, parse_float_list, parse_power_of_two_list, resolve_device, setting,
 )
 from validation.stats import RateFit, depth_intervals, fit_rate
+from validation.workers import run_tasks
 
-__all__ = ["WeakSettings", "WeakResult", "run", "main", "energy_test", "coupled_outputs", "weak_differences",
+__all__ = ["WeakSettings", "WeakResult", "run", "main", "energy_test", "coupled_outputs", "weak_batch", "weak_task",
            "WEAK_FUNCTIONS", "SC_MODELS"]
 
 SC_MODELS = ("tanh", "swish")
@@ -131,26 +132,71 @@ def coupled_outputs(pair: PFPair, depths: Sequence[int], reference_steps: int, s
     }
 
 
-def weak_differences(phi: str, z: float, width: int, draws: int, depths: Sequence[int], reference_steps: int,
-                     seed: int, batch: int, progress: bool, device: torch.device | str = "cpu"
-                     ) -> dict[str, dict[str, np.ndarray]]:
-    """Per-sample f(·) − f(H_ref) for the network and Euler at every depth, and for the second reference,
-    on the SC_φ model at width ``width`` (float64). Returns {kind: {f name: array}} with kinds
-    ``network`` / ``euler`` ((N, depths)) and ``second`` ((N,))."""
+#: paths of the weak-error study simulated at once (one task; the batch b draws its path from stream b)
+WEAK_BATCH = 2000
+
+
+def weak_batch(phi: str, z: float, width: int, size: int, depths: Sequence[int], reference_steps: int, seed: int,
+               index: int, device: torch.device | str = "cpu") -> dict[str, dict[str, np.ndarray]]:
+    """Batch ``index`` of the weak-error study: per-sample f(·) − f(H_ref) for the network and Euler at every depth,
+    and for the second reference, on the SC_φ model at width ``width`` (float64), ``size`` paths drawn from the
+    stream (seed, "weak-path", φ, index). Returns {kind: {f name: array}} with kinds ``network`` / ``euler``
+    ((size, depths)) and ``second`` ((size,))."""
     config = ModelConfig(width=width, activation=phi,
                          options={"psi": "identity", "sigma_w": 1.0, "sigma_b": 1.0, "x0": float(z)})
-    out: dict[str, dict[str, list]] = {k: {f: [] for f in WEAK_FUNCTIONS} for k in ("network", "euler", "second")}
-    batches = [(s, min(batch, draws - s)) for s in range(0, draws, batch)]
-    for index, (_, size) in enumerate(tqdm(batches, desc=f"weak error SC_{phi}", unit="batch",
-                                           disable=not progress, leave=False)):
-        pair = PFPair(config, size, seed=seed, device=device)
-        res = coupled_outputs(pair, depths, reference_steps, stream_seed(seed, "weak-path", phi, index))
-        for name, (f, _) in WEAK_FUNCTIONS.items():
-            f_ref = f(res["reference"])
-            for kind in ("network", "euler"):
-                out[kind][name].append(torch.stack([f(res[kind][L]) - f_ref for L in depths], 1).cpu().numpy())
-            out["second"][name].append((f(res["second"]) - f_ref).cpu().numpy())
-    return {k: {f: np.concatenate(v) for f, v in d.items()} for k, d in out.items()}
+    pair = PFPair(config, size, seed=seed, device=device)
+    res = coupled_outputs(pair, depths, reference_steps, stream_seed(seed, "weak-path", phi, index))
+    out: dict[str, dict[str, np.ndarray]] = {k: {} for k in ("network", "euler", "second")}
+    for name, (f, _) in WEAK_FUNCTIONS.items():
+        f_ref = f(res["reference"])
+        for kind in ("network", "euler"):
+            out[kind][name] = torch.stack([f(res[kind][L]) - f_ref for L in depths], 1).cpu().numpy()
+        out["second"][name] = (f(res["second"]) - f_ref).cpu().numpy()
+    return out
+
+
+def _blocks(total: int, size: int) -> list[tuple[int, int]]:
+    return [(index, min(size, total - start)) for index, start in enumerate(range(0, total, size))]
+
+
+@dataclass(frozen=True)
+class WeakTask:
+    """One unit of the weak study, for :func:`validation.workers.run_tasks`: chunk ``index`` of part 1's network
+    or SDE draws (``part`` ``network`` / ``sde``), or batch ``index`` of part 2 (``weak``), for SC model ``phi``."""
+
+    part: str
+    phi: str
+    index: int
+    size: int
+    settings: "WeakSettings"
+
+
+def weak_task(task: WeakTask) -> tuple[Any, float]:
+    """Run one :class:`WeakTask`; returns (its output, seconds). Each task draws from its own streams, so the
+    numbers do not depend on where or in which order the tasks run."""
+    s, clock = task.settings, time.perf_counter()
+    device = resolve_device(s.device)
+    if task.part == "weak":
+        out: Any = weak_batch(task.phi, s.weak_z, s.weak_width, task.size, list(s.weak_depths), s.weak_reference,
+                              s.seed, task.index, device=device)
+    else:
+        steps = s.depth if task.part == "network" else s.sde_steps
+        out = simulate_gram(get_activation(task.phi), list(s.inputs), s.width, steps, task.size, mode=task.part,
+                            seed=s.seed, stream=task.phi, dtype=s.torch_dtype, device=device, chunk=task.size,
+                            keep=1, first_chunk=task.index)[:, 0, :].cpu().double().numpy()
+    return out, time.perf_counter() - clock
+
+
+def weak_tasks(settings: "WeakSettings") -> list[WeakTask]:
+    """Every task of a run, model by model: part 1's network chunks, its SDE chunks, then part 2's batches."""
+    tasks = []
+    for phi in settings.models:
+        for part in ("network", "sde"):
+            tasks += [WeakTask(part, phi, index, size, settings) for index, size in _blocks(settings.draws, settings.chunk)]
+        if settings.weak:
+            tasks += [WeakTask("weak", phi, index, size, settings)
+                      for index, size in _blocks(settings.weak_draws, WEAK_BATCH)]
+    return tasks
 
 
 # ----------------------------------------------------------------------------------------------- settings
@@ -183,7 +229,8 @@ class WeakSettings(CommonSettings):
                                 parse=int, group="the paper's check (convergence in law)")
     energy_points: int = setting(2000, "points per sample used by the energy test (a random subsample, 10 to 20000)",
                                  parse=int, group="the paper's check (convergence in law)")
-    chunk: int = setting(250, "draws simulated at once (memory)", parse=int, group="the paper's check (convergence in law)")
+    chunk: int = setting(250, "draws simulated at once (memory; each chunk draws from its own stream, so the numbers "
+                              "depend on it)", parse=int, group="the paper's check (convergence in law)")
     weak: bool = setting(True, "skip the weak-error study (part 2)", flag="--no-weak", action="store_false",
                          group="weak error versus depth")
     weak_width: int = setting(4, "D of the weak-error study (the shared path needs D² + D channels)", parse=int,
@@ -199,6 +246,12 @@ class WeakSettings(CommonSettings):
                                     group="weak error versus depth")
     strict_weak: bool = setting(False, "let the weak-rate check decide the exit status too", action="store_true",
                                 group="weak error versus depth")
+    workers: int = setting(1, f"processes (each single-threaded) sharing the chunks of part 1 and the batches of "
+                              f"{WEAK_BATCH} paths of part 2; the numbers do not depend on it", parse=int,
+                           group="run and output")
+    scheduler: str | None = setting(None, "run the chunks and batches on Dask instead: local:N (a local cluster of N "
+                                          "single-threaded workers) or tcp://HOST:PORT (a running scheduler)",
+                                    group="run and output", default_text="none: --workers local processes")
 
     def check(self) -> None:
         super().check()
@@ -233,6 +286,7 @@ class WeakSettings(CommonSettings):
         if sum(L >= self.weak_fit_from for L in depths) < 2:
             raise SettingsError("weak_fit_from", f"{self.weak_fit_from} leaves fewer than two of {list(depths)}")
         self._set("weak_tolerance", check_float("weak_tolerance", self.weak_tolerance, 0, strict_min=True))
+        check_workers(self)
         if not self.weak:  # part 2 is skipped: a flag of part 2 would be ignored silently
             given = [f.name for f in dataclasses.fields(self) if (f.name.startswith("weak_") or f.name == "strict_weak")
                      and getattr(self, f.name) != f.default]
@@ -448,16 +502,8 @@ class WeakResult(StudyResult):
 
 
 # ----------------------------------------------------------------------------------------------- run
-def _sc_check(phi_name: str, settings: WeakSettings, device: torch.device, progress: bool) -> dict[str, Any]:
-    """Part 1 for one model: network and SDE draws, the two-sample tests, the moments."""
-    phi = get_activation(phi_name)
-    t0 = time.perf_counter()
-    common = dict(width=settings.width, draws=settings.draws, seed=settings.seed, dtype=settings.torch_dtype,
-                  chunk=settings.chunk, keep=1, progress=progress, stream=phi_name, device=device)
-    net = simulate_gram(phi, list(settings.inputs), steps=settings.depth, mode="network", **common)[:, 0, :]
-    sde = simulate_gram(phi, list(settings.inputs), steps=settings.sde_steps, mode="sde", **common)[:, 0, :]
-    net, sde = net.cpu().double().numpy(), sde.cpu().double().numpy()
-    sim_time = time.perf_counter() - t0
+def _sc_check(phi_name: str, settings: WeakSettings, net: np.ndarray, sde: np.ndarray, seconds: float) -> dict[str, Any]:
+    """Part 1 for one model, from its network and SDE draws: the two-sample tests, the moments."""
     tests: dict[str, Any] = {}
     for col, z in enumerate(settings.inputs):
         res = _stats.ks_2samp(net[:, col], sde[:, col])
@@ -470,17 +516,17 @@ def _sc_check(phi_name: str, settings: WeakSettings, device: torch.device, progr
                              "permutations": settings.permutations}
     moments = {kind: {"mean": data.mean(0), "std": data.std(0, ddof=1), "corr": np.corrcoef(data.T)[0, 1]}
                for kind, data in (("network", net), ("sde", sde))}
-    return {"tests": tests, "moments": moments, "simulation_seconds": sim_time,
+    return {"tests": tests, "moments": moments, "simulation_seconds": seconds,
             "samples": {"network": net, "sde": sde}}
 
 
-def _weak_part(phi_name: str, settings: WeakSettings, device: torch.device, progress: bool
+def _weak_part(settings: WeakSettings, batches: list[dict[str, dict[str, np.ndarray]]], seconds: float
                ) -> tuple[dict[str, Any], dict[str, dict[str, RateFit]]]:
-    """Part 2 for one model: the weak errors and their rates, for the ResNet and for Euler with step 1/L."""
-    t1 = time.perf_counter()
+    """Part 2 for one model, from its batches: the weak errors and their rates, for the ResNet and for Euler with
+    step 1/L."""
     depths = list(settings.weak_depths)
-    diffs = weak_differences(phi_name, settings.weak_z, settings.weak_width, settings.weak_draws, depths,
-                             settings.weak_reference, settings.seed, batch=2000, progress=progress, device=device)
+    diffs = {kind: {name: np.concatenate([batch[kind][name] for batch in batches]) for name in WEAK_FUNCTIONS}
+             for kind in ("network", "euler", "second")}
     functions, fits = {}, {}
     for name in WEAK_FUNCTIONS:
         functions[name], fits[name] = {}, {}
@@ -498,7 +544,7 @@ def _weak_part(phi_name: str, settings: WeakSettings, device: torch.device, prog
             "second_minus_first": float(second.mean()), "standard_error": float(second.std(ddof=1) / math.sqrt(len(second)))}
     weak = {"width": settings.weak_width, "draws": settings.weak_draws, "depths": depths,
             "reference_steps": settings.weak_reference, "z": settings.weak_z, "fit_from": settings.weak_fit_from,
-            "functions": functions, "seconds": time.perf_counter() - t1}
+            "functions": functions, "seconds": seconds}
     return weak, fits
 
 
@@ -515,12 +561,21 @@ def run(settings: WeakSettings | None = None, /, *, progress: bool = False, thre
     device = resolve_device(settings.device)
     models: dict[str, dict[str, Any]] = {}
     fits: dict[str, dict[str, dict[str, RateFit]]] = {}
+    tasks = weak_tasks(settings)
     with runtime.threads(threads):
         started, clock = utc_now(), time.perf_counter()
+        with tqdm(total=len(tasks), desc="weak study", unit="task", disable=not progress, leave=False) as bar:
+            outputs = run_tasks(weak_task, tasks, settings.workers, on_result=lambda _: bar.update(1),
+                                scheduler=settings.scheduler)
         for phi_name in settings.models:
-            models[phi_name] = _sc_check(phi_name, settings, device, progress)
+            done = {part: [(out, sec) for task, (out, sec) in zip(tasks, outputs) if task.phi == phi_name
+                           and task.part == part] for part in ("network", "sde", "weak")}
+            net, sde = (np.concatenate([out for out, _ in done[part]]) for part in ("network", "sde"))
+            seconds = sum(sec for part in ("network", "sde") for _, sec in done[part])
+            models[phi_name] = _sc_check(phi_name, settings, net, sde, seconds)
             if settings.weak:
-                models[phi_name]["weak"], fits[phi_name] = _weak_part(phi_name, settings, device, progress)
+                models[phi_name]["weak"], fits[phi_name] = _weak_part(
+                    settings, [out for out, _ in done["weak"]], sum(sec for _, sec in done["weak"]))
         info = RunInfo.capture(seed=settings.seed, dtype=settings.dtype, device=device, started=started,
                                wall_time_s=time.perf_counter() - clock, command=command_line,
                                dtypes={"sc_checks": settings.dtype, **({"weak_error": "float64"} if settings.weak else {})})
