@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable, Literal
+from typing import Callable, ClassVar, Literal
 
 import torch
 
@@ -79,14 +79,19 @@ class Regime:
 
     name: str = "regime"
 
+    #: the regime's weights are random noise that ``noise_dtype`` may draw in float32 (i.i.d. and fractional)
+    takes_noise_dtype: ClassVar[bool] = True
+
     def network_weights(
         self, seed: int, label: tuple, depth: int, width: int, dtype: torch.dtype, device: torch.device,
-        out: torch.Tensor | None = None,
+        out: torch.Tensor | None = None, noise_dtype: torch.dtype | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """(V, W), each of shape (L, d, d), entries of variance 1/d, for the network named by ``label``.
 
         ``out``: a (2, L, d, d) buffer of the dtype and device to draw into (reused across networks, it spares
         a fresh allocation — and the page faults of touching it — per network); the values do not depend on it.
+        ``noise_dtype``: the type the weights are drawn in, then cast to ``dtype`` (None: ``dtype``); another
+        type is another draw for the seed (float32 rounds each entry by at most 2^-24 relative).
         """
         raise NotImplementedError
 
@@ -114,11 +119,16 @@ class IIDRegime(Regime):
             return out.normal_(0.0, scale, generator=gen)
         return out.bernoulli_(0.5, generator=gen).mul_(2.0 * scale).sub_(scale)
 
-    def network_weights(self, seed, label, depth, width, dtype, device, out=None):  # noqa: D102
+    def network_weights(self, seed, label, depth, width, dtype, device, out=None, noise_dtype=None):  # noqa: D102
         scale = 1.0 / math.sqrt(width)
         gen = generator(seed, *label, "iid", self.law, depth, device=device)
-        both = torch.empty((2, depth, width, width), dtype=dtype, device=device) if out is None else out
-        self.fill(both, gen, scale)
+        drawn = dtype if noise_dtype is None else noise_dtype
+        shape = (2, depth, width, width)
+        both = torch.empty(shape, dtype=dtype, device=device) if out is None else out
+        if drawn == dtype:
+            self.fill(both, gen, scale)
+        else:
+            both.copy_(self.fill(torch.empty(shape, dtype=drawn, device=device), gen, scale))
         return both[0], both[1]
 
 
@@ -138,7 +148,12 @@ class SmoothRegime(Regime):
     def name(self) -> str:  # type: ignore[override]
         return f"smooth-l{self.lengthscale:g}"
 
-    def network_weights(self, seed, label, depth, width, dtype, device, out=None):  # noqa: D102
+    takes_noise_dtype: ClassVar[bool] = False  # a smooth function, not noise: drawn in ``dtype``
+
+    def network_weights(self, seed, label, depth, width, dtype, device, out=None, noise_dtype=None):  # noqa: D102
+        if noise_dtype not in (None, dtype):
+            raise ValueError("smooth weights are drawn in the computation's dtype (noise_dtype applies to i.i.d. and "
+                             "fractional weights)")
         gp = SmoothGaussianProcess(
             samples=1, shape=(2, width, width), variance=1.0 / width, lengthscale=self.lengthscale,
             seed=seed, stream="/".join(map(str, (*label, "smooth"))), dtype=dtype, device=device,
@@ -163,10 +178,10 @@ class FractionalRegime(Regime):
     def name(self) -> str:  # type: ignore[override]
         return f"fractional-H{self.hurst:g}"
 
-    def network_weights(self, seed, label, depth, width, dtype, device, out=None):  # noqa: D102
+    def network_weights(self, seed, label, depth, width, dtype, device, out=None, noise_dtype=None):  # noqa: D102
         gen = generator(seed, *label, "fgn", self.hurst, depth, device=device)
-        noise = FractionalNoise(self.hurst, depth, dtype=dtype, device=device)
-        g = noise.sample((2, width, width), gen)  # (2, d, d, L)
+        noise = FractionalNoise(self.hurst, depth, dtype=dtype if noise_dtype is None else noise_dtype, device=device)
+        g = noise.sample((2, width, width), gen).to(dtype)  # (2, d, d, L)
         g = g.permute(0, 3, 1, 2).mul_(1.0 / math.sqrt(width))
         return g[0], g[1]
 
@@ -310,6 +325,7 @@ def measure_ratios(
     memory_mb: float = 512.0,
     progress: Callable[[int], None] | None = None,
     first: int = 0,
+    noise_dtype: torch.dtype | None = None,
 ) -> RatioResult:
     """r_h, r_p, n_h, n_p for ``networks`` networks × ``inputs`` inputs × every β, at one depth.
 
@@ -317,7 +333,8 @@ def measure_ratios(
     depend on how networks are chunked, or split between processes: ``first`` numbers the networks
     first, first + 1, …), its inputs x ~ N(0, I_{n_in}), A and B from ``(*label, "io", i)``. Returns a
     :class:`RatioResult` whose tensors have shape (len(betas), networks, inputs) (on the CPU). The weights
-    of a chunk are drawn into buffers allocated once and reused.
+    of a chunk are drawn into buffers allocated once and reused, in ``noise_dtype`` (None: ``dtype``;
+    :meth:`Regime.network_weights`).
     """
     depth = check_depth(depth)
     betas = check_betas(betas)
@@ -339,7 +356,8 @@ def measure_ratios(
         stop = min(networks, start + chunk)
         h0s, ps = [], []
         for j, i in enumerate(range(first + start, first + stop)):
-            V, W = regime.network_weights(seed, (*label, "net", i), depth, width, dtype, device, out=scratch)
+            V, W = regime.network_weights(seed, (*label, "net", i), depth, width, dtype, device, out=scratch,
+                                          noise_dtype=noise_dtype)
             V_chunk[:, j] = V
             W_chunk[:, j] = W
             gen = generator(seed, *label, "io", i, device=device)

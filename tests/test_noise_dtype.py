@@ -10,6 +10,7 @@ import torch
 
 from limits import make_pair
 from limits.brownian import BrownianGrid
+from limits.initialisation import FractionalRegime, IIDRegime, SmoothRegime
 from validation import convergence
 from validation.engine import sde_pass
 
@@ -79,3 +80,41 @@ def test_bad_noise_dtype_is_bad_input(argv, message):
     done = subprocess.run([sys.executable, "-m", "validation.convergence", *argv, "--quiet"], capture_output=True,
                           text=True)
     assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("regime", [IIDRegime("uniform"), IIDRegime("normal"), FractionalRegime(0.3)])
+def test_weights_drawn_in_float32_are_float32_numbers_read_in_float64(regime):
+    """i.i.d. and fractional weights with noise_dtype float32: float64 tensors holding float32 draws (a round trip
+    through float32 is exact up to the 1/√d scale, applied after the draw for fGn), fixed by the seed; the default
+    is the float64 draw, unchanged."""
+    args = (3, ("t", 1), 16, 5, torch.float64, "cpu")
+    V, W = regime.network_weights(*args, noise_dtype=torch.float32)
+    again, _ = regime.network_weights(*args, noise_dtype=torch.float32)
+    assert V.dtype == torch.float64 and torch.equal(V, again)
+    unit = V * 5 ** 0.5 if isinstance(regime, FractionalRegime) else V
+    if isinstance(regime, IIDRegime):
+        assert torch.equal(unit.float().double(), unit)
+    default, _ = regime.network_weights(*args)
+    explicit, _ = regime.network_weights(*args, noise_dtype=torch.float64)
+    assert torch.equal(default, explicit) and not torch.equal(default, V)
+    torch.testing.assert_close(V.std(), default.std(), rtol=0.2, atol=0)
+
+
+def test_smooth_weights_refuse_a_noise_dtype():
+    with pytest.raises(ValueError, match="smooth weights"):
+        SmoothRegime(0.1).network_weights(0, ("t",), 8, 3, torch.float64, "cpu", noise_dtype=torch.float32)
+    assert subprocess.run([sys.executable, "-m", "validation.regimes", "--preset", "fig4", "--noise-dtype", "float32",
+                           "--quiet"], capture_output=True).returncode == 2
+
+
+def test_phase_and_regimes_take_a_float32_draw():
+    from validation import phase, regimes
+
+    small = dict(hursts=(0.3, 0.7), betas=(0.2, 0.6, 1.0), depth=32, networks=2, inputs=2, workers=1,
+                 dtype="float64")  # the phase diagram computes in float32 by default: its draw is float32 already
+    drawn32 = phase.run(noise_dtype="float32", **small).to_dict()
+    assert drawn32["settings"]["noise_dtype"] == "float32"
+    grid32, grid64 = drawn32["result"]["grid"], phase.run(**small).to_dict()["result"]["grid"]
+    assert grid32.keys() == grid64.keys() and grid32["main_r_h_median_log10"] != grid64["main_r_h_median_log10"]
+    sweep = regimes.run("fig1", samples=4, depths=(10, 100, 1000), noise_dtype="float32")
+    assert sweep.settings.noise_dtype == "float32" and sweep.verdict in ("PASS", "FAIL")

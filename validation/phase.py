@@ -56,8 +56,8 @@ from validation.regime_stats import critical_beta, fractional_critical_beta
 from validation.workers import run_tasks
 from validation.results import RunInfo, StudyResult, utc_now
 from validation.settings import (
-    CommonSettings, SettingsError, check_float, check_int, check_workers, make_settings, parse_grid, resolve_device,
-    setting,
+    CommonSettings, SettingsError, check_choice, check_float, check_int, check_workers, make_settings, parse_grid,
+    resolve_device, setting, torch_dtype,
 )
 
 __all__ = ["PhaseSettings", "PhaseResult", "run", "main", "phase_column"]
@@ -92,6 +92,9 @@ class PhaseSettings(CommonSettings):
                                           "single-threaded workers) or tcp://HOST:PORT (a running scheduler); the "
                                           "numbers do not depend on it", group="run and output",
                                     default_text="none: --workers local processes")
+    noise_dtype: str | None = setting(None, "the type the fractional weights are drawn in, then cast to --dtype "
+                                            "(float32 draws faster; another draw for the seed)",
+                                      choices=("float32", "float64"), default_text="as --dtype")
     vmax: float = setting(4.0, "the figure's colour scale is clipped to [−vmax, vmax] in log10 r", parse=float,
                           group="run and output")
     tolerance: float = setting(0.05, "the check: mean |β_c(H) − prediction| of r_h over H must be ≤ this",
@@ -121,6 +124,8 @@ class PhaseSettings(CommonSettings):
         for name in ("width", "n_in", "networks", "inputs"):
             self._set(name, check_int(name, getattr(self, name), 1, 10_000))
         check_workers(self)
+        if self.noise_dtype is not None:
+            check_choice("noise_dtype", self.noise_dtype, ("float32", "float64"))
         self._set("vmax", check_float("vmax", self.vmax, 0, strict_min=True))
         self._set("tolerance", check_float("tolerance", self.tolerance, 0, strict_min=True))
 
@@ -156,6 +161,7 @@ def phase_column(task: dict[str, Any]) -> dict[str, Any]:
         res = measure_ratios(
             regime, depth, task["betas"], task["networks"], task["inputs"], task["width"], task["n_in"],
             Block("res3"), seed=task["seed"], label=("phase", tag), dtype=task["dtype"], device=task["device"],
+            noise_dtype=task["noise_dtype"],
         )
         for key in ("r_h", "r_p"):
             r = getattr(res, key).double().reshape(len(task["betas"]), -1).numpy()
@@ -170,7 +176,8 @@ def phase_column(task: dict[str, Any]) -> dict[str, Any]:
 def _columns(settings: PhaseSettings, device: torch.device, progress: bool) -> list[dict[str, Any]]:
     common = dict(betas=list(settings.betas), depth=settings.depth, ref_depth=settings.reference_depth,
                   width=settings.width, n_in=settings.n_in, networks=settings.networks, inputs=settings.inputs,
-                  seed=settings.seed, dtype=settings.torch_dtype, device=str(device))
+                  seed=settings.seed, dtype=settings.torch_dtype, device=str(device),
+                  noise_dtype=None if settings.noise_dtype is None else torch_dtype(settings.noise_dtype))
     tasks = [dict(common, hurst=h) for h in settings.hursts]
     with tqdm(total=len(tasks), desc="phase (H columns)", disable=not progress, leave=False) as bar:
         columns = run_tasks(phase_column, tasks, settings.workers, on_result=lambda _: bar.update(1),

@@ -54,7 +54,7 @@ from validation.regime_stats import (
 from validation.results import RunInfo, StudyResult, utc_now
 from validation.settings import (
     CommonSettings, SettingsError, check_choice, check_depths, check_float, check_int, check_workers, make_settings,
-    parse_float_list, parse_int_list, resolve_device, setting,
+    parse_float_list, parse_int_list, resolve_device, setting, torch_dtype,
 )
 
 __all__ = ["PRESETS", "RegimesSettings", "RegimesResult", "run", "main", "predicted_critical_beta"]
@@ -84,9 +84,9 @@ PAPER_FIG2 = {"bound_q1": 0.87, "bound_q3": 2.06, "empirical_q1": 1.21, "width":
 #: which settings apply to each kind of preset (the rest are refused when given)
 APPLIES = {
     "sweep": {"regime", "law", "lengthscale", "hurst", "block", "activation", "betas", "depths", "width", "n_in",
-              "samples", "inputs", "tau", "chunk_mb", "critical_tolerance"},
+              "samples", "inputs", "tau", "chunk_mb", "critical_tolerance", "noise_dtype"},
     "distribution": {"regime", "law", "lengthscale", "hurst", "block", "activation", "betas", "depths", "width",
-                     "n_in", "samples", "inputs", "chunk_mb", "workers", "scheduler"},
+                     "n_in", "samples", "inputs", "chunk_mb", "workers", "scheduler", "noise_dtype"},
     "chizat": {"width", "hidden", "layers", "kappas", "betas", "depths", "samples", "sweep_samples", "sigma_u",
                "sigma_v", "tau", "critical_tolerance"},
 }
@@ -136,6 +136,9 @@ class RegimesSettings(CommonSettings):
                                 group="checks", default_text=str(TAU))
     critical_tolerance: float | None = setting(None, "the critical-β check: |estimate − prediction| ≤ this",
                                                parse=float, group="checks", default_text="0.1")
+    noise_dtype: str | None = setting(None, "i.i.d. and fractional weights: the type they are drawn in, then cast to "
+                                            "--dtype (float32 draws faster; another draw for the seed)",
+                                      choices=("float32", "float64"), group="model", default_text="as --dtype")
     chunk_mb: float | None = setting(None, "memory budget per chunk of networks, MiB", parse=float,
                                      group="run and output", default_text="512")
     workers: int | None = setting(None, "fig2: processes (each single-threaded) sharing the networks in blocks of "
@@ -153,6 +156,8 @@ class RegimesSettings(CommonSettings):
         super().check()
         ints = {"width": 1, "n_in": 1, "samples": 2, "inputs": 1, "sweep_samples": 2, "hidden": 1, "layers": 1}
         check_workers(self)
+        if self.noise_dtype is not None:
+            check_choice("noise_dtype", self.noise_dtype, ("float32", "float64"))
         for name, minimum in ints.items():
             if getattr(self, name) is not None:
                 self._set(name, check_int(name, getattr(self, name), minimum, 10_000_000))
@@ -218,6 +223,9 @@ def _resolve(preset: str, settings: RegimesSettings) -> RegimesSettings:
         for key, regime in REGIME_ONLY.items():
             if key in given and values["regime"] != regime:
                 raise SettingsError(key, f"applies to --regime {regime} only (the regime is {values['regime']})")
+        if values.get("noise_dtype") is not None and values["regime"] == "smooth":
+            raise SettingsError("noise_dtype", "applies to i.i.d. and fractional weights; smooth weights are drawn in "
+                                               "--dtype")
         if values["regime"] == "fractional" and values.get("hurst") is None:
             raise SettingsError("hurst", "--regime fractional needs --hurst H (0 < H < 1)")
         if values["regime"] != "iid":
@@ -245,6 +253,10 @@ def _resolve(preset: str, settings: RegimesSettings) -> RegimesSettings:
     if kind != "chizat" and any(k in base and values.get(k) != base[k] for k in named):
         title = f"res-{values['block'][-1]}, {_regime_name(values)}, d = {values['width']}"
     return dataclasses.replace(settings, **values, preset=name, kind=kind, title=title)
+
+
+def _noise_dtype(s: RegimesSettings) -> torch.dtype | None:
+    return None if s.noise_dtype is None else torch_dtype(s.noise_dtype)
 
 
 def _regime_name(values: dict[str, Any]) -> str:
@@ -330,7 +342,7 @@ def _sweep(s: RegimesSettings, device: torch.device, progress: bool) -> tuple[di
         for i, depth in enumerate(depths):
             res = measure_ratios(regime, depth, betas, s.samples, s.inputs, s.width, s.n_in, block, seed=s.seed,
                                  label=("regimes", s.preset), dtype=s.torch_dtype, device=device,
-                                 memory_mb=s.chunk_mb, progress=bar.update)
+                                 memory_mb=s.chunk_mb, progress=bar.update, noise_dtype=_noise_dtype(s))
             for key in data:
                 data[key][i] = getattr(res, key).reshape(len(betas), -1).double().numpy()
     critical = predicted_critical_beta(s)
@@ -414,7 +426,8 @@ def _fig2_block(task: tuple[RegimesSettings, str, int, int]) -> dict[str, np.nda
     with runtime.threads(1 if s.workers > 1 or s.scheduler is not None else None):
         res = measure_ratios(_regime(s), s.depths[0], [s.betas[0]], count, s.inputs, s.width, s.n_in,
                              Block(s.block, s.activation), seed=s.seed, label=("regimes", s.preset),
-                             dtype=s.torch_dtype, device=device, memory_mb=s.chunk_mb, first=first)
+                             dtype=s.torch_dtype, device=device, memory_mb=s.chunk_mb, first=first,
+                             noise_dtype=_noise_dtype(s))
     return {k: getattr(res, k).reshape(-1).double().numpy() for k in ("r_h", "r_p", "n_h", "n_p")}
 
 
