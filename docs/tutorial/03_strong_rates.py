@@ -133,8 +133,8 @@ print(res1.table())
 # - **‖h_L−h_2L‖** are the *successive differences*. They need no reference at all.
 #
 # The headline numbers, printed from the result. At the page's full size with seed 0 the run gives rate
-# 0.496, 95% interval [0.486, 0.504]: PASS. The rate against the second reference and the
-# successive-difference rate land within 0.01 of it.
+# 0.511, 95% interval [0.500, 0.524]: PASS. The rate against the second reference (0.516) and the
+# successive-difference rate (0.501) land within 0.01 of it.
 
 # %%
 low, high = res1.rate_ci
@@ -190,8 +190,8 @@ for label, result in (("reference 32x finer", res1), ("reference 4x finer", bias
 # %% [markdown]
 # With the coarse reference the fitted rate, and even more the last local slope, are pushed above
 # $1/2$. The rate against the second (coarser still) reference moves further. With the default reference
-# the shift is small. At full size with seed 0: rate 0.531, then 0.583 against the second reference, last
-# local slope 0.621, against a shift of +0.004 with the default reference. The lesson: a rate measured against a numerical reference is only as good as the
+# the shift is small. At full size with seed 0: rate 0.533, then 0.549 against the second reference, last
+# local slope 0.610, against a shift of +0.005 with the default reference. The lesson: a rate measured against a numerical reference is only as good as the
 # reference, and the way to know is to change the reference and see whether the rate moves.
 #
 # ### Successive differences: convergence to *something*
@@ -225,7 +225,7 @@ figure_res2_ode
 # $L = 8 \dots 64$, the shallow depths the fit's window rule leaves out: on these nearly deterministic
 # curves it sees that they lie off the model of the deeper depths.*
 #
-# The two rates side by side, printed by the code. At full size with seed 0: res1 0.505 [0.490, 0.518]
+# The two rates side by side, printed by the code. At full size with seed 0: res1 0.511 [0.500, 0.524]
 # against theory 1/2, res2-ode 1.000 [1.000, 1.000] against theory 1, both PASS.
 
 # %%
