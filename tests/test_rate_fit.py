@@ -183,4 +183,6 @@ def test_a_noise_scale_five_percent_too_large_is_told_apart(seed):
     right = convergence.run("res1", seed=seed, **SMALL)
     assert wrong.verdict == "FAIL" and wrong.rate_ci[1] < 0.45, wrong.table()
     assert right.contains_theory, right.table()
-    assert wrong.fits["successive"].ci[0] <= 0.5 <= wrong.fits["successive"].ci[1]  # the network is res-1's
+    # the network is res-1's: its successive differences are the right pair's, number for number (their rate's
+    # interval over 8…64 at 200 paths of width 4 is ±0.06 to ±0.14 wide and misses 1/2 on some seeds)
+    assert np.array_equal(wrong.errors.successive_sq, right.errors.successive_sq)
