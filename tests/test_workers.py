@@ -122,3 +122,14 @@ def test_a_bad_scheduler_is_refused(bad):
     with pytest.raises(ValueError, match="not a scheduler"):
         check_scheduler(bad)
     assert phase.main(["--scheduler", bad, "--hursts", "0.5", "--quiet"]) == 2
+
+
+def test_a_pair_instance_is_one_block_run_here():
+    from limits import ModelConfig
+    from validation.settings import SettingsError
+
+    pair = Res1SDE(ModelConfig(width=4), 30, seed=0)
+    small = dict(depths=(4, 8, 16), reference_steps=64, bootstrap=100, sample_block=10)
+    assert convergence.run(pair, **small).errors.reference["sample_blocks"] == 1
+    with pytest.raises(SettingsError, match="Pair instance"):
+        convergence.run(pair, workers=2, **small)

@@ -671,6 +671,9 @@ def _errors(model: str | type[Pair] | Pair, pair: Pair, settings: ConvergenceSet
                   reference_steps=settings.reference_steps or 0, rtol=settings.rtol or 0.0, atol=settings.atol or 0.0,
                   noise_dtype=settings.noise_dtype)
     if isinstance(model, Pair):
+        if settings.workers > 1 or settings.scheduler is not None:
+            raise SettingsError("workers", "a Pair instance runs here, as one block; pass its class or name to share "
+                                           "blocks of samples out to workers")
         errors = study_errors(pair, list(settings.depths), reference_steps=common["reference_steps"],
                               seed=settings.seed, rtol=common["rtol"], atol=common["atol"], progress=progress,
                               noise_dtype=noise_dtype(settings))
