@@ -295,13 +295,14 @@ class WeakSettings(CommonSettings):
 
 
 def estimate_mb(settings: WeakSettings) -> float:
-    """A rough upper estimate of the run's peak memory in MiB."""
+    """A rough upper estimate of the run's peak memory in MiB (one chunk or batch per local worker)."""
     item = 4 if settings.dtype == "float32" else 8
     part1 = 12 * min(settings.chunk, settings.draws) * settings.width * 2 * item + 2 * settings.draws * 2 * 8
     energy = 8 * (2 * min(settings.energy_points, settings.draws)) ** 2 * 2
     channels = settings.weak_width ** 2 + settings.weak_width
     part2 = 8 * (64 * 2000 * channels * 3 + settings.weak_draws * len(settings.weak_depths) * 2 * 3) if settings.weak else 0
-    return (part1 + energy + part2) / 2**20 + 300
+    processes = settings.workers if settings.scheduler is None else 1
+    return processes * ((part1 + part2) / 2**20 + 300) + energy / 2**20
 
 
 def estimate_seconds(settings: WeakSettings) -> float:
@@ -310,7 +311,8 @@ def estimate_seconds(settings: WeakSettings) -> float:
     part1 = 8e-9 * settings.draws * (settings.depth + settings.sde_steps) * settings.width * 2
     channels = settings.weak_width ** 2 + settings.weak_width
     part2 = 4e-8 * settings.weak_draws * settings.weak_reference * channels if settings.weak else 0.0
-    return len(settings.models) * (part1 + part2)
+    parallel = settings.workers if settings.scheduler is None else 1  # measured: 2 workers, 148.5 s → 79.4 s
+    return len(settings.models) * (part1 + part2) / parallel
 
 
 # ----------------------------------------------------------------------------------------------- result
