@@ -14,6 +14,10 @@ from validation import ablation, cli, convergence, phase, regimes, weak
 
 #: (argv, a needle the one error line must contain)
 CONVERGENCE = [
+    (["--sample-block", "0"], "--sample-block: 0 is out of range"),
+    (["--workers", "0"], "--workers: 0 is out of range"),
+    (["--scheduler", "foo"], "'foo' is not a scheduler"),
+    (["--model", "res1-ode", "--noise-dtype", "float32"], "applies to SDE pairs only"),
     (["--samples", "1000000000"], "--samples: 1000000000 is out of range"),
     (["--samples", "0"], "--samples: 0 is out of range (must be ≥ 2"),
     (["--samples", "-3"], "-3 is out of range"),
@@ -113,6 +117,8 @@ ABLATION = [
 ]
 
 WEAK = [
+    (["--workers", "100"], "--workers: 100 is out of range"),
+    (["--scheduler", "local:0"], "'local:0' is not a scheduler"),
     (["--weak-width", "100000"], "--weak-width: 100000 is out of range"),
     (["--draws", "1000000000"], "--draws: 1000000000 is out of range"),
     (["--draws", "5"], "--draws: 5 is out of range"),
@@ -136,6 +142,8 @@ WEAK = [
 ]
 
 REGIMES = [
+    (["--preset", "chizat", "--noise-dtype", "float32"], "--noise-dtype: does not apply to the chizat preset"),
+    (["--preset", "fig4", "--noise-dtype", "float32"], "smooth weights are drawn in --dtype"),
     (["--preset", "fig1", "--samples", "1000000000"], "--samples: 1000000000 is out of range"),
     (["--preset", "fig1", "--width", "100000"], "MiB of memory"),
     (["--preset", "chizat", "--layers", "100000000"], "--layers: 100000000 is out of range"),
