@@ -17,7 +17,8 @@ on ``--threads`` torch threads (default 1, as the studies run):
    ``--naive-fraction f`` times the reference solve over [0, f] only and scales it by 1/f (linear in the
    number of steps); the networks are timed in full. The JSON says which.
 
-Usage: ``python benchmarks/bench_res1.py [--samples 500 --width 10 --reference-steps 8192] [--json FILE]``.
+Usage: ``python benchmarks/bench_res1.py [--samples 500 --width 10 --reference-steps 8192] [--json FILE]``; on a GPU
+machine add ``--device cuda`` (the straightforward approach is then skipped unless ``--naive-fraction`` is given).
 Peak memory of a large run (the issue's 2^16-step reference) is measured separately with
 ``/usr/bin/time -v python -m validation.convergence --model res1 --samples 1000 --reference-steps 65536``.
 """
@@ -39,31 +40,40 @@ from validation.results import RunInfo, utc_now, write_json
 from validation.runtime import reuse_freed_memory
 
 
+def _synchronise(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
 def time_floor(samples: int, channels: int, steps: int, dtype: torch.dtype,
-               noise_dtype: torch.dtype | None = None) -> float:
+               noise_dtype: torch.dtype | None = None, device: torch.device = torch.device("cpu")) -> float:
     block = max(2, default_block_steps(samples, channels, steps, 1 << 23))
-    gen = torch.Generator().manual_seed(0)
+    gen = torch.Generator(device=device).manual_seed(0)
+    _synchronise(device)
     started = time.perf_counter()
     for _ in range(steps // block):
-        noise = torch.randn((block, samples, channels), generator=gen, dtype=noise_dtype or dtype)
+        noise = torch.randn((block, samples, channels), generator=gen, dtype=noise_dtype or dtype, device=device)
         if noise_dtype is not None:
             noise.to(dtype)
+    _synchronise(device)
     return time.perf_counter() - started
 
 
 def time_one_pass(pair, depths, steps, noise_dtype: torch.dtype | None = None) -> float:
+    _synchronise(pair.device)
     started = time.perf_counter()
     sde_errors(pair, depths, steps, seed=0, noise_dtype=noise_dtype)
+    _synchronise(pair.device)
     return time.perf_counter() - started
 
 
 def time_straightforward(pair, depths, steps, fraction: float) -> dict[str, float]:
     bm = torchsde.BrownianInterval(t0=0.0, t1=1.0, size=(pair.samples, pair.noise_dim), dtype=pair.dtype,
-                                   halfway_tree=True, tol=1e-12)
+                                   device=pair.device, halfway_tree=True, tol=1e-12)
     h0 = pair.initial_state()
     end = max(1, round(fraction * steps)) / steps
     started = time.perf_counter()
-    ts = torch.tensor([0.0, end], dtype=pair.dtype)
+    ts = torch.tensor([0.0, end], dtype=pair.dtype, device=pair.device)
     torchsde.sdeint(pair.limit_sde(), h0, ts, bm=bm, method="euler", dt=1.0 / steps)
     reference = (time.perf_counter() - started) / (end / 1.0)
     started = time.perf_counter()
@@ -85,6 +95,9 @@ def main(argv=None) -> int:
                         help="reuse: keep freed memory for reuse, as the command lines do "
                              "(validation.runtime.reuse_freed_memory); default: glibc's own behaviour")
     parser.add_argument("--threads", type=int, default=1, help="torch threads for everything timed (default 1)")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda (on a GPU: the floors, the default study and "
+                                                        "the float64 pass on it; the straightforward approach is "
+                                                        "skipped there unless --naive-fraction is given)")
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
     reused = reuse_freed_memory() if args.allocator == "reuse" else False
@@ -92,21 +105,22 @@ def main(argv=None) -> int:
     started, clock = utc_now(), time.perf_counter()
     depths = [4, 8, 16, 32, 64, 128, 256]
     dtype = torch.float64
-    pair = get_pair("res1")(ModelConfig(width=args.width), args.samples, seed=0, dtype=dtype)
+    device = torch.device(args.device)
+    pair = get_pair("res1")(ModelConfig(width=args.width), args.samples, seed=0, dtype=dtype, device=device)
     normals = args.samples * pair.noise_dim * args.reference_steps
-    floor32 = time_floor(args.samples, pair.noise_dim, args.reference_steps, dtype, torch.float32)
+    floor32 = time_floor(args.samples, pair.noise_dim, args.reference_steps, dtype, torch.float32, device)
     called = time.perf_counter()
     study = convergence.run("res1", samples=args.samples, width=args.width, depths=tuple(depths),
-                            reference_steps=args.reference_steps, threads=args.threads)
+                            reference_steps=args.reference_steps, threads=args.threads, device=args.device)
     study_call = time.perf_counter() - called
     default = study.run_info.wall_time_s
-    floor = time_floor(args.samples, pair.noise_dim, args.reference_steps, dtype)
+    floor = time_floor(args.samples, pair.noise_dim, args.reference_steps, dtype, device=device)
     one_pass = time_one_pass(pair, depths, args.reference_steps, torch.float64)
-    rows = [("float32 floor (randn float32 + cast)", floor32), ("default study (float32 path, 2 blocks)", default),
+    rows = [("float32 floor (randn float32 + cast)", floor32), (f"default study (float32 path, {study.errors.reference['sample_blocks']} blocks)", default),
             ("  the same call with its rate fits", study_call),
             ("float64 floor", floor), ("one pass, float64 path (0.2 default)", one_pass)]
     naive = None
-    if not args.skip_naive:
+    if not args.skip_naive and (device.type == "cpu" or "--naive-fraction" in " ".join(sys.argv)):
         naive = time_straightforward(pair, depths, args.reference_steps, args.naive_fraction)
         rows.append(("straightforward (BrownianInterval)", naive["total_seconds"]))
     print(f"res1 study: d={args.width}, N={args.samples}, depths {depths[0]}…{depths[-1]}, reference "
@@ -135,7 +149,7 @@ def main(argv=None) -> int:
                              "one_pass_over_floor": one_pass / floor},
             "straightforward": naive, "naive_fraction": args.naive_fraction,
             "straightforward_over_default_study": naive["total_seconds"] / default if naive else None,
-            "run": RunInfo.capture(seed=0, dtype=str(dtype).replace("torch.", ""), device="cpu", started=started,
+            "run": RunInfo.capture(seed=0, dtype=str(dtype).replace("torch.", ""), device=device, started=started,
                                    wall_time_s=time.perf_counter() - clock, command=" ".join(sys.argv)).to_dict(),
         })
     return 0
