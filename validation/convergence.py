@@ -61,7 +61,7 @@ from validation.stats import (
 from validation.workers import run_tasks
 
 __all__ = ["ConvergenceSettings", "ConvergenceResult", "run", "main", "KIND_DEFAULTS", "FLOOR_FACTORS", "FIT_MODELS",
-           "list_models"]
+           "list_models", "SampleBlock", "block_errors"]
 
 #: study size when neither the settings nor the pair's ``default_study`` say otherwise. No depth is dropped
 #: by hand: the corrected fit (docs/theory.md §6) models the pre-asymptotic bend, and drops a shallow depth

@@ -62,8 +62,8 @@ from validation.settings import (
 from validation.stats import RateFit, depth_intervals, fit_rate
 from validation.workers import run_tasks
 
-__all__ = ["WeakSettings", "WeakResult", "run", "main", "energy_test", "coupled_outputs", "weak_batch", "weak_task",
-           "WEAK_FUNCTIONS", "SC_MODELS"]
+__all__ = ["WeakSettings", "WeakResult", "run", "main", "energy_test", "coupled_outputs", "weak_batch", "WeakTask",
+           "weak_task", "weak_tasks", "WEAK_BATCH", "WEAK_FUNCTIONS", "SC_MODELS"]
 
 SC_MODELS = ("tanh", "swish")
 
