@@ -75,8 +75,8 @@ def time_fgn(width: int, depth: int, hurst: float, seed: int, repeats: int) -> d
             authors[i, j] = authors_fgn(depth, hurst, rng)
     t_authors = time.perf_counter() - start
     start = time.perf_counter()
-    for i in range(width):
-        for j in range(width):
+    for _row in range(width):
+        for _column in range(width):
             numpy_per_entry_fgn(depth, hurst, rng)
     t_numpy = time.perf_counter() - start
     out = {"shape": [width, width, depth], "hurst": hurst, "authors_loop_s": t_authors, "numpy_per_entry_s": t_numpy}

@@ -46,7 +46,8 @@ def _synchronise(device: torch.device) -> None:
 
 
 def time_floor(samples: int, channels: int, steps: int, dtype: torch.dtype,
-               noise_dtype: torch.dtype | None = None, device: torch.device = torch.device("cpu")) -> float:
+               noise_dtype: torch.dtype | None = None, device: torch.device | None = None) -> float:
+    device = device if device is not None else torch.device("cpu")
     block = max(2, default_block_steps(samples, channels, steps, 1 << 23))
     gen = torch.Generator(device=device).manual_seed(0)
     _synchronise(device)

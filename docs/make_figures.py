@@ -99,12 +99,12 @@ STUDIES = [
                 lambda quick: phase.run(**(dict(hursts=(0.3, 0.7), betas=(0.2, 0.6, 1.0, 1.3), depth=64, networks=2,
                                                 inputs=2) if quick else {}), progress=True)),
     *[StudyFigure(f"training_{name}", f"python -m validation.training --experiment {name}",
-                  (lambda name: lambda quick: training.run(name, checkpoint_dir=None, progress=True,
-                                                           **(training.EXPERIMENTS[name].smoke if quick else {})))(name))
+                  (lambda name: lambda quick: training.run(name, checkpoint_dir=None, progress=True,  # noqa: B023 (called within this iteration)
+                                                           **(training.EXPERIMENTS[name].smoke if quick else {})))(name))  # noqa: B023 (called within this iteration)
       for name in ("marion-fig8", "marion-fig9", "cohen-scaling", "pf-sgd")],
     *[StudyFigure(f"figures_{name}", f"python -m validation.figures --figure {name}",
-                  (lambda name: lambda quick: figures.run(name, progress=True,
-                                                          **(figures.SMOKE[name] if quick else {})))(name))
+                  (lambda name: lambda quick: figures.run(name, progress=True,  # noqa: B023 (called within this iteration)
+                                                          **(figures.SMOKE[name] if quick else {})))(name))  # noqa: B023 (called within this iteration)
       for name in figures.FIGURES],
 ]
 

@@ -392,7 +392,7 @@ def simulate_gram(
     chunks = [(start, min(chunk, draws - start)) for start in range(0, draws, chunk)]
     bar = tqdm(total=steps * len(chunks), desc=f"{phi.name} {mode}", unit="step", disable=not progress,
                leave=False, mininterval=0.5)
-    for c, (start, size) in enumerate(chunks):
+    for c, (_start, size) in enumerate(chunks):
         gen = generator(seed, "pf-gram", stream, mode, first_chunk + c, device=device)
         x = z[None, :, None].expand(size, k, width).clone()  # (N, K, D): K states of width D per draw
         ones = torch.ones((k, k), dtype=dtype, device=device)

@@ -84,6 +84,7 @@ CONVERGENCE = [
     (["--confidence", "1"], "--confidence: 1.0 is out of range"),
     (["--confidence", "0"], "--confidence: 0.0 is out of range"),
     (["--metric", "max"], "invalid choice: 'max'"),
+    (["--fit-model", "bogus"], "argument --fit-model: invalid choice: 'bogus'"),
     (["--fit-from", "512"], "leaves fewer than two of the depths"),
     (["--fit-from", "0"], "--fit-from: 0 is out of range"),
     (["--set", "oops"], "must look like NAME=VALUE"),
@@ -114,6 +115,18 @@ ABLATION = [
     (["--json", "/proc/x.json"], "--json /proc/x.json"),
     (["--weight-var", "2"], "unrecognized arguments: --weight-var"),
     (["--device", "cuda:abc"], "'cuda:abc' unknown"),
+    (["--bootstrap", "10"], "--bootstrap: 10 is out of range (must be ≥ 100"),
+    (["--confidence", "1"], "--confidence: 1.0 is out of range"),
+    (["--dtype", "float16"], "argument --dtype: invalid choice: 'float16'"),
+    (["--fit-model", "bogus"], "argument --fit-model: invalid choice: 'bogus'"),
+    (["--input-dim", "0"], "--input-dim: 0 is out of range"),
+    (["--lengthscale", "0"], "--lengthscale: 0.0 is out of range"),
+    (["--metric", "max"], "argument --metric: invalid choice: 'max'"),
+    (["--noise-dtype", "float16"], "argument --noise-dtype: invalid choice: 'float16'"),
+    (["--sample-block", "0"], "--sample-block: 0 is out of range"),
+    (["--scheduler", "foo"], "--scheduler: 'foo' is not a scheduler"),
+    (["--tolerance", "nan"], "--tolerance: nan must be finite"),
+    (["--workers", "0"], "--workers: 0 is out of range"),
 ]
 
 WEAK = [
@@ -139,6 +152,13 @@ WEAK = [
     (["--json", "/proc/x.json"], "--json /proc/x.json"),
     (["--csv", "x.csv"], "unrecognized arguments: --csv"),
     (["--device", "cuda:-1"], "'cuda:-1' unknown"),
+    (["--chunk", "0"], "--chunk: 0 is out of range"),
+    (["--depth", "0"], "--depth: 0 is out of range"),
+    (["--dtype", "float16"], "argument --dtype: invalid choice: 'float16'"),
+    (["--energy-points", "0"], "--energy-points: 0 is out of range (must be ≥ 10"),
+    (["--sde-steps", "0"], "--sde-steps: 0 is out of range"),
+    (["--weak-tolerance", "nan"], "--weak-tolerance: nan must be finite"),
+    (["--width", "0"], "--width: 0 is out of range"),
 ]
 
 REGIMES = [
@@ -174,6 +194,17 @@ REGIMES = [
     (["--preset", "fig1", "--plot", "/proc/x.png"], "--plot /proc/x.png"),
     (["--preset", "fig1", "--csv", "x.csv"], "unrecognized arguments: --csv"),
     (["--preset", "fig1", "--memory-mb", "1"], "more than --memory-mb 1"),
+    (["--preset", "fig1", "--chunk-mb", "0"], "--chunk-mb: 0.0 is out of range"),
+    (["--preset", "fig1", "--device", "tpu"], "--device: 'tpu' unknown"),
+    (["--preset", "fig1", "--dtype", "float16"], "argument --dtype: invalid choice: 'float16'"),
+    (["--preset", "fig1", "--inputs", "0"], "--inputs: 0 is out of range"),
+    (["--preset", "fig1", "--n-in", "0"], "--n-in: 0 is out of range"),
+    (["--preset", "fig2", "--scheduler", "foo"], "--scheduler: 'foo' is not a scheduler"),
+    (["--preset", "fig2", "--workers", "0"], "--workers: 0 is out of range"),
+    (["--preset", "fig1", "--workers", "2"], "--workers: does not apply to the fig1 preset"),
+    (["--preset", "chizat", "--sigma-u", "-1"], "--sigma-u: -1.0 is out of range"),
+    (["--preset", "chizat", "--sigma-v", "nan"], "--sigma-v: nan must be finite"),
+    (["--preset", "chizat", "--sweep-samples", "0"], "--sweep-samples: 0 is out of range"),
 ]
 
 PHASE = [
@@ -195,6 +226,12 @@ PHASE = [
     (["--seed", "-1"], "--seed: -1 is out of range"),
     (["--json", "{afile}/x.json"], "is not a folder"),
     (["--plot", "x.gif"], "suffix '.gif'"),
+    (["--device", "tpu"], "--device: 'tpu' unknown"),
+    (["--dtype", "float16"], "argument --dtype: invalid choice: 'float16'"),
+    (["--inputs", "0"], "--inputs: 0 is out of range"),
+    (["--n-in", "0"], "--n-in: 0 is out of range"),
+    (["--noise-dtype", "float16"], "argument --noise-dtype: invalid choice: 'float16'"),
+    (["--scheduler", "foo"], "--scheduler: 'foo' is not a scheduler"),
 ]
 
 
@@ -258,8 +295,32 @@ def test_cuda_without_a_gpu_is_refused(module, argv, capsys):
     assert "CUDA is not available here" in capsys.readouterr().err
 
 
-def test_there_are_over_a_hundred_cases():
-    assert len(CONVERGENCE) + len(ABLATION) + len(WEAK) + len(REGIMES) + len(PHASE) >= 100
+STUDIES = {"convergence": (convergence, CONVERGENCE), "ablation": (ablation, ABLATION), "weak": (weak, WEAK),
+           "regimes": (regimes, REGIMES), "phase": (phase, PHASE)}
+
+
+def _value_flags(command: cli.Command) -> set[str]:
+    """The flags ``cli.build_parser`` makes from the settings dataclass that take a value (every ``cli`` field but
+    the store_true/store_false switches, which have no bad value)."""
+    fields = [f for f in dataclasses.fields(command.settings) if f.metadata.get("cli", False)]
+    return {cli._flag(f) for f in fields if f.metadata.get("action") not in ("store_true", "store_false")}
+
+
+def _flags_in(cases) -> set[str]:
+    return {arg.split("=", 1)[0] for argv, _ in cases for arg in argv if arg.startswith("--")}
+
+
+@pytest.mark.parametrize("study", STUDIES)
+def test_every_setting_flag_has_a_bad_input_case(study):
+    """Each flag of a study's settings that takes a value is given a bad value by at least one case of its table
+    (so a new flag, or a removed case, shows here) — the tables above then check it is refused."""
+    module, cases = STUDIES[study]
+    flags = _value_flags(module.COMMAND)
+    assert {"--seed", "--device", "--dtype"} <= flags  # the settings' fields are read (the check is not vacuous)
+    parser_flags = {option for action in cli.build_parser(module.COMMAND)._actions for option in action.option_strings}
+    assert flags <= parser_flags  # they are the command line's flags
+    uncovered = sorted(flags - _flags_in(cases))
+    assert not uncovered, f"{study}: no bad-input case gives these flags a value: {', '.join(uncovered)}"
 
 
 def test_a_long_run_is_announced_before_it_starts(capsys):

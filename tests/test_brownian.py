@@ -1,3 +1,5 @@
+import gc
+
 import pytest
 import torch
 
@@ -60,7 +62,67 @@ def test_off_grid_and_bad_arguments_are_rejected():
         BrownianGrid(0, 2, 16)
 
 
+def _storages(obj, found, seen=None):
+    """Distinct tensor storages (data_ptr -> nbytes) reachable from obj's slots / __dict__ / containers."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return found
+    seen.add(id(obj))
+    if isinstance(obj, torch.Tensor):
+        storage = obj.untyped_storage()
+        found[storage.data_ptr()] = storage.nbytes()
+        return found
+    if isinstance(obj, dict):
+        children = [*obj.keys(), *obj.values()]
+    elif isinstance(obj, (list, tuple, set, frozenset)):
+        children = list(obj)
+    else:
+        names = [name for cls in type(obj).__mro__ for name in cls.__dict__.get("__slots__", ())]
+        children = [getattr(obj, name) for name in names if hasattr(obj, name)]
+        children += list(getattr(obj, "__dict__", {}).values())
+    for child in children:
+        if isinstance(child, (torch.Tensor, dict, list, tuple, set, frozenset, BrownianGrid)):
+            _storages(child, found, seen)
+    return found
+
+
+def _live_tensor_bytes():
+    """Bytes of the distinct storages of every tensor the garbage collector can see (any cache, anywhere)."""
+    gc.collect()
+    found = {}
+    for obj in gc.get_objects():
+        if issubclass(type(obj), torch.Tensor):  # type(), not isinstance: no proxy's __class__ is touched
+            storage = obj.untyped_storage()
+            found[storage.data_ptr()] = storage.nbytes()
+    return sum(found.values())
+
+
 def test_memory_is_one_block():
-    grid = BrownianGrid(samples=10, size=10, steps=1 << 20, seed=0, block_steps=64)
-    grid(0.5, 0.5 + 64 / (1 << 20))
-    assert grid.block(grid.num_blocks // 2).numel() == 64 * 10 * 10
+    # Walk a path of 256 blocks in every way a reader does (fine steps, whole blocks, coarse dyadic
+    # increments spanning many blocks, the whole path): what stays alive afterwards must be O(one block)
+    # — the latest block and its dyadic levels (< 2 blocks) — not O(steps).
+    steps, block_steps, n, m = 1 << 14, 64, 10, 10
+    block_bytes = block_steps * n * m * torch.finfo(torch.float64).bits // 8
+    before = _live_tensor_bytes()
+    grid = BrownianGrid(samples=n, size=m, steps=steps, seed=0, block_steps=block_steps)
+    assert grid.num_blocks == 256
+    assert grid.block(grid.num_blocks // 2).numel() == block_steps * n * m
+    total = torch.zeros(n, m, dtype=torch.float64)  # read every increment, keep none (a view keeps its block)
+    for b in range(grid.num_blocks):
+        s, t = b * block_steps / steps, (b + 1) * block_steps / steps
+        total += grid(s, t)
+        total += grid(s, s + 1 / steps)
+    for s, t in ((0.0, 1.0), (0.25, 0.75), (1.0 / steps, 1.0 - 1.0 / steps)):
+        total += grid(s, t)
+    held = sum(_storages(grid, {}).values())
+    assert held >= block_bytes  # the inspection sees the latest block (it is not vacuous)
+    assert held <= 3 * block_bytes, (
+        f"the grid keeps {held / block_bytes:.1f} blocks of increments alive after a walk of "
+        f"{grid.num_blocks} blocks (at most ~2 expected)"
+    )
+    grown = _live_tensor_bytes() - before
+    assert grown >= block_bytes  # the accounting sees the grid's latest block
+    assert grown <= 3 * block_bytes, (
+        f"{grown / block_bytes:.1f} blocks of tensors stay alive after a walk of {grid.num_blocks} blocks "
+        f"(at most ~2 expected): increments are cached somewhere"
+    )

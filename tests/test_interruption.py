@@ -129,7 +129,7 @@ def test_an_internal_error_is_exit_3_with_one_line(monkeypatch, capsys):
     def broken(*args, **kwargs):
         raise RuntimeError("something inside broke")
 
-    monkeypatch.setattr(convergence, "study_errors", broken)
+    monkeypatch.setattr(convergence, "study_errors_in_blocks", broken)
     argv = ["--samples", "20", "--depths", "4:16", "--reference-steps", "128", "--quiet"]
     assert convergence.main(argv) == 3
     err = capsys.readouterr().err
@@ -146,7 +146,7 @@ def test_a_wrong_limit_that_explodes_is_not_a_pass(capsys):
     code = convergence.main(["--model", "cohen-sde-naive", "--set", "s_a=3", "--fit-from", "4", "--samples", "100",
                              "--depths", "4:64", "--reference-steps", "1024", "--quiet", "--bootstrap", "200"])
     out = capsys.readouterr().out
-    assert code == 1 and "verdict: FAIL" in out and "within [-0.050, 0.450]" in out
+    assert code == 1 and "verdict: FAIL" in out and "lies wholly outside [-0.050, 0.450]" in out
 
 
 def test_non_finite_samples_are_counted_per_depth_and_side(tmp_path, capsys):

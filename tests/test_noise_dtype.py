@@ -116,5 +116,18 @@ def test_phase_and_regimes_take_a_float32_draw():
     assert drawn32["settings"]["noise_dtype"] == "float32"
     grid32, grid64 = drawn32["result"]["grid"], phase.run(**small).to_dict()["result"]["grid"]
     assert grid32.keys() == grid64.keys() and grid32["main_r_h_median_log10"] != grid64["main_r_h_median_log10"]
-    sweep = regimes.run("fig1", samples=4, depths=(10, 100, 1000), noise_dtype="float32")
+    tiny = dict(samples=4, depths=(10, 100, 1000))  # regimes computes in float64 by default
+    sweep = regimes.run("fig1", noise_dtype="float32", **tiny)
     assert sweep.settings.noise_dtype == "float32" and sweep.verdict in ("PASS", "FAIL")
+
+    def medians(result):  # per β, per depth: the median ratios r_h and r_p of the JSON's result section
+        per_beta = result.to_dict()["result"]["per_beta"]
+        return {key: np.array([entry[key]["median"] for entry in per_beta]) for key in ("r_h", "r_p")}
+
+    drawn32, default = medians(sweep), medians(regimes.run("fig1", **tiny))
+    drawn64 = medians(regimes.run("fig1", noise_dtype="float64", **tiny))
+    for key in ("r_h", "r_p"):
+        assert np.array_equal(drawn64[key], default[key])  # float64 weights are the default draw, bit for bit
+        assert np.all(np.isfinite(drawn32[key])) and drawn32[key].shape == default[key].shape == (3, 3)
+        # the float32 draw is another draw of the weights: the medians move
+        assert not np.array_equal(drawn32[key], default[key]), f"{key}: noise_dtype=float32 did not change the draw"

@@ -67,13 +67,16 @@ def test_verdict_is_an_equivalence_test():
     from validation.stats import RateFit
 
     def fit(low, high):
-        return RateFit((low + high) / 2, (low, high), 0.95, np.ones(3), np.ones(3, bool), np.zeros(2), "x")
+        return RateFit((low + high) / 2, (low, high), 0.95, np.ones(3), np.ones(3, bool), np.zeros(2), "x",
+                       depths=(4, 8, 16))
 
     assert verdict(fit(0.45, 0.55), 0.5, 0.1) == "PASS"
-    assert verdict(fit(0.35, 0.55), 0.5, 0.1) == "FAIL"  # interval too wide: not shown equivalent
-    assert verdict(fit(0.62, 0.66), 0.5, 0.1) == "FAIL"
+    assert verdict(fit(0.35, 0.55), 0.5, 0.1) == "INCONCLUSIVE"  # interval too wide: not shown equivalent, nor off
+    assert verdict(fit(0.62, 0.66), 0.5, 0.1) == "FAIL"  # wholly outside [0.4, 0.6]
+    assert verdict(fit(0.58, 0.66), 0.5, 0.1) == "INCONCLUSIVE"  # straddles 0.6
     assert verdict(fit(-0.1, 0.1), 0.0, 0.1, excluded=0.5) == "PASS"
-    assert verdict(fit(0.3, 0.45), 0.0, 0.1, excluded=0.5) == "FAIL"
+    assert verdict(fit(0.3, 0.45), 0.0, 0.1, excluded=0.5) == "INCONCLUSIVE"  # straddles 0.4
+    assert verdict(fit(0.42, 0.45), 0.0, 0.1, excluded=0.5) == "FAIL"
 
 
 def test_nonfinite_errors_are_not_fitted():

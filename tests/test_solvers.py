@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -140,6 +142,23 @@ def test_steps_to_reach_interpolates_and_extrapolates():
                             [4, 8, 16], [0, 0, 0])
     assert solvers.steps_to_reach(run, 1e-1) == 4.0
     assert 4 < solvers.steps_to_reach(run, 5e-3) < 8
+    # log-log interpolation: 5e-3 is halfway (in log) from 1e-2 to 2.5e-3, so L = 4 · √2
+    assert solvers.steps_to_reach(run, 5e-3) == pytest.approx(4 * math.sqrt(2), rel=1e-12)
+
+    # Beyond the deepest depth: extrapolated from the fitted rate, e(L) = e(16) (16 / L)^rate.
+    # steps_to_reach reads only fit.finite and fit.rate.
+    errors = np.array([[1e-2, 5e-3, 2.5e-3]])
+    deep = solvers.SchemeRun("y", "", 1.0, [4, 8, 16], errors ** 2 * np.ones((2, 1)), [4, 8, 16], [0, 0, 0])
+    assert solvers.steps_to_reach(deep, 1e-4) is None  # no fit: cannot extrapolate
+    deep.fit = SimpleNamespace(finite=True, rate=1.0)
+    assert solvers.steps_to_reach(deep, 1e-4) == pytest.approx(16 * 2.5e-3 / 1e-4, rel=1e-12)  # 400
+    deep.fit = SimpleNamespace(finite=True, rate=0.5)
+    assert solvers.steps_to_reach(deep, 1e-4) == pytest.approx(16 * (2.5e-3 / 1e-4) ** 2, rel=1e-12)  # 10000
+    assert solvers.steps_to_reach(deep, 5e-3) == pytest.approx(8.0, rel=1e-12)  # still interpolated, not fitted
+    deep.fit = SimpleNamespace(finite=False, rate=float("nan"))
+    assert solvers.steps_to_reach(deep, 1e-4) is None  # a non-finite fit does not extrapolate
+    deep.fit = SimpleNamespace(finite=True, rate=0.0)
+    assert solvers.steps_to_reach(deep, 1e-4) is None  # nor does a rate that never reaches the target
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -10,13 +10,14 @@ on the same weight paths and the same samples, with
 Both error curves e(L) = (E‖h_L − H_1‖²)^½ are drawn on one log–log plot with their fitted rates and 95%
 paired-bootstrap intervals (the convergence study's corrected fit, docs/theory.md §6). Verdict: PASS when
 the corrected rate's interval lies within ±tolerance of 1/2 AND the naive one lies within
-[−tolerance, 1/2 − tolerance] with every error finite (its error neither vanishes nor explodes); FAIL
-otherwise.
+[−tolerance, 1/2 − tolerance] with every error finite (its error neither vanishes nor explodes); FAIL when
+either side's interval lies wholly outside its range (or an error is NaN/inf); INCONCLUSIVE otherwise (an
+interval straddles an edge: the sample count to settle it is printed).
 
 Python: ``validation.ablation.run(samples=200)`` returns an :class:`AblationResult`; each side is a
 :class:`~validation.convergence.ConvergenceResult`.
 
-Exit status: 0 PASS, 1 FAIL, 2 bad input, 3 internal error.
+Exit status: 0 PASS, 1 FAIL, 2 bad input, 3 internal error, 4 INCONCLUSIVE.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from typing import Any, Mapping, Sequence
 from limits.cohen import CohenSDE
 from validation import cli, convergence
 from validation.convergence import ConvergenceResult, ConvergenceSettings
+from validation.checks import combine
+from validation.pair_study import build_pair, estimate_mb, estimate_seconds
 from validation.plots import Curve, draw_error_curves, new_axes
 from validation.results import StudyResult
 from validation.settings import make_settings, parse_name_value, parse_power_of_two_list, setting
@@ -78,7 +81,9 @@ class AblationResult(StudyResult):
 
     @property
     def verdict(self) -> str:
-        return "PASS" if self.corrected.passed and self.naive.passed else "FAIL"
+        """Both sides' checks combined (:func:`validation.checks.combine`): FAIL if either FAILs, else
+        INCONCLUSIVE if either is, else PASS."""
+        return combine([self.corrected.check, self.naive.check])
 
     @property
     def rates(self) -> dict[str, tuple[float, tuple[float, float]]]:
@@ -88,7 +93,8 @@ class AblationResult(StudyResult):
 
     def _side(self, result: ConvergenceResult) -> dict[str, Any]:
         errors = result.errors
-        return {"fit": result.fit.to_dict(), "verdict": result.verdict, "contains_theory": result.contains_theory,
+        return {"fit": result.fit.to_dict(), "verdict": result.verdict, "check": result.check.to_dict(),
+                "contains_theory": result.contains_theory,
                 "theory_rate": result.theory_rate,
                 "excluded_rate": result.excluded_rate,
                 "verdict_interval": list(verdict_rule(result.theory_rate, self.settings.tolerance,
@@ -141,6 +147,9 @@ class AblationResult(StudyResult):
                      f"vanishes nor grows; e({depths[-1]}) / e({depths[0]}) = "
                      f"{naive_fit.errors[-1] / naive_fit.errors[0]:.3f}"
                      + (f"; {bad} non-finite samples" if bad else "") + ")")
+        for side in (self.corrected, self.naive):
+            if side.verdict == "INCONCLUSIVE":
+                lines.append(f"  {side.check.name}: {side.check.detail}")
         lines.append(f"verdict: {self.verdict}")
         lines.append(f"time {self.run_info.wall_time_s:.1f} s (corrected {self.corrected.run_info.wall_time_s:.1f} s, "
                      f"naive {self.naive.run_info.wall_time_s:.1f} s)")
@@ -181,7 +190,7 @@ def run(settings: AblationSettings | None = None, /, *, progress: bool = False, 
     """
     settings = make_settings(AblationSettings, settings, overrides)
     for model in ("cohen-sde", "cohen-sde-naive"):  # both checked before either runs
-        convergence.build_pair(model, settings)
+        build_pair(model, settings)
     common = dict(progress=progress, threads=threads, command_line=command_line)
     corrected = convergence.run("cohen-sde", settings, **common)
     naive = convergence.run("cohen-sde-naive", settings, **common)
@@ -204,8 +213,8 @@ COMMAND = cli.Command(
     epilog=EPILOG,
     settings=AblationSettings,
     run=run,
-    estimate_mb=lambda settings: convergence.estimate_mb("cohen-sde", settings),
-    estimate_seconds=lambda settings: 2 * convergence.estimate_seconds("cohen-sde", settings),
+    estimate_mb=lambda settings: estimate_mb("cohen-sde", settings),
+    estimate_seconds=lambda settings: 2 * estimate_seconds("cohen-sde", settings),
 )
 
 

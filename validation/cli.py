@@ -6,7 +6,7 @@ own) and its ``main`` is ``execute(COMMAND, argv)``. This module owns, once for 
 * the shared flags: ``--seed``, ``--dtype``, ``--device`` (from :class:`~validation.settings.CommonSettings`)
   and ``--threads``, ``--json``, ``--csv``, ``--plot``, ``--memory-mb``, ``--quiet``, ``--debug``; every
   other flag is generated from the study's settings fields, with their help text and defaults;
-* the exit status: 0 PASS, 1 FAIL, 2 bad input (one line naming the value and the allowed range),
+* the exit status: 0 PASS, 1 FAIL, 4 INCONCLUSIVE, 2 bad input (one line naming the value and the allowed range),
   3 an internal error (one line; the traceback only with ``--debug``), 130 interrupted (Ctrl-C),
   143 terminated (SIGTERM is handled as Ctrl-C is);
 * the checks made before any computation: every setting, the output paths (the folder exists and is
@@ -38,7 +38,7 @@ from limits.fractional import FractionalNoiseError
 from limits.pairs import PairError
 
 from .results import StudyResult, plan_outputs, write_outputs
-from .runtime import available_memory_mb, reuse_freed_memory, threads
+from .runtime import available_memory_mb, reuse_freed_memory
 from .settings import SettingsError, UsageError
 
 __all__ = ["Command", "execute", "HelpFormatter", "BAD_INPUT"]
@@ -48,7 +48,9 @@ class Terminated(BaseException):
     """Raised in the main thread by SIGTERM, so that it unwinds like Ctrl-C (KeyboardInterrupt)."""
 
 
-EXIT_STATUS = ("exit status: 0 PASS, 1 FAIL (the verdict; also NaN/inf errors or a failed check), 2 bad input, "
+EXIT_STATUS_HELP = ("exit status: 0 PASS, 1 FAIL (the verdict; also NaN/inf errors or a failed check), 4 INCONCLUSIVE (the "
+               "interval straddles the margin's edge, or the rate stands on fewer than 3 depths: the sample count or "
+               "depths that would settle it are printed), 2 bad input, "
                "3 internal error, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).")
 
 #: exceptions that mean "the input is bad" (exit status 2), wherever they are raised
@@ -85,7 +87,8 @@ class Command:
         description: the ``--help`` text (the study's purpose and what PASS/FAIL mean).
         epilog: examples.
         settings: the study's settings dataclass (its fields become flags).
-        run: ``run(*positional, settings, progress=..., threads=...)`` returning a :class:`StudyResult`.
+        run: ``run(*positional, settings, progress=..., threads=..., command_line=...)`` returning a
+            :class:`StudyResult`; it runs with ``threads`` torch threads and records them.
         positional: the names of flags passed to ``run`` before the settings (``("model",)`` for
             ``--model``); they are declared by ``add_arguments``.
         add_arguments: adds the study's own flags (e.g. ``--model``, ``--list``, ``--preset``) to the
@@ -143,7 +146,7 @@ def build_parser(command: Command) -> argparse.ArgumentParser:
     """The parser: the study's own flags, its settings fields as flags, and the shared run flags, in sections
     ordered model → study → fit → run and output."""
     parser = _Parser(prog=command.prog, description=_plain(command.description),
-                     epilog=command.epilog.rstrip("\n") + "\n\n" + EXIT_STATUS, formatter_class=HelpFormatter)
+                     epilog=command.epilog.rstrip("\n") + "\n\n" + EXIT_STATUS_HELP, formatter_class=HelpFormatter)
     fields = [f for f in dataclasses.fields(command.settings) if f.metadata.get("cli", False)]
     seen = list(dict.fromkeys(["model", *(f.metadata["group"] for f in fields), "run and output"]))
     names = sorted(seen, key=lambda g: (g == "run and output",
@@ -179,7 +182,7 @@ def build_parser(command: Command) -> argparse.ArgumentParser:
                           "memory available on this machine)")
     run.add_argument("--quiet", action="store_true", help="no progress bars")
     run.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
-    for name, group in groups.items():  # drop a section left empty
+    for group in groups.values():  # drop a section left empty
         if not group._group_actions:
             parser._action_groups.remove(group)
     return parser
@@ -276,9 +279,9 @@ def execute(command: Command, argv: Sequence[str] | None = None) -> int:
             positional = [getattr(args, name) for name in command.positional]
             plan = plan_outputs({key: getattr(args, key) for key in command.outputs})
             _check_memory(command, positional, settings, args.memory_mb)
-            with threads(args.threads):
-                result = command.run(*positional, settings, progress=not args.quiet,
-                                     command_line=_command_line(command, argv))
+            # the study sets torch's threads for its run (and records them): passed on, never overridden by its default
+            result = command.run(*positional, settings, progress=not args.quiet, threads=args.threads,
+                                 command_line=_command_line(command, argv))
             print(result.table())
             for path in write_outputs(result, plan):
                 print(f"wrote {path}")

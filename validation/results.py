@@ -7,7 +7,7 @@ layout for all studies, checked against the JSON Schema shipped in ``validation/
 * ``study`` — ``convergence``, ``ablation``, ``weak``, ``regimes``, ``phase`` or ``solvers``;
 * ``schema_version`` — 1;
 * ``settings`` — every setting of the run, resolved (``run(model, **settings)`` repeats it);
-* ``result`` — the study's numbers, always with ``verdict`` (``PASS`` or ``FAIL``); every rate fit has
+* ``result`` — the study's numbers, always with ``verdict`` (``PASS``, ``FAIL`` or ``INCONCLUSIVE``); every rate fit has
   one form (:meth:`validation.stats.RateFit.to_dict`);
 * ``run`` — provenance (:class:`RunInfo`): seed, dtype of each part, device, threads, the command as typed
   (``null`` from the Python API), wall time, the package version and git commit, library versions.
@@ -42,6 +42,7 @@ from typing import Any, Callable, ClassVar, Iterable
 import numpy as np
 import torch
 
+from .checks import EXIT_STATUS
 from .runtime import utc_now
 from .settings import UsageError, settings_dict
 
@@ -50,7 +51,8 @@ __all__ = [
     "write_outputs", "write_json", "save_figure", "FIGURE_SUFFIXES", "utc_now", "rows_from_columns", "git_commit",
 ]
 
-SCHEMA_VERSION = 1
+#: 2 since 0.4: a verdict may be INCONCLUSIVE, and verdicts judged with a margin carry their check
+SCHEMA_VERSION = 2
 _PACKAGES = ("torch", "torchsde", "torchdiffeq", "numpy", "scipy", "matplotlib")
 #: the figure formats the package writes (matplotlib's Agg-backed vector and raster formats)
 FIGURE_SUFFIXES = (".png", ".pdf", ".svg")
@@ -187,7 +189,7 @@ class StudyResult(abc.ABC):
     @property
     @abc.abstractmethod
     def verdict(self) -> str:
-        """``"PASS"`` or ``"FAIL"``."""
+        """``"PASS"``, ``"FAIL"`` or ``"INCONCLUSIVE"`` (:mod:`validation.checks`)."""
 
     @property
     def passed(self) -> bool:
@@ -195,8 +197,8 @@ class StudyResult(abc.ABC):
 
     @property
     def exit_code(self) -> int:
-        """The command line's exit status for this result: 0 PASS, 1 FAIL."""
-        return 0 if self.passed else 1
+        """The command line's exit status for this result: 0 PASS, 1 FAIL, 4 INCONCLUSIVE."""
+        return EXIT_STATUS[self.verdict]
 
     @abc.abstractmethod
     def summary(self) -> dict[str, Any]:
@@ -291,7 +293,6 @@ def _check_writable(kind: str, path: Path) -> None:
 def plan_outputs(paths: dict[str, str | Path | None]) -> OutputPlan:
     """Check the output paths before anything is computed: the folder exists and is writable, and a figure
     has a suffix matplotlib writes (none: ``.png`` is added). Raises ``UsageError`` (exit status 2)."""
-    from .cli import UsageError
 
     checked: dict[str, Path] = {}
     for kind, value in paths.items():

@@ -23,7 +23,7 @@ import torch
 __all__ = [
     "SettingsError", "UsageError", "setting", "CommonSettings", "settings_dict", "check_int", "check_float", "check_choice",
     "check_depths", "check_power_of_two", "is_power_of_two", "parse_power_of_two_list", "parse_float_list",
-    "parse_int_list", "parse_grid", "parse_name_value", "DTYPES", "torch_dtype", "resolve_device",
+    "parse_int_list", "parse_grid", "parse_name_value", "DTYPES", "torch_dtype", "optional_torch_dtype", "resolve_device",
     "make_settings", "check_workers",
 ]
 
@@ -213,6 +213,11 @@ DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
 def torch_dtype(name: str) -> torch.dtype:
     return DTYPES[name]
+
+
+def optional_torch_dtype(name: str | None) -> torch.dtype | None:
+    """The torch type named ``name`` ("float32", "float64"), or None for None (a draw in the study's --dtype)."""
+    return None if name is None else DTYPES[name]
 
 
 def _normalise_dtype(value: Any) -> str:

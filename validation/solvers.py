@@ -21,11 +21,13 @@ the scheme's theory order (fitted only above the reference floor — 10× the tw
 drift/diffusion (or field) evaluations and wall time per solve, the step count each scheme needs to reach
 an error ε, and a work–precision figure (error against evaluations, and against wall time).
 
-PASS when every scheme with a theory order has its whole rate interval within ±tolerance of it.
+PASS when every scheme with a theory order has its whole rate interval within ±tolerance of it; FAIL when one
+lies wholly outside; INCONCLUSIVE when one straddles an edge (the sample count to settle it is printed) or a
+rate stands on fewer than 3 depths.
 
 Python: ``validation.solvers.run("res1", samples=200)`` returns a :class:`SolversResult`.
 
-Exit status: 0 PASS, 1 FAIL, 2 bad input, 3 internal error.
+Exit status: 0 PASS, 1 FAIL, 2 bad input, 3 internal error, 4 INCONCLUSIVE.
 """
 
 from __future__ import annotations
@@ -44,11 +46,15 @@ from limits.brownian import DyadicPath
 from limits.pairs import ODEPair, Pair, SDEPair, run_network
 from limits.schemes import SDE_SCHEMES, SchemeError, get_sde_scheme, sde_schemes_for
 from validation import cli, runtime
-from validation.convergence import MAX_SAMPLES, ConvergenceSettings, build_pair, model_spec, noise_dtype
+from validation.checks import FAIL, Check, combine, rate_check
 from validation.engine import sde_pass
+from validation.pair_study import (
+    PairSettings, RateFitSettings, build_pair, estimate_mb as pair_estimate_mb,
+    estimate_seconds as pair_estimate_seconds, model_spec, pair_class, resolve_sizes,
+)
 from validation.results import RunInfo, StudyResult, rows_from_columns, utc_now
 from validation.settings import SettingsError, check_float, make_settings, parse_float_list, setting
-from validation.stats import RateFit, fit_rate, verdict
+from validation.stats import RateFit, fit_rate, verdict_rule
 
 __all__ = ["SolversSettings", "SolversResult", "SchemeRun", "ODE_FIXED_SCHEMES", "ODE_ADAPTIVE_SCHEMES", "run",
            "main", "steps_to_reach"]
@@ -64,9 +70,12 @@ _COSTLY_ON_GENERAL_NOISE = ("log_ode_midpoint",)
 #: schemes for superlinear drifts (the blow-up question, docs/results/blowup.md), run only when asked for
 _ON_REQUEST = ("tamed_euler", "drift_implicit_euler")
 #: depths whose RMS error is below this multiple of the reference floor (the two references' RMS gap) are not
-#: fitted. ODE: the reference's error is a deterministic bias, so an error 10× above it is distorted by ≤ 10%;
-#: SDE: the reference's error is a nearly independent fluctuation that adds in quadrature, so 3× distorts ≤ 6%
-FLOOR_FACTORS: Mapping[str, float] = {"ode": 10.0, "sde": 3.0}
+#: fitted. ODE: the reference is rk4 and the second one rk4 at half the steps, so the gap is about 15× the
+#: reference's own error, a deterministic bias, and an error 10× above the gap is distorted by ≤ 10%. (The
+#: convergence study's ODE factor is 0.5 because its second reference is dopri5 100× looser, whose gap is ≥ 20×
+#: the primary's error: validation.convergence.FLOOR_FACTORS.) SDE: as in the convergence study, the reference's
+#: error is a nearly independent fluctuation that adds in quadrature, so 3× distorts ≤ 6%
+SCHEME_FLOOR_FACTORS: Mapping[str, float] = {"ode": 10.0, "sde": 3.0}
 #: ODE pairs: the reference is rk4 with this many times the deepest step count (second: half as many). An
 #: adaptive reference does not reach far enough: dopri8 at rtol = atol = 1e-13 stays ~1e-9 from the converged rk4
 #: solution on res2-ode (d = 10, ℓ = 0.1), which is where rk4's own errors are at L ≈ 512
@@ -77,6 +86,8 @@ REFERENCE_FACTOR = 4
 COMMUTATIVE_SAMPLES = 4000
 #: the error levels of the steps-to-ε table
 TARGETS: tuple[float, ...] = (1e-1, 1e-2, 1e-3, 1e-4, 1e-6)
+#: an extrapolated step count beyond this is reported as out of reach (``inf``), not as a number
+MAX_EXTRAPOLATED_STEPS = 1e12
 
 
 def _scheme_list(text: str) -> tuple[str, ...]:
@@ -87,9 +98,16 @@ def _scheme_list(text: str) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class SolversSettings(ConvergenceSettings):
-    """Settings of the solver study (the model and size settings are the convergence study's)."""
+class SolversSettings(RateFitSettings, PairSettings):
+    """Settings of the solver study: the pair and its size, the rate fit, the schemes. It runs every scheme on all
+    samples in one process (its cost axis is each scheme's wall time on one machine, which blocks spread over
+    workers would not measure), so it has no sharding settings."""
 
+    rtol: float | None = setting(None, "ODE pairs: rtol of the dopri8 side check, reported next to the reference "
+                                       "(the reference itself is rk4 at 4× the deepest step count, second: half)",
+                                 parse=float, default_text="1e-13 in float64, 1e-6 in float32")
+    atol: float | None = setting(None, "ODE pairs: atol of the dopri8 side check", parse=float,
+                                 default_text="as --rtol")
     schemes: tuple[str, ...] | None = setting(
         None, "schemes to compare, comma-separated; SDE: " + ", ".join(SDE_SCHEMES) + "; ODE: "
         + ", ".join([*ODE_FIXED_SCHEMES, *ODE_ADAPTIVE_SCHEMES]), parse=_scheme_list,
@@ -97,18 +115,9 @@ class SolversSettings(ConvergenceSettings):
                      "noise; tamed_euler and drift_implicit_euler only when named); ODE: all")
     tolerances: tuple[float, ...] = setting((1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9),
                                             "ODE pairs: rtol = atol of the adaptive schemes", parse=parse_float_list)
-    # the solver study runs every scheme on all samples in one process: its cost axis is each scheme's wall time
-    # on one machine, which blocks spread over workers would not measure
-    sample_block: int = setting(MAX_SAMPLES, "one block: all samples", parse=int, cli=False)
-    workers: int = setting(1, "one process", parse=int, cli=False)
-    scheduler: str | None = setting(None, "none", cli=False)
 
     def check(self) -> None:
         super().check()
-        for name, value in (("sample_block", MAX_SAMPLES), ("workers", 1), ("scheduler", None)):
-            if getattr(self, name) != value:
-                raise SettingsError(name, f"{getattr(self, name)!r}: the solver study runs all samples in one process "
-                                          "(it times every scheme on one machine); shard with validation.convergence")
         if self.schemes is not None:
             known = {*SDE_SCHEMES, *ODE_FIXED_SCHEMES, *ODE_ADAPTIVE_SCHEMES}
             names = tuple(self.schemes) if not isinstance(self.schemes, str) else _scheme_list(self.schemes)
@@ -158,11 +167,18 @@ class SchemeRun:
         """RMS error per depth (or tolerance)."""
         return np.sqrt(np.mean(self.squared_errors, axis=0))
 
-    def verdict(self, tolerance: float) -> str | None:
-        """PASS/FAIL against the theory order; None when there is none to check."""
+    def check(self, tolerance: float) -> Check | None:
+        """The equivalence test of the rate against the theory order ± ``tolerance``
+        (:func:`validation.checks.rate_check`); None when there is none to check."""
         if self.fit is None or self.theory_order is None:
             return None
-        return verdict(self.fit, self.theory_order, tolerance)
+        return rate_check(f"rate of {self.name} within {self.theory_order:g} ± {tolerance:g}", self.fit,
+                          verdict_rule(self.theory_order, tolerance), self.squared_errors.shape[0])
+
+    def verdict(self, tolerance: float) -> str | None:
+        """PASS, FAIL or INCONCLUSIVE against the theory order; None when there is none to check."""
+        check = self.check(tolerance)
+        return None if check is None else check.verdict
 
     def to_dict(self, tolerance: float) -> dict[str, Any]:
         return {
@@ -170,14 +186,15 @@ class SchemeRun:
             "depths": self.depths, "tolerances": self.tolerances, "rms_errors": self.errors,
             "evaluations": self.evaluations, "seconds": self.seconds,
             "fit": self.fit.to_dict() if self.fit is not None else None, "verdict": self.verdict(tolerance),
+            "check": None if self.check(tolerance) is None else self.check(tolerance).to_dict(),
         }
 
 
 def steps_to_reach(run: SchemeRun, target: float) -> float | None:
     """The step count L at which the scheme's RMS error reaches ``target``: interpolated log–log between the
-    measured depths, extrapolated from the fitted rate beyond the deepest one when the fit is finite; None
-    when the target lies above the shallowest error's reach (the coarsest step already beats it) or cannot
-    be estimated."""
+    measured depths, extrapolated from the fitted rate beyond the deepest one when the fit is finite (computed in
+    logs: ``inf`` beyond :data:`MAX_EXTRAPOLATED_STEPS`); None when the fit is absent or its rate is not
+    positive."""
     errors, depths = run.errors, np.asarray(run.depths, dtype=float)
     if not len(depths) or not np.all(np.isfinite(errors)) or np.any(errors <= 0):
         return None
@@ -190,7 +207,21 @@ def steps_to_reach(run: SchemeRun, target: float) -> float | None:
     fit = run.fit
     if fit is None or not fit.finite or not fit.rate > 0:
         return None
+    log_steps = math.log(depths[-1]) + (math.log(errors[-1]) - math.log(target)) / fit.rate  # checked in logs: no
+    if log_steps > math.log(MAX_EXTRAPOLATED_STEPS):                                            # overflow
+        return math.inf
     return float(depths[-1] * (errors[-1] / target) ** (1.0 / fit.rate))
+
+
+def converges(run: SchemeRun) -> bool:
+    """Whether the scheme's error is shown to decay: a finite rate fit whose interval lies above 0."""
+    return run.fit is not None and run.fit.finite and run.fit.ci[0] > 0
+
+
+def _steps_text(steps: float | None) -> str:
+    if steps is None:
+        return "-"
+    return f">{MAX_EXTRAPOLATED_STEPS:.0e}" if math.isinf(steps) else format(steps, ".3g")
 
 
 @dataclass
@@ -230,22 +261,31 @@ class SolversResult(StudyResult):
         return {run.name: run.fit.rate for run in self.runs if run.fit is not None}
 
     @property
+    def checks(self) -> list[Check]:
+        """Every fixed-step scheme's rate check (those with a theory order), and the reference's."""
+        checks = [run.check(self.settings.tolerance) for run in self.runs]
+        gap = self.reference.get("rms_gap", math.nan)
+        return [Check.of("the reference is finite", math.isfinite(gap), f"RMS gap of the two references {gap:.3e}"),
+                *(c for c in checks if c is not None)]
+
+    @property
     def verdict(self) -> str:
-        checked = [run.verdict(self.settings.tolerance) for run in self.runs]
-        checked = [v for v in checked if v is not None]
-        if not checked or not math.isfinite(self.reference.get("rms_gap", math.nan)):
-            return "FAIL"
-        return "PASS" if all(v == "PASS" for v in checked) else "FAIL"
+        """FAIL if a scheme's rate is off its order (or the reference is not finite), else INCONCLUSIVE if one is
+        not settled, else PASS (:func:`validation.checks.combine`); FAIL when no scheme has an order to check."""
+        checks = self.checks
+        return combine(checks) if len(checks) > 1 else FAIL
 
     def steps_table(self) -> dict[str, list[float | None]]:
-        """The step count each fixed-step scheme needs for each error level of :data:`TARGETS`."""
+        """The step count each fixed-step scheme needs for each error level of :data:`TARGETS` (``inf``: beyond
+        :data:`MAX_EXTRAPOLATED_STEPS`, written as null in JSON; the table prints a scheme that does not converge
+        as such)."""
         return {run.name: [steps_to_reach(run, eps) for eps in TARGETS] for run in self.runs}
 
     def summary(self) -> dict[str, Any]:
         tol = self.settings.tolerance
         return {
             "model": self.model, "model_spec": self.model_spec, "kind": self.kind, "noise_type": self.noise_type,
-            "depths": self.depths, "reference": self.reference, "floor_factor": FLOOR_FACTORS[self.kind],
+            "depths": self.depths, "reference": self.reference, "floor_factor": SCHEME_FLOOR_FACTORS[self.kind],
             "schemes": [run.to_dict(tol) for run in self.runs],
             "adaptive": [run.to_dict(tol) for run in self.adaptive],
             "steps_to_reach": {"targets": list(TARGETS), "steps": self.steps_table()},
@@ -270,9 +310,9 @@ class SolversResult(StudyResult):
                  f"width {self.model['width']}, samples {s.samples}, {self.kind.upper()} ({self.noise_type} noise), "
                  f"seed {s.seed}, {s.dtype} on {self.run_info.device}",
                  f"reference: {self.reference['text']}; floor (RMS gap of the two references) "
-                 f"{self.reference['rms_gap']:.3e}: depths below {FLOOR_FACTORS[self.kind]:g}× it are not fitted", ""]
+                 f"{self.reference['rms_gap']:.3e}: depths below {SCHEME_FLOOR_FACTORS[self.kind]:g}× it are not fitted", ""]
         header = f"{'scheme':18s}" + "".join(f"{L:>10d}" for L in self.depths) + \
-            f"{'evals/step':>11} {'rate [95% CI]':>24} {'theory':>7} {'verdict':>8}"
+            f"{'evals/step':>11} {'rate [95% CI]':>24} {'theory':>7} {'verdict':>13}"
         lines += ["RMS error by step count L:", header, "-" * len(header)]
         for run in self.runs:
             cells = []
@@ -285,7 +325,7 @@ class SolversResult(StudyResult):
             theory = f"{run.theory_order:g}" if run.theory_order is not None else "-"
             per_step = run.evaluations[-1] / run.depths[-1]
             lines.append(f"{run.name:18s}" + "".join(cells) + f"{per_step:11.1f} {rate:>24} {theory:>7} "
-                         f"{run.verdict(s.tolerance) or 'report':>8}")
+                         f"{run.verdict(s.tolerance) or 'report':>13}")
         lines.append("(* not fitted: under the reference floor, dropped by the window rule, or below --fit-from; the JSON's "
                      "fit.exclusions says which)")
         if self.adaptive:
@@ -294,10 +334,25 @@ class SolversResult(StudyResult):
                 lines.append(f"{run.name:18s}" + "  ".join(f"tol {tol:.0e}: {err:.2e} ({n} evals)"
                                                            for tol, err, n in zip(run.tolerances, run.errors,
                                                                                   run.evaluations)))
-        lines += ["", "step count L needed for RMS error ε (interpolated; beyond the deepest L from the rate):",
+        lines += ["", "step count L needed for RMS error ε (interpolated; beyond the deepest L from the rate; "
+                  f"'-': already at the coarsest L or not estimable; '>{MAX_EXTRAPOLATED_STEPS:.0e}': beyond reach):",
                   f"{'scheme':18s}" + "".join(f"{'ε=' + format(eps, '.0e'):>12}" for eps in TARGETS)]
-        for name, steps in self.steps_table().items():
-            lines.append(f"{name:18s}" + "".join(f"{'-' if n is None else format(n, '.3g'):>12}" for n in steps))
+        for run in self.runs:
+            if not converges(run):
+                rate = f"{run.fit.rate:.3f} [{run.fit.ci[0]:.3f}, {run.fit.ci[1]:.3f}]" if run.fit is not None \
+                    and run.fit.finite else "not fitted"
+                lines.append(f"{run.name:18s}  does not converge (rate {rate}: no decay shown)")
+                continue
+            steps = [steps_to_reach(run, eps) for eps in TARGETS]
+            lines.append(f"{run.name:18s}" + "".join(f"{_steps_text(n):>12}" for n in steps))
+        checks = self.checks
+        unsettled = [c for c in checks if c.verdict != "PASS"]
+        lines.append("")
+        for check in unsettled:
+            lines.append(f"{check.verdict}: {check.name}: {check.detail}")
+        lines.append(f"verdict: {self.verdict}" + ("" if unsettled else
+                                                    " — every scheme's rate interval lies within its order ± "
+                                                    f"{s.tolerance:g}"))
         return "\n".join(lines)
 
     def plot(self, ax: Any = None) -> Any:
@@ -397,11 +452,11 @@ def _fit(depths: Sequence[int], squared: np.ndarray, floor: float, settings: Sol
          next_order: float | None) -> RateFit:
     """The convergence study's rate fit (:func:`validation.stats.fit_rate`, docs/theory.md §6): the corrected
     model of order ``next_order`` (None: a straight line, ``--fit-model power-law``) on the depths ≥ ``fit_from``
-    whose RMS error is at least FLOOR_FACTORS[kind] × the reference floor — never through the floor; no rate
+    whose RMS error is at least SCHEME_FLOOR_FACTORS[kind] × the reference floor — never through the floor; no rate
     (FAIL) when fewer than two such depths are left."""
     return fit_rate(depths, squared, "rms", fit_from=settings.fit_from, resamples=settings.bootstrap,
                     confidence=settings.confidence, seed=settings.seed, correction_order=next_order,
-                    floor=floor, floor_factor=FLOOR_FACTORS[kind])
+                    floor=floor, floor_factor=SCHEME_FLOOR_FACTORS[kind])
 
 
 def _next_order(pair: Pair, settings: SolversSettings) -> float | None:
@@ -444,7 +499,7 @@ def _sde_runs(pair: SDEPair, settings: SolversSettings, progress: bool) -> tuple
     needs_area = any(cls.needs_space_time_area for cls in classes.values()) or (
         reference_scheme is not None and get_sde_scheme(reference_scheme).needs_space_time_area)
     passed = sde_pass(pair, depths, n, settings.seed, progress=progress, record_steps=record, record_areas=needs_area,
-                      noise_dtype=noise_dtype(settings))
+                      noise_dtype=settings.torch_noise_dtype)
     h0 = pair.initial_state()
     if commutative:
         fine = DyadicPath(passed.recorded, passed.recorded_areas)
@@ -542,17 +597,16 @@ def _ode_runs(pair: ODEPair, settings: SolversSettings) -> tuple[list[SchemeRun]
     return runs, adaptive, info
 
 
+#: the dopri8 side check's default tolerance in float64: rk4 reaches far below the convergence study's 1e-10
+SIDE_CHECK_TOLERANCE = 1e-13
+
+
 def _resolve(model: str | type[Pair] | Pair, settings: SolversSettings) -> tuple[Pair, SolversSettings]:
-    """The pair and the resolved settings (the convergence study's resolution; ODE reference tolerance 1e-13
-    in float64, since rk4 reaches far below the convergence study's 1e-10)."""
-    if settings.rtol is None and settings.atol is None and settings.dtype == "float64":
-        cls_kind = (model if isinstance(model, Pair) else None)
-        kind = cls_kind.kind if cls_kind is not None else None
-        if kind is None:
-            from limits.registry import get_pair
-            kind = get_pair(model).kind if not isinstance(model, type) else model.kind
-        if kind == "ode":
-            settings = dataclasses.replace(settings, rtol=1e-13, atol=1e-13)
+    """The pair and the resolved settings (the pair-study layer's resolution, with the dopri8 side check at
+    :data:`SIDE_CHECK_TOLERANCE` in float64 and :data:`COMMUTATIVE_SAMPLES` on commutative noise)."""
+    if settings.rtol is None and settings.atol is None and settings.dtype == "float64" \
+            and pair_class(model).kind == "ode":
+        settings = dataclasses.replace(settings, rtol=SIDE_CHECK_TOLERANCE, atol=SIDE_CHECK_TOLERANCE)
     requested_samples = settings.samples
     pair, settings = build_pair(model, settings)
     if requested_samples is None and getattr(pair, "noise_type", "general") != "general":
@@ -563,29 +617,20 @@ def _resolve(model: str | type[Pair] | Pair, settings: SolversSettings) -> tuple
 
 
 def estimate_mb(model: str | type[Pair] | Pair, settings: SolversSettings) -> float:
-    """A rough upper estimate of the run's peak memory in MiB: the convergence study's, plus the recorded path
+    """A rough upper estimate of the run's peak memory in MiB: the pair study's, plus the recorded path
     (K·N·m numbers, twice with the space-time areas)."""
-    from validation import convergence
-
-    base = convergence.estimate_mb(model, settings)
-    pair_cls = type(model) if isinstance(model, Pair) else None
-    if pair_cls is None:
-        from limits.registry import get_pair
-        pair_cls = model if isinstance(model, type) else get_pair(model)
-    if pair_cls.kind != "sde":
+    base = pair_estimate_mb(model, settings)
+    cls, s = resolve_sizes(model, settings)
+    if cls.kind != "sde":
         return base
-    _, s = convergence._sizes(model, settings)
-    width = s.width
-    channels = width * width + width
-    record = s.reference_steps if width == 1 else s.depths[-1]
+    channels = s.width * s.width + s.width
+    record = s.reference_steps if s.width == 1 else s.depths[-1]
     return base + 2 * record * s.samples * channels * 8 / 2**20
 
 
 def estimate_seconds(model: str | type[Pair] | Pair, settings: SolversSettings) -> float:
-    """The convergence study's estimate (the path's random numbers) times 1.5 for the schemes."""
-    from validation import convergence
-
-    return 1.5 * convergence.estimate_seconds(model, settings)
+    """The pair study's estimate (the path's random numbers) times 1.5 for the schemes."""
+    return 1.5 * pair_estimate_seconds(model, settings)
 
 
 def run(model: str | type[Pair] | Pair = "res1", settings: SolversSettings | None = None, /, *,

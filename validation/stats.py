@@ -593,14 +593,12 @@ def fit_rate(
                    exclusions=tuple(reasons), rule=rule, lack_of_fit_p=p_fit, **common)
 
 
-def verdict(fit: RateFit, theory: float, tolerance: float, excluded: float | None = None) -> str:
-    """``PASS`` or ``FAIL`` (rule: :func:`verdict_rule`). Non-finite errors always FAIL."""
-    if not fit.finite or not (np.isfinite(fit.ci[0]) and np.isfinite(fit.ci[1])):
-        return "FAIL"
-    low, high = fit.ci
-    if excluded is not None:
-        return "PASS" if -tolerance <= low and high <= excluded - tolerance else "FAIL"
-    return "PASS" if theory - tolerance <= low and high <= theory + tolerance else "FAIL"
+def verdict(fit: RateFit, theory: float, tolerance: float, excluded: float | None = None, samples: int = 0) -> str:
+    """``PASS``, ``FAIL`` or ``INCONCLUSIVE`` of the rate against the margin :func:`verdict_rule` — the verdict of
+    :func:`validation.checks.rate_check` (which also says how many samples would settle an INCONCLUSIVE)."""
+    from validation.checks import rate_check
+
+    return rate_check("rate", fit, verdict_rule(theory, tolerance, excluded), samples).verdict
 
 
 def verdict_rule(theory: float, tolerance: float, excluded: float | None = None) -> tuple[float, float]:

@@ -29,9 +29,9 @@ Two parts, for each sanity-check model SC_φ of the paper (φ = tanh or swish, �
 Python: ``validation.weak.run(draws=2000, width=100, depth=100)`` returns a :class:`WeakResult`.
 
 Exit status: 0 PASS (every two-sample test passes, and no statistic is NaN), 1 FAIL, 2 bad input,
-3 internal error. The weak rates are reported with their intervals and their own check against rate 1
-(``--weak-tolerance``), which is printed and stored but does not decide the exit status unless
-``--strict-weak`` is given.
+3 internal error, 4 INCONCLUSIVE (only with --strict-weak). The weak rates are reported with their intervals
+and their own three-valued check against rate 1 (``--weak-tolerance``), which is printed and stored but does
+not decide the exit status unless ``--strict-weak`` is given.
 """
 
 from __future__ import annotations
@@ -50,9 +50,11 @@ from tqdm.auto import tqdm
 from limits.activations import get_activation
 from limits.pairs import ModelConfig
 from limits.peluchetti_favaro import PFPair, simulate_gram
+from limits.schemes import EulerMaruyama, PathIncrement
 from limits.seeding import stream_seed
 from validation import cli, runtime
-from validation.engine import sde_pass
+from validation.checks import Check, combine, rate_check
+from validation.engine import sample_blocks, sde_pass
 from validation.plots import new_grid
 from validation.results import RunInfo, StudyResult, utc_now
 from validation.settings import (
@@ -114,12 +116,13 @@ def coupled_outputs(pair: PFPair, depths: Sequence[int], reference_steps: int, s
 
     One pass over the path (:func:`validation.engine.sde_pass`, memory: one block of ``block_steps`` fine
     increments); Euler of the limit rides along as a second scheme on the same increments, with the
-    pair's own drift and diffusion (``limit_sde().f`` / ``g_prod``): torchsde's Euler step written out.
+    pair's own drift and diffusion (``limit_sde().f`` / ``g_prod``): the step of
+    :class:`limits.schemes.EulerMaruyama`.
     """
-    sde = pair.limit_sde()
+    scheme = EulerMaruyama(pair.limit_sde(), "general")
 
     def euler(y: torch.Tensor, t: float, dt: float, dw: torch.Tensor) -> torch.Tensor:
-        return y + sde.f(t, y) * dt + sde.g_prod(t, y, dw)
+        return scheme.step(t, dt, y, PathIncrement(dw), None)[0]
 
     budget = min(block_steps, reference_steps) * pair.samples * pair.noise_dim
     result = sde_pass(pair, list(depths), reference_steps, seed,
@@ -155,10 +158,6 @@ def weak_batch(phi: str, z: float, width: int, size: int, depths: Sequence[int],
     return out
 
 
-def _blocks(total: int, size: int) -> list[tuple[int, int]]:
-    return [(index, min(size, total - start)) for index, start in enumerate(range(0, total, size))]
-
-
 @dataclass(frozen=True)
 class WeakTask:
     """One unit of the weak study, for :func:`validation.workers.run_tasks`: chunk ``index`` of part 1's network
@@ -192,10 +191,10 @@ def weak_tasks(settings: "WeakSettings") -> list[WeakTask]:
     tasks = []
     for phi in settings.models:
         for part in ("network", "sde"):
-            tasks += [WeakTask(part, phi, index, size, settings) for index, size in _blocks(settings.draws, settings.chunk)]
+            tasks += [WeakTask(part, phi, index, size, settings) for index, size in sample_blocks(settings.draws, settings.chunk)]
         if settings.weak:
             tasks += [WeakTask("weak", phi, index, size, settings)
-                      for index, size in _blocks(settings.weak_draws, WEAK_BATCH)]
+                      for index, size in sample_blocks(settings.weak_draws, WEAK_BATCH)]
     return tasks
 
 
@@ -348,16 +347,18 @@ class WeakResult(StudyResult):
         return all(np.isfinite(p) and p > self.threshold for p in self.p_values.values())
 
     @property
-    def weak_checks(self) -> dict[str, bool]:
-        """Per (model, function): the ResNet's weak-rate interval lies within 1 ± tolerance."""
-        checks = {}
+    def weak_rate_checks(self) -> list[Check]:
+        """Per (model, function): the equivalence test of the ResNet's weak-rate interval against 1 ± tolerance
+        (:func:`validation.checks.rate_check`: PASS, FAIL or INCONCLUSIVE with the draws that would settle it)."""
         tol = self.settings.weak_tolerance
-        for phi, functions in self.fits.items():
-            for name, fits in functions.items():
-                low, high = fits["network"].ci
-                checks[f"SC_{phi} {name}"] = bool(np.isfinite(low) and np.isfinite(high) and 1 - tol <= low
-                                                  and high <= 1 + tol)
-        return checks
+        return [rate_check(f"SC_{phi} {name}", fits["network"], (1 - tol, 1 + tol), self.settings.weak_draws)
+                for phi, functions in self.fits.items() for name, fits in functions.items()]
+
+    @property
+    def weak_checks(self) -> dict[str, bool]:
+        """Per (model, function): the ResNet's weak-rate interval lies within 1 ± tolerance (:attr:`weak_rate_checks`
+        passed)."""
+        return {check.name: check.passed for check in self.weak_rate_checks}
 
     @property
     def weak_finite(self) -> bool:
@@ -366,9 +367,17 @@ class WeakResult(StudyResult):
                    for fit in fits.values())
 
     @property
+    def checks(self) -> list[Check]:
+        """What the verdict combines: the two-sample tests (no margin: PASS or FAIL), the weak statistics being
+        finite, and with ``--strict-weak`` the weak-rate checks."""
+        checks = [Check.of("two-sample tests", self.sc_passed, f"every p-value > {self.threshold:.4g}"),
+                  Check.of("weak statistics finite", self.weak_finite)]
+        return checks + (self.weak_rate_checks if self.settings.strict_weak else [])
+
+    @property
     def verdict(self) -> str:
-        weak_ok = all(self.weak_checks.values()) or not self.settings.strict_weak
-        return "PASS" if self.sc_passed and self.weak_finite and weak_ok else "FAIL"
+        """PASS, FAIL or INCONCLUSIVE (:func:`validation.checks.combine` of :attr:`checks`)."""
+        return combine(self.checks)
 
     def summary(self) -> dict[str, Any]:
         models = {}
@@ -387,6 +396,7 @@ class WeakResult(StudyResult):
                               "Euler-Maruyama with its own independent noise",
                 "models": models, "p_values": self.p_values, "bonferroni_threshold": self.threshold,
                 "sc_verdict": "PASS" if self.sc_passed else "FAIL", "weak_checks": self.weak_checks,
+                "weak_rate_checks": [check.to_dict() for check in self.weak_rate_checks],
                 "weak_finite": self.weak_finite}
 
     def table(self) -> str:
@@ -395,7 +405,7 @@ class WeakResult(StudyResult):
                  f"{s.draws} draws each, inputs z = {list(s.inputs)}, seed {s.seed}, {s.dtype}", "",
                  f"{'model':10s} {'test':58s} {'statistic':>10s} {'p-value':>9s}"]
         for phi, entry in self.models.items():
-            for key, test in entry["tests"].items():
+            for test in entry["tests"].values():
                 lines.append(f"SC_{phi:7s} {test['test']:58s} {test['statistic']:10.4g} {test['p_value']:9.4f}")
         lines += ["", f"{'model':10s} {'z':>4s} {'mean net':>9s} {'mean sde':>9s} {'std net':>8s} {'std sde':>8s}   "
                       "corr(z0,z1) net / sde"]
@@ -428,8 +438,9 @@ class WeakResult(StudyResult):
             if not self.weak_finite:
                 lines.append("weak errors contain NaN/inf: no rate is fitted through them (FAIL)")
             lines.append(f"weak-rate check (ResNet interval within 1 ± {s.weak_tolerance:g}): "
-                         + ", ".join(f"{n} {'ok' if ok else 'NOT ok'}" for n, ok in self.weak_checks.items())
+                         + ", ".join(f"{c.name} {c.verdict}" for c in self.weak_rate_checks)
                          + ("" if s.strict_weak else "  [informational; --strict-weak makes it count]"))
+            lines += [f"  {c.name}: {c.detail}" for c in self.weak_rate_checks if c.verdict == "INCONCLUSIVE"]
         lines.append(f"verdict: {self.verdict}")
         lines.append(f"time {self.run_info.wall_time_s:.1f} s (" + ", ".join(
             f"SC_{k}: simulation {v['simulation_seconds']:.0f} s" + (f", weak {v['weak']['seconds']:.0f} s"

@@ -130,13 +130,13 @@ class CohenScaling(Experiment):
                 rows = [records[f"{dataset}-{activation}-L{L}"] for L in depths]
                 seed = settings.seed + 100 * d_index + 10 * a_index
                 fit = lambda values, offset: power_fit(depths, values, confidence=settings.confidence,  # noqa: E731
-                                                       resamples=settings.resamples, seed=seed + offset)
+                                                       resamples=settings.resamples, seed=seed + offset)  # noqa: B023 (called within this iteration)
                 entry: dict[str, Any] = {"dataset": dataset, "activation": activation,
                                          "delta": SETUPS[activation]["delta"]}
                 delta = fit(np.array([row["delta_max"] for row in rows]), 0)
                 entry["alpha"] = _negated(delta)
                 for t_index, tensor in enumerate(("A", "b")):
-                    column = lambda q: np.array([[rep[q] for rep in row[tensor]] for row in rows])  # noqa: E731
+                    column = lambda q: np.array([[rep[q] for rep in row[tensor]] for row in rows])  # noqa: E731, B023
                     cumsum = fit(column("cumsum_norm"), 1 + 10 * t_index)
                     beta = _one_minus(cumsum)
                     # L^β̂ max_k ||A_(k+1) − A_k|| with β̂ = 1 − slope(cumsum): its exponent is

@@ -28,7 +28,11 @@ from .sweep import Configuration
 
 if TYPE_CHECKING:  # pragma: no cover
     from .data import Dataset
-    from .study import TrainingResult, TrainingSettings
+
+#: the types an experiment is handed: ``validation.training.study.TrainingSettings`` and ``TrainingResult``. Named
+#: here, not imported: the study imports this module, and this one stays below it (no import cycle)
+TrainingSettings = Any
+TrainingResult = Any
 
 __all__ = ["Experiment", "power_fit", "mean_interval", "depth_axis", "number", "Progress"]
 
@@ -54,32 +58,32 @@ class Experiment(abc.ABC):
     #: True when ``learning_rates`` is a grid searched per configuration; otherwise exactly one rate is taken
     rate_grid: ClassVar[bool] = False
 
-    def datasets(self, settings: "TrainingSettings") -> list[str]:
+    def datasets(self, settings: TrainingSettings) -> list[str]:
         """The data sets to load (each once)."""
         return [settings.dataset]
 
     @abc.abstractmethod
-    def configurations(self, settings: "TrainingSettings") -> list[Configuration]:
+    def configurations(self, settings: TrainingSettings) -> list[Configuration]:
         """The sweep."""
 
     @abc.abstractmethod
-    def train_one(self, settings: "TrainingSettings", configuration: Configuration, data: dict[str, "Dataset"],
+    def train_one(self, settings: TrainingSettings, configuration: Configuration, data: dict[str, "Dataset"],
                   device: torch.device, progress: Progress) -> dict[str, Any]:
         """Train one configuration and return its JSON-ready record."""
 
     @abc.abstractmethod
-    def summarise(self, settings: "TrainingSettings", records: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    def summarise(self, settings: TrainingSettings, records: dict[str, dict[str, Any]]) -> dict[str, Any]:
         """The ``result`` numbers: must contain ``verdict`` (PASS/FAIL) and ``checks``."""
 
     @abc.abstractmethod
-    def table(self, result: "TrainingResult") -> list[str]:
+    def table(self, result: TrainingResult) -> list[str]:
         """The console report's lines (after the common header)."""
 
     @abc.abstractmethod
-    def plot(self, result: "TrainingResult", figure: Any) -> None:
+    def plot(self, result: TrainingResult, figure: Any) -> None:
         """Draw the experiment's figure on ``figure`` (a matplotlib Figure)."""
 
-    def estimate_seconds(self, settings: "TrainingSettings") -> float:
+    def estimate_seconds(self, settings: TrainingSettings) -> float:
         """A rough run time on the 2-core reference machine."""
         return 0.0
 

@@ -140,7 +140,7 @@ class MarionFig8(Experiment):
         lines = [f"res-1, d = {s.width}, σ = {s.activation}, {s.dataset}, {s.optimizer} lr {s.learning_rates[0]:g} "
                  f"(÷10 after epoch {max(1, s.epochs // 2)}), {s.epochs} epochs, batch {s.batch_size}, "
                  f"{s.replicates} replicates per depth", ""]
-        for init, entry in numbers["per_init"].items():
+        for entry in numbers["per_init"].values():
             lines.append(f"{entry['label']}: test accuracy by depth "
                          + ", ".join(f"L={L}: {a:.3f}" for L, a in zip(s.depths, entry["test_accuracy"])))
             lines.append(f"  {'quantity':28s} {'trained':>8s} {'initial':>8s} {'theory':>7s}   "
@@ -285,7 +285,7 @@ class MarionFig9(Experiment):
                  "  β \\ H " + " ".join(f"{h:>8g}" for h in n["hursts"])]
         for i, b in enumerate(n["betas"]):
             cells = []
-            for j, h in enumerate(n["hursts"]):
+            for j in range(len(n["hursts"])):
                 a = n["accuracy"][i][j]
                 mark = ("*" if n["trainable"][i][j] else " ") + ("|" if b >= n["critical_beta"][j] - 1e-12 else " ")
                 cells.append(f"{a:6.3f}{mark}")

@@ -1,0 +1,100 @@
+"""The three-valued verdicts (validation.checks): the equivalence test, the sample counts that would settle an
+INCONCLUSIVE, fits on too few depths, and how checks combine into a verdict and an exit status."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from validation.checks import (
+    EXIT_STATUS, FAIL, INCONCLUSIVE, PASS, Check, combine, interval_check, rate_check, samples_to_settle,
+)
+from validation.stats import fit_rate
+
+
+@pytest.mark.parametrize("interval, expected", [
+    ((0.46, 0.54), PASS),            # inside the margin
+    ((0.45, 0.55), PASS),            # the edges belong to it
+    ((0.56, 0.60), FAIL),            # wholly above
+    ((0.30, 0.44), FAIL),            # wholly below
+    ((0.40, 0.52), INCONCLUSIVE),    # straddles the lower edge
+    ((0.52, 0.60), INCONCLUSIVE),    # straddles the upper edge
+    ((0.30, 0.70), INCONCLUSIVE),    # wider than the margin
+])
+def test_the_equivalence_test_has_three_outcomes(interval, expected):
+    check = interval_check("rate", sum(interval) / 2, interval, (0.45, 0.55), 500)
+    assert check.verdict == expected, check
+    assert (check.samples_needed is not None) == (expected == INCONCLUSIVE)
+
+
+def test_the_sample_count_to_pass_follows_the_half_width_at_eighty_percent_power():
+    # half-width w = 0.06 at N = 500, margin ±0.05, 95% interval (z = 1.96): N' = N ((z + 1.2816) w / (z δ))²
+    to_pass, to_fail = samples_to_settle(0.50, (0.44, 0.56), (0.45, 0.55), 500)
+    exact = 500 * ((1.959964 + 1.281552) * 0.06 / (1.959964 * 0.05)) ** 2
+    assert exact <= to_pass <= exact * 1.1 and to_fail is None  # rounded up to two significant figures
+    # a narrower interval needs fewer samples; one already inside the margin at half the width needs none more
+    assert samples_to_settle(0.50, (0.47, 0.53), (0.45, 0.55), 500)[0] < to_pass
+
+
+def test_an_estimate_outside_the_margin_also_says_how_many_samples_would_fail_it():
+    to_pass, to_fail = samples_to_settle(0.58, (0.52, 0.64), (0.45, 0.55), 400)
+    # the interval [0.58 − 0.06 k, …] leaves the margin once 0.06 k < 0.03: k = 1/2, N' = 4 N
+    assert to_fail == 1600 and to_pass > 400
+    check = interval_check("rate", 0.58, (0.52, 0.64), (0.45, 0.55), 400)
+    assert check.verdict == INCONCLUSIVE and "1,600 would FAIL" in check.detail and check.samples_needed == to_pass
+
+
+def test_more_samples_cannot_settle_an_interval_with_no_width():
+    assert samples_to_settle(0.5, (0.5, 0.5), (0.45, 0.55), 100) == (None, None)
+    assert samples_to_settle(math.nan, (0.4, 0.6), (0.45, 0.55), 100) == (None, None)
+
+
+def _fit(depths, rate=0.5, samples=400, seed=0, noise=0.3):
+    rng = np.random.default_rng(seed)
+    squared = (np.asarray(depths, float) ** (-2 * rate))[None, :] * rng.lognormal(0, noise, (samples, len(depths)))
+    return fit_rate(depths, squared, resamples=300, seed=seed)
+
+
+def test_a_rate_on_two_depths_never_passes():
+    two = _fit([64, 128], noise=0.01)
+    assert two.finite and abs(two.rate - 0.5) < 0.02 and two.ci[1] - two.ci[0] < 0.05
+    check = rate_check("rate", two, (0.45, 0.55), 400)
+    assert check.verdict == INCONCLUSIVE and "2 depths" in check.detail and "add deeper depths" in check.detail
+    # … but an interval wholly outside the margin FAILs on any number of depths (an exploding error)
+    assert rate_check("rate", two, (0.9, 1.1), 400).verdict == FAIL
+    three = _fit([32, 64, 128], noise=0.01)
+    assert rate_check("rate", three, (0.45, 0.55), 400).verdict == PASS
+
+
+def test_a_fit_with_no_rate_is_inconclusive_for_depths_and_fails_for_nan():
+    depths = [8, 16, 32, 64]
+    above_floor = fit_rate(depths, np.ones((50, 4)) * np.array([1.0, 0.5, 0.25, 0.125]), floor=0.9, floor_factor=1,
+                           resamples=100)
+    check = rate_check("rate", above_floor, (0.45, 0.55), 50)
+    assert not above_floor.finite and check.verdict == INCONCLUSIVE and "reference floor" in check.detail
+    nan = fit_rate(depths, np.full((50, 4), np.nan), resamples=100)
+    assert rate_check("rate", nan, (0.45, 0.55), 50).verdict == FAIL
+
+
+def test_checks_combine_fail_first_then_inconclusive():
+    passed, failed, unsure = Check.of("a", True), Check.of("b", False), Check("c", INCONCLUSIVE, "", 900)
+    assert combine([passed, passed]) == PASS
+    assert combine([passed, unsure]) == INCONCLUSIVE
+    assert combine([unsure, failed, passed]) == FAIL
+    assert combine([None, "PASS"]) == PASS and combine([]) == FAIL
+    assert EXIT_STATUS == {PASS: 0, FAIL: 1, INCONCLUSIVE: 4}
+    with pytest.raises(ValueError, match="unknown"):
+        Check("x", "MAYBE")
+    assert unsure.to_dict() == {"check": "c", "verdict": INCONCLUSIVE, "passed": False, "detail": "",
+                                "samples_needed": 900}
+
+
+def test_the_window_advice_names_a_fit_that_keeps_three_depths():
+    fit = SimpleNamespace(finite=True, rate=2.0, ci=(1.999, 2.001), confidence=0.95, depths=(32, 64, 128, 256),
+                          fitted=np.array([False, False, True, True]), fitted_depths=[128, 256],
+                          exclusions=("pre-asymptotic: x", "pre-asymptotic: y", None, None))
+    check = rate_check("rate", fit, (1.95, 2.05), 200)
+    assert check.verdict == INCONCLUSIVE and "--fit-model power-law --fit-from 64" in check.detail

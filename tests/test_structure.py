@@ -1,0 +1,147 @@
+"""The package's shape: no import cycles, no study reaching into another study's private names, and the
+run-level flags (``--threads``) reaching the computation."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("limits", "validation")
+#: the study modules: each is a command (``python -m validation.NAME``)
+STUDIES = ("convergence", "ablation", "solvers", "weak", "regimes", "phase", "figures", "training")
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            out[".".join(parts)] = path
+    return out
+
+
+def _resolve(module: str, node: ast.ImportFrom, is_package: bool) -> str:
+    if node.level == 0:
+        return node.module or ""
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _module_level_imports(module: str, path: Path, known: set[str]) -> set[str]:
+    """The package modules ``module`` imports at module level (``if TYPE_CHECKING:`` blocks included: a cycle of
+    type hints is still a cycle for a reader)."""
+    tree = ast.parse(path.read_text())
+    is_package = path.name == "__init__.py"
+    found: set[str] = set()
+    statements = list(tree.body)
+    while statements:
+        node = statements.pop()
+        if isinstance(node, ast.If):
+            statements += node.body + node.orelse
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            target = _resolve(module, node, is_package)
+            found.add(target)
+            found |= {f"{target}.{alias.name}" for alias in node.names}
+    return {name for name in found if name in known and name != module}
+
+
+def test_the_import_graph_has_no_cycles():
+    modules = _modules()
+    graph = {name: _module_level_imports(name, path, set(modules)) for name, path in modules.items()}
+    # a package's __init__ importing its own submodules is how a public surface is built, not a cycle of layers
+    graph = {name: {t for t in targets if not t.startswith(name + ".")} for name, targets in graph.items()}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(name: str) -> None:
+        state[name] = 1
+        stack.append(name)
+        for target in sorted(graph[name]):
+            if state.get(target) == 1:
+                cycle = stack[stack.index(target):] + [target]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if target not in state:
+                visit(target)
+        stack.pop()
+        state[name] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name)
+
+
+def test_no_study_imports_another_studys_private_names():
+    modules = _modules()
+    studies = {f"validation.{name}" for name in STUDIES}
+    offences = []
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text())
+        imported_studies: dict[str, str] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                target = _resolve(name, node, path.name == "__init__.py")
+                for alias in node.names:
+                    full = f"{target}.{alias.name}"
+                    if full in studies:
+                        imported_studies[alias.asname or alias.name] = full
+                    elif target in studies and target != name and alias.name.startswith("_"):
+                        offences.append(f"{name} imports {target}.{alias.name}")
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name in studies:
+                        imported_studies[alias.asname or alias.name] = alias.name
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr.startswith("_") \
+                    and not node.attr.startswith("__") and node.value.id in imported_studies \
+                    and imported_studies[node.value.id] != name:
+                offences.append(f"{name} reads {imported_studies[node.value.id]}.{node.attr}")
+    assert not offences, offences
+
+
+def test_the_structure_checks_can_fail(tmp_path, monkeypatch):
+    """The two checks above on a planted cycle and a planted private import: both must object."""
+    package = tmp_path / "validation"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "convergence.py").write_text("from validation.solvers import _secret\n")
+    (package / "solvers.py").write_text("from validation import convergence\n_secret = 1\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGES", ("validation",))
+    with pytest.raises(pytest.fail.Exception, match="import cycle"):
+        test_the_import_graph_has_no_cycles()
+    with pytest.raises(AssertionError, match="_secret"):
+        test_no_study_imports_another_studys_private_names()
+
+
+def test_threads_reach_the_run_and_its_json(tmp_path):
+    """``--threads 2`` is the thread count torch runs the study with, and the one the JSON records (before 0.4
+    the study's own default of 1 overrode it and the JSON said 1)."""
+    out = tmp_path / "r.json"
+    probe = ("import torch, sys\n"
+             "from validation import convergence, runtime\n"
+             "seen = []\n"
+             "original = convergence.study_errors_in_blocks\n"
+             "def spy(*args, **kwargs):\n"
+             "    seen.append(torch.get_num_threads())\n"
+             "    return original(*args, **kwargs)\n"
+             "convergence.study_errors_in_blocks = spy\n"
+             "code = convergence.main(sys.argv[1:])\n"
+             "print('threads during the study:', seen)\n"
+             "raise SystemExit(code if code in (0, 1, 4) else 99)\n")
+    proc = subprocess.run([sys.executable, "-c", probe, "--model", "res1", "--samples", "20", "--depths", "4,8,16",
+                           "--reference-steps", "64", "--bootstrap", "100", "--threads", "2", "--quiet",
+                           "--json", str(out)], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode in (0, 1, 4), proc.stderr
+    assert "threads during the study: [2]" in proc.stdout, proc.stdout
+    assert json.loads(out.read_text())["run"]["threads"] == 2

@@ -1,0 +1,197 @@
+"""Verdicts with three values: one :class:`Check` type, the equivalence test of a rate, and how checks combine.
+
+A statistic judged against theory with a margin is an **equivalence test** (docs/theory.md §6). With the
+margin [low, high] (theory ± δ) and the statistic's confidence interval [a, b]:
+
+* **PASS**: [a, b] ⊂ [low, high] — the statistic is within the margin, at the interval's confidence;
+* **FAIL**: [a, b] ∩ [low, high] = ∅ — the statistic is off the margin, at the same confidence;
+* **INCONCLUSIVE**: the interval straddles an edge of the margin — more samples would settle it.
+
+For INCONCLUSIVE, :func:`samples_to_settle` estimates the sample counts that would settle it, from the
+interval's half-width w at N samples, which shrinks as N^-1/2 (the standard error is w / z, z the interval's
+normal quantile):
+
+* **to PASS**, if the statistic's true value is the margin's centre θ (the theory) — the planning rule of an
+  equivalence test (two one-sided tests) at 80% power: the interval lies within θ ± δ with probability ≥ 0.8
+  once δ ≥ (z + z_0.9) · w/z · √(N/N'), i.e. N' = N · ((z + 1.2816) w / (z δ))²;
+* **to FAIL**, if the true value is the estimate r and r lies outside the margin: with the interval's
+  distances a' = r − a and b' = b − r, the interval [r − k a', r + k b'] (k = √(N/N')) leaves the margin once
+  k < (r − high)/a' (r above it) or (low − r)/b' (r below it): N' = N / k².
+
+They are estimates for planning, not promises: the estimate moves with the samples.
+
+A rate fitted through fewer than :data:`MIN_FIT_DEPTHS` depths (after the reference floor and the window
+rule) never PASSes: two points are a slope, not a fit (no lack-of-fit test, no curvature). It is INCONCLUSIVE,
+unless its interval lies wholly outside the margin, which is a FAIL on any number of depths.
+
+Several checks combine by :func:`combine`: FAIL if any check FAILs, else INCONCLUSIVE if any is
+INCONCLUSIVE, else PASS. The command line's exit status is :data:`EXIT_STATUS` of the verdict.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Any, Iterable, Sequence
+
+__all__ = ["PASS", "FAIL", "INCONCLUSIVE", "VERDICTS", "EXIT_STATUS", "MIN_FIT_DEPTHS", "Check", "combine",
+           "interval_check", "rate_check", "samples_to_settle", "PLANNED_POWER"]
+
+PASS, FAIL, INCONCLUSIVE = "PASS", "FAIL", "INCONCLUSIVE"
+VERDICTS = (PASS, FAIL, INCONCLUSIVE)
+#: the command line's exit status of each verdict (2 bad input and 3 internal error are the runner's)
+EXIT_STATUS = {PASS: 0, FAIL: 1, INCONCLUSIVE: 4}
+#: the fewest fitted depths a rate verdict other than INCONCLUSIVE stands on
+MIN_FIT_DEPTHS = 3
+#: a sample count beyond this is reported as "more than" it
+_MAX_REPORTED_SAMPLES = 10**9
+
+
+@dataclass(frozen=True)
+class Check:
+    """One judged statement.
+
+    Attributes:
+        name: what is checked, in words (e.g. "rate [rms] within 0.5 ± 0.05").
+        verdict: ``PASS``, ``FAIL`` or ``INCONCLUSIVE``.
+        detail: the numbers behind it, in words.
+        samples_needed: for INCONCLUSIVE, the sample count estimated to PASS if the theory holds
+            (:func:`samples_to_settle`; None: more samples would not settle it — ``detail`` says what would).
+    """
+
+    name: str
+    verdict: str
+    detail: str = ""
+    samples_needed: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict {self.verdict!r} unknown (allowed: {', '.join(VERDICTS)})")
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == PASS
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"check": self.name, "verdict": self.verdict, "passed": self.passed, "detail": self.detail,
+                "samples_needed": self.samples_needed}
+
+    @classmethod
+    def of(cls, name: str, passed: bool, detail: str = "") -> "Check":
+        """A check with no margin: PASS or FAIL."""
+        return cls(name, PASS if passed else FAIL, detail)
+
+
+def combine(checks: Iterable[Check | str | None]) -> str:
+    """The verdict of several checks (or verdict texts; None entries are skipped): FAIL if any FAILs, else
+    INCONCLUSIVE if any is, else PASS. No check at all is FAIL (nothing was shown)."""
+    verdicts = [c.verdict if isinstance(c, Check) else c for c in checks if c is not None]
+    for verdict in verdicts:
+        if verdict not in VERDICTS:
+            raise ValueError(f"verdict {verdict!r} unknown (allowed: {', '.join(VERDICTS)})")
+    if not verdicts or FAIL in verdicts:
+        return FAIL
+    return INCONCLUSIVE if INCONCLUSIVE in verdicts else PASS
+
+
+#: the power the sample count to PASS is planned for, and its normal quantile z_0.9 (two one-sided tests)
+PLANNED_POWER = 0.8
+_Z_POWER = 1.2815515655446004
+
+
+def samples_to_settle(estimate: float, interval: tuple[float, float], margin: tuple[float, float],
+                      samples: int, confidence: float = 0.95) -> tuple[int | None, int | None]:
+    """The sample counts (to PASS, to FAIL) of the module docstring: to PASS if the true value is the margin's
+    centre (at :data:`PLANNED_POWER`), to FAIL if it is ``estimate`` (None unless the estimate lies outside the
+    margin, or when more samples could not settle it)."""
+    low, high = margin
+    a, b = estimate - interval[0], interval[1] - estimate
+    if not all(map(math.isfinite, (estimate, a, b, low, high))) or a < 0 or b < 0 or a + b == 0 or high <= low:
+        return None, None
+    z = NormalDist().inv_cdf((1 + confidence) / 2)
+    half_width, delta = (a + b) / 2, (high - low) / 2
+    to_pass = _count(samples * ((z + _Z_POWER) * half_width / (z * delta)) ** 2, samples)
+    k = 0.0
+    if estimate > high and a > 0:
+        k = (estimate - high) / a
+    elif estimate < low and b > 0:
+        k = (low - estimate) / b
+    to_fail = _count(samples / (k * k), samples) if k > 0 else None
+    return to_pass, to_fail
+
+
+def _count(needed: float, samples: int) -> int:
+    """A sample count to type: more than ``samples``, rounded up to two significant figures, capped."""
+    if not needed < _MAX_REPORTED_SAMPLES:
+        return _MAX_REPORTED_SAMPLES
+    return max(samples + 1, _round_up(needed))
+
+
+def _round_up(n: float) -> int:
+    """``n`` rounded up to two significant figures (a count to type, not a false precision)."""
+    n = math.ceil(n * (1 - 1e-12))  # a count that is whole up to rounding stays whole
+    scale = 10 ** max(0, len(str(n)) - 2)
+    return int(math.ceil(n / scale) * scale)
+
+
+def interval_check(name: str, estimate: float, interval: tuple[float, float], margin: tuple[float, float],
+                   samples: int, *, what: str = "the interval", confidence: float = 0.95) -> Check:
+    """The equivalence test of a statistic's interval against ``margin`` (module docstring); ``what`` names the
+    interval in the detail (e.g. "the 95% interval")."""
+    a, b = interval
+    low, high = margin
+    shown = f"{what} [{a:.3f}, {b:.3f}]"
+    if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(estimate)):
+        return Check(name, FAIL, "no finite interval")
+    if low <= a and b <= high:
+        return Check(name, PASS, f"{shown} lies within [{low:.3f}, {high:.3f}]")
+    if b < low or a > high:
+        return Check(name, FAIL, f"{shown} lies wholly outside [{low:.3f}, {high:.3f}]")
+    to_pass, to_fail = samples_to_settle(estimate, interval, margin, samples, confidence)
+    centre = (low + high) / 2
+    more = (f"if the value is {centre:g}, about {to_pass:,} samples would PASS with {PLANNED_POWER:.0%} probability"
+            if to_pass is not None else "more samples would not settle it")
+    if to_fail is not None:
+        more += f"; if it is {estimate:.3f} as estimated, about {to_fail:,} would FAIL"
+    return Check(name, INCONCLUSIVE, f"{shown} straddles an edge of [{low:.3f}, {high:.3f}]; {more} (now "
+                                     f"{samples:,}; the interval narrows as N^-1/2)", to_pass)
+
+
+def rate_check(name: str, fit: Any, margin: tuple[float, float], samples: int, *, what: str = "the interval"
+               ) -> Check:
+    """The verdict of a rate fit (:class:`validation.stats.RateFit`) against ``margin``: FAIL on non-finite
+    or zero errors; otherwise :func:`interval_check` of its interval, except that a rate fitted on fewer than
+    :data:`MIN_FIT_DEPTHS` depths cannot PASS (INCONCLUSIVE, saying which depths to add) — it can still FAIL,
+    when even its interval lies wholly outside the margin (an exploding error, say)."""
+    if not fit.finite:
+        why = fit.method.removeprefix("not fitted: ")
+        if "fewer than two depths" in why:
+            return Check(name, INCONCLUSIVE, f"no rate: {why}; {_depth_advice(fit)}")
+        return Check(name, FAIL, f"no rate: {why}")
+    check = interval_check(name, fit.rate, fit.ci, margin, samples, what=what, confidence=fit.confidence)
+    fitted = fit.fitted_depths
+    if len(fitted) < MIN_FIT_DEPTHS and check.verdict != FAIL:
+        return Check(name, INCONCLUSIVE, f"the rate {fit.rate:.3f} [{fit.ci[0]:.3f}, {fit.ci[1]:.3f}] stands on "
+                                         f"{len(fitted)} depths ({', '.join(map(str, fitted))}): a slope, not a fit; "
+                                         f"{_depth_advice(fit)}")
+    return check
+
+
+def _depth_advice(fit: Any) -> str:
+    """What would give a fit of at least :data:`MIN_FIT_DEPTHS` depths, from why depths were left out."""
+    depths: Sequence[int] = list(fit.depths)
+    reasons = list(fit.exclusions) or [None] * len(depths)
+    floored = [L for L, why in zip(depths, reasons) if why is not None and "floor" in why]
+    windowed = [L for L, why in zip(depths, reasons) if why is not None and "pre-asymptotic" in why]
+    if floored:
+        return (f"depths {', '.join(map(str, floored))} lie under the reference floor: a finer reference "
+                "(--reference-steps, --rtol) or shallower depths would add fitted depths")
+    if windowed:
+        start = windowed[-1]
+        return (f"the window rule dropped depths {', '.join(map(str, windowed))} as off the corrected model (its "
+                "lack-of-fit test is strict when the errors vary little between samples, and deeper depths move the "
+                f"window with them); a straight line on fixed depths, --fit-model power-law --fit-from {start}, "
+                "fits three or more")
+    deeper = [depths[-1] * 2, depths[-1] * 4] if depths else []
+    return f"add deeper depths (e.g. {', '.join(map(str, deeper))}) for at least {MIN_FIT_DEPTHS} fitted depths"
