@@ -145,3 +145,14 @@ def test_threads_reach_the_run_and_its_json(tmp_path):
     assert proc.returncode in (0, 1, 4), proc.stderr
     assert "threads during the study: [2]" in proc.stdout, proc.stdout
     assert json.loads(out.read_text())["run"]["threads"] == 2
+
+
+@pytest.mark.parametrize("module", ["validation.convergence", "validation.solvers", "validation.ablation"])
+def test_scipy_and_matplotlib_are_imported_only_when_used(module):
+    """The main commands start without scipy (the bootstrap's, imported at the first fit) and matplotlib (the
+    figures', imported with --plot): 0.5 s and 0.3 s of start-up that --help, a bad input or a run without a
+    figure do not pay (benchmarks/bench_startup.py)."""
+    code = (f"import sys, {module}\n"
+            "print(sorted(m for m in ('scipy', 'matplotlib') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 0 and proc.stdout.strip() == "[]", proc.stdout + proc.stderr

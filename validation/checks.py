@@ -14,11 +14,16 @@ normal quantile):
 * **to PASS**, if the statistic's true value is the margin's centre θ (the theory) — the planning rule of an
   equivalence test (two one-sided tests) at 80% power: the interval lies within θ ± δ with probability ≥ 0.8
   once δ ≥ (z + z_0.9) · w/z · √(N/N'), i.e. N' = N · ((z + 1.2816) w / (z δ))²;
-* **to FAIL**, if the true value is the estimate r and r lies outside the margin: with the interval's
-  distances a' = r − a and b' = b − r, the interval [r − k a', r + k b'] (k = √(N/N')) leaves the margin once
-  k < (r − high)/a' (r above it) or (low − r)/b' (r below it): N' = N / k².
+* **as estimated**, if the true value is the estimate r: with the interval's distances a' = r − a and
+  b' = b − r, the interval [r − k a', r + k b'] (k = √(N/N')) lies inside the margin once
+  k ≤ min((r − low)/a', (high − r)/b') when r is inside it (PASS), or wholly outside once k < (r − high)/a'
+  (r above it) or (low − r)/b' (r below it) (FAIL): N' = N / k².
 
-They are estimates for planning, not promises: the estimate moves with the samples.
+A check reports as ``samples_needed`` the larger of the two when both foresee a PASS, else the count to PASS.
+They are estimates for planning, not promises: the estimate moves with the samples. Both assume the half-width
+shrinks as N^-1/2; where the per-sample errors are heavy-tailed it shrinks slower, and a study that has the
+per-sample values measures the exponent γ on parts of its samples (:func:`validation.stats.interval_narrowing`)
+and uses N' = N · ratio^(1/γ) instead of ratio² (and N / k^(1/γ)) — the detail says which.
 
 A rate fitted through fewer than :data:`MIN_FIT_DEPTHS` depths (after the reference floor and the window
 rule) never PASSes: two points are a slope, not a fit (no lack-of-fit test, no curvature). It is INCONCLUSIVE,
@@ -33,10 +38,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, NamedTuple, Sequence
 
 __all__ = ["PASS", "FAIL", "INCONCLUSIVE", "VERDICTS", "EXIT_STATUS", "MIN_FIT_DEPTHS", "Check", "combine",
-           "interval_check", "rate_check", "samples_to_settle", "PLANNED_POWER"]
+           "interval_check", "rate_check", "samples_to_settle", "Settling", "PLANNED_POWER", "MIN_NARROWING",
+           "measured_rate_check"]
 
 PASS, FAIL, INCONCLUSIVE = "PASS", "FAIL", "INCONCLUSIVE"
 VERDICTS = (PASS, FAIL, INCONCLUSIVE)
@@ -56,8 +62,8 @@ class Check:
         name: what is checked, in words (e.g. "rate [rms] within 0.5 ± 0.05").
         verdict: ``PASS``, ``FAIL`` or ``INCONCLUSIVE``.
         detail: the numbers behind it, in words.
-        samples_needed: for INCONCLUSIVE, the sample count estimated to PASS if the theory holds
-            (:func:`samples_to_settle`; None: more samples would not settle it — ``detail`` says what would).
+        samples_needed: for INCONCLUSIVE, the sample count estimated to settle it (:attr:`Settling.needed`;
+            None: more samples would not settle it — ``detail`` says what would).
     """
 
     name: str
@@ -95,30 +101,64 @@ def combine(checks: Iterable[Check | str | None]) -> str:
     return INCONCLUSIVE if INCONCLUSIVE in verdicts else PASS
 
 
+#: a measured narrowing exponent below this is taken as "the interval does not narrow with more samples"
+MIN_NARROWING = 0.05
 #: the power the sample count to PASS is planned for, and its normal quantile z_0.9 (two one-sided tests)
 PLANNED_POWER = 0.8
 _Z_POWER = 1.2815515655446004
 
 
+class Settling(NamedTuple):
+    """The sample counts that would settle an INCONCLUSIVE (:func:`samples_to_settle`).
+
+    Attributes:
+        if_theory: to PASS with :data:`PLANNED_POWER` if the true value is the margin's centre (the theory).
+        if_estimate: to settle it if the true value is the estimate: the interval around it then lies wholly
+            inside the margin (``outcome`` PASS) or wholly outside (FAIL).
+        outcome: ``PASS`` or ``FAIL``: what ``if_estimate`` samples would show.
+    """
+
+    if_theory: int | None
+    if_estimate: int | None
+    outcome: str | None
+
+    @property
+    def needed(self) -> int | None:
+        """The count a check reports: both counts' larger when both predict PASS, else the count to PASS if the
+        theory holds."""
+        if self.outcome == PASS and self.if_theory is not None and self.if_estimate is not None:
+            return max(self.if_theory, self.if_estimate)
+        return self.if_theory
+
+
 def samples_to_settle(estimate: float, interval: tuple[float, float], margin: tuple[float, float],
-                      samples: int, confidence: float = 0.95) -> tuple[int | None, int | None]:
-    """The sample counts (to PASS, to FAIL) of the module docstring: to PASS if the true value is the margin's
-    centre (at :data:`PLANNED_POWER`), to FAIL if it is ``estimate`` (None unless the estimate lies outside the
-    margin, or when more samples could not settle it)."""
+                      samples: int, confidence: float = 0.95, narrowing: float = 0.5) -> Settling:
+    """The sample counts of the module docstring (a :class:`Settling`). ``narrowing`` is γ of the half-width's
+    N^-γ: 1/2 for light-tailed errors, measured by :func:`validation.stats.interval_narrowing` where it is
+    smaller; below :data:`MIN_NARROWING` the interval is taken not to narrow (no counts)."""
+    none = Settling(None, None, None)
     low, high = margin
     a, b = estimate - interval[0], interval[1] - estimate
     if not all(map(math.isfinite, (estimate, a, b, low, high))) or a < 0 or b < 0 or a + b == 0 or high <= low:
-        return None, None
+        return none
+    if not narrowing >= MIN_NARROWING:
+        return none
     z = NormalDist().inv_cdf((1 + confidence) / 2)
     half_width, delta = (a + b) / 2, (high - low) / 2
-    to_pass = _count(samples * ((z + _Z_POWER) * half_width / (z * delta)) ** 2, samples)
-    k = 0.0
-    if estimate > high and a > 0:
-        k = (estimate - high) / a
+    if_theory = _count(samples * ((z + _Z_POWER) * half_width / (z * delta)) ** (1 / narrowing), samples)
+    # the interval [r − k a, r + k b], k = (N / N')^γ, inside the margin (r inside it) or wholly outside (r outside)
+    inside = [(estimate - low) / a if a > 0 else math.inf, (high - estimate) / b if b > 0 else math.inf]
+    if low < estimate < high:
+        k, outcome = min(inside), PASS
+    elif estimate > high and a > 0:
+        k, outcome = (estimate - high) / a, FAIL
     elif estimate < low and b > 0:
-        k = (low - estimate) / b
-    to_fail = _count(samples / (k * k), samples) if k > 0 else None
-    return to_pass, to_fail
+        k, outcome = (low - estimate) / b, FAIL
+    else:
+        return Settling(if_theory, None, None)
+    if not (k > 0 and math.isfinite(k)):
+        return Settling(if_theory, None, None)
+    return Settling(if_theory, _count(samples * k ** (-1 / narrowing), samples), outcome)
 
 
 def _count(needed: float, samples: int) -> int:
@@ -136,9 +176,11 @@ def _round_up(n: float) -> int:
 
 
 def interval_check(name: str, estimate: float, interval: tuple[float, float], margin: tuple[float, float],
-                   samples: int, *, what: str = "the interval", confidence: float = 0.95) -> Check:
+                   samples: int, *, what: str = "the interval", confidence: float = 0.95,
+                   narrowing: float | None = None) -> Check:
     """The equivalence test of a statistic's interval against ``margin`` (module docstring); ``what`` names the
-    interval in the detail (e.g. "the 95% interval")."""
+    interval in the detail (e.g. "the 95% interval"); ``narrowing``: the measured γ of its half-width's N^-γ
+    (None: 1/2 assumed)."""
     a, b = interval
     low, high = margin
     shown = f"{what} [{a:.3f}, {b:.3f}]"
@@ -148,20 +190,29 @@ def interval_check(name: str, estimate: float, interval: tuple[float, float], ma
         return Check(name, PASS, f"{shown} lies within [{low:.3f}, {high:.3f}]")
     if b < low or a > high:
         return Check(name, FAIL, f"{shown} lies wholly outside [{low:.3f}, {high:.3f}]")
-    to_pass, to_fail = samples_to_settle(estimate, interval, margin, samples, confidence)
+    gamma = 0.5 if narrowing is None else narrowing
+    settling = samples_to_settle(estimate, interval, margin, samples, confidence, gamma)
     centre = (low + high) / 2
-    more = (f"if the value is {centre:g}, about {to_pass:,} samples would PASS with {PLANNED_POWER:.0%} probability"
-            if to_pass is not None else "more samples would not settle it")
-    if to_fail is not None:
-        more += f"; if it is {estimate:.3f} as estimated, about {to_fail:,} would FAIL"
-    return Check(name, INCONCLUSIVE, f"{shown} straddles an edge of [{low:.3f}, {high:.3f}]; {more} (now "
-                                     f"{samples:,}; the interval narrows as N^-1/2)", to_pass)
+    how = ("N^-1/2 assumed" if narrowing is None else
+           f"N^-{gamma:.2f}, measured on parts of the samples{' (heavy-tailed errors)' if gamma < 0.4 else ''}")
+    if settling.if_theory is None:
+        more = (f"more samples would not settle it: the interval does not narrow measurably (half-width ∝ {how})"
+                if gamma < MIN_NARROWING else "more samples would not settle it")
+    else:
+        more = (f"if the value is {centre:g}, about {settling.if_theory:,} samples would PASS with "
+                f"{PLANNED_POWER:.0%} probability")
+        if settling.if_estimate is not None:
+            more += (f"; if it is {estimate:.3f} as estimated, about {settling.if_estimate:,} would "
+                     f"{settling.outcome}")
+        more += f" (now {samples:,}; the half-width narrows as {how})"
+    return Check(name, INCONCLUSIVE, f"{shown} straddles an edge of [{low:.3f}, {high:.3f}]; {more}",
+                 settling.needed)
 
 
-def rate_check(name: str, fit: Any, margin: tuple[float, float], samples: int, *, what: str = "the interval"
-               ) -> Check:
-    """The verdict of a rate fit (:class:`validation.stats.RateFit`) against ``margin``: FAIL on non-finite
-    or zero errors; otherwise :func:`interval_check` of its interval, except that a rate fitted on fewer than
+def rate_check(name: str, fit: Any, margin: tuple[float, float], samples: int, *, what: str = "the interval",
+               narrowing: float | None = None) -> Check:
+    """The verdict of a rate fit (:class:`validation.stats.RateFit`) against ``margin`` (``narrowing``: as for
+    :func:`interval_check`): FAIL on non-finite or zero errors; otherwise :func:`interval_check` of its interval, except that a rate fitted on fewer than
     :data:`MIN_FIT_DEPTHS` depths cannot PASS (INCONCLUSIVE, saying which depths to add) — it can still FAIL,
     when even its interval lies wholly outside the margin (an exploding error, say)."""
     if not fit.finite:
@@ -169,13 +220,28 @@ def rate_check(name: str, fit: Any, margin: tuple[float, float], samples: int, *
         if "fewer than two depths" in why:
             return Check(name, INCONCLUSIVE, f"no rate: {why}; {_depth_advice(fit)}")
         return Check(name, FAIL, f"no rate: {why}")
-    check = interval_check(name, fit.rate, fit.ci, margin, samples, what=what, confidence=fit.confidence)
+    check = interval_check(name, fit.rate, fit.ci, margin, samples, what=what, confidence=fit.confidence,
+                           narrowing=narrowing)
     fitted = fit.fitted_depths
     if len(fitted) < MIN_FIT_DEPTHS and check.verdict != FAIL:
         return Check(name, INCONCLUSIVE, f"the rate {fit.rate:.3f} [{fit.ci[0]:.3f}, {fit.ci[1]:.3f}] stands on "
                                          f"{len(fitted)} depths ({', '.join(map(str, fitted))}): a slope, not a fit; "
                                          f"{_depth_advice(fit)}")
     return check
+
+
+def measured_rate_check(name: str, fit: Any, margin: tuple[float, float], values: Any, metric: str = "rms", *,
+                        resamples: int = 2000, seed: int = 0, what: str = "the interval") -> Check:
+    """:func:`rate_check` from the per-sample ``values`` the fit was made on: when it is INCONCLUSIVE on enough
+    depths, the half-width's narrowing exponent is measured on parts of the samples
+    (:func:`validation.stats.interval_narrowing`) and the sample counts use it (about two more fits, only then)."""
+    check = rate_check(name, fit, margin, len(values), what=what)
+    if check.verdict != INCONCLUSIVE or not fit.finite or len(fit.fitted_depths) < MIN_FIT_DEPTHS:
+        return check
+    from validation.stats import interval_narrowing
+
+    gamma = interval_narrowing(fit, values, metric, resamples=resamples, confidence=fit.confidence, seed=seed)
+    return check if gamma is None else rate_check(name, fit, margin, len(values), what=what, narrowing=gamma)
 
 
 def _depth_advice(fit: Any) -> str:

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import math
 import time
 from dataclasses import dataclass
@@ -44,7 +45,7 @@ import numpy as np
 
 from limits.pairs import Pair
 from validation import cli, runtime
-from validation.checks import FAIL, Check, rate_check
+from validation.checks import FAIL, Check, measured_rate_check
 from validation.engine import StudyErrors
 from validation.pair_study import (
     FIT_MODELS, KIND_DEFAULTS, PairSettings, RateFitSettings, SampleBlock, ShardingSettings, block_errors,
@@ -131,16 +132,19 @@ class ConvergenceResult(StudyResult):
     def rate_ci(self) -> tuple[float, float]:
         return self.fit.ci
 
-    @property
+    @functools.cached_property
     def check(self) -> Check:
         """The verdict's check: the equivalence test of the verdict metric's rate interval against
-        :func:`~validation.stats.verdict_rule` (:mod:`validation.checks`); FAIL on NaN/inf errors."""
+        :func:`~validation.stats.verdict_rule` (:func:`validation.checks.measured_rate_check`: an INCONCLUSIVE
+        says how many samples would settle it); FAIL on NaN/inf errors."""
         s = self.settings
         name = f"rate [{s.metric}] of {self.model.get('name', self.model_spec)}"
         if any(self.errors.nonfinite_network) or self.errors.nonfinite_reference:
             return Check(name, FAIL, "non-finite (NaN/inf) errors: no rate is fitted through them")
         margin = verdict_rule(self.theory_rate, s.tolerance, None if self.converges else self.excluded_rate)
-        return rate_check(name, self.fit, margin, s.samples, what=f"the {int(round(100 * s.confidence))}% interval")
+        values = self.errors.sup_sq if s.metric == "sup" else self.errors.final_sq
+        return measured_rate_check(name, self.fit, margin, values, s.metric, resamples=s.bootstrap, seed=s.seed,
+                                   what=f"the {int(round(100 * s.confidence))}% interval")
 
     @property
     def verdict(self) -> str:

@@ -62,7 +62,7 @@ from validation import cli, runtime
 from validation.results import RunInfo, StudyResult, utc_now
 from validation.settings import (
     CommonSettings, SettingsError, check_choice, check_float, check_int, make_settings, parse_float_list,
-    resolve_device, setting,
+    refuse_inapplicable, resolve_device, setting, settings_given,
 )
 
 __all__ = ["FIGURES", "SMOKE", "FiguresSettings", "FiguresResult", "run", "main", "eoc_sigma_w", "MODELS"]
@@ -230,12 +230,8 @@ def _resolve(figure: str, settings: FiguresSettings) -> FiguresSettings:
     if figure not in FIGURES:
         raise SettingsError("figure", f"{figure!r} unknown (allowed: {', '.join(FIGURES)})")
     base = FIGURES[figure]
-    given = {f.name for f in dataclasses.fields(FiguresSettings) if f.metadata.get("cli")
-             and getattr(settings, f.name) is not None and f.name not in ("seed", "dtype", "device")}
-    extra = sorted(given - APPLIES[figure])
-    if extra:
-        raise SettingsError(extra[0], f"does not apply to the {figure} figure; it takes "
-                                      f"{', '.join('--' + n.replace('_', '-') for n in sorted(APPLIES[figure]))}")
+    given = settings_given(settings)
+    refuse_inapplicable(given, APPLIES[figure], f"the {figure} figure")
     values = {**{k: v for k, v in base.items() if k not in ("title", "paper")},
               **{k: getattr(settings, k) for k in given}}
     if figure == "chizat-maximal" and values.get("sigma_u") is None:

@@ -57,7 +57,7 @@ from validation.workers import run_tasks
 from validation.results import RunInfo, StudyResult, utc_now
 from validation.settings import (
     CommonSettings, SettingsError, check_choice, check_float, check_int, check_workers, make_settings, parse_grid,
-    resolve_device, setting, torch_dtype,
+    optional_torch_dtype, resolve_device, setting,
 )
 
 __all__ = ["PhaseSettings", "PhaseResult", "run", "main", "phase_column"]
@@ -93,7 +93,8 @@ class PhaseSettings(CommonSettings):
                                           "numbers do not depend on it", group="run and output",
                                     default_text="none: --workers local processes")
     noise_dtype: str | None = setting(None, "the type the fractional weights are drawn in, then cast to --dtype "
-                                            "(float32 draws faster; another draw for the seed)",
+                                            "(float32 draws faster; another draw for the seed); opt-in here, unlike "
+                                            "the strong-error studies: the ratios are statistics of the draw itself",
                                       choices=("float32", "float64"), default_text="as --dtype")
     vmax: float = setting(4.0, "the figure's colour scale is clipped to [−vmax, vmax] in log10 r", parse=float,
                           group="run and output")
@@ -177,7 +178,7 @@ def _columns(settings: PhaseSettings, device: torch.device, progress: bool) -> l
     common = dict(betas=list(settings.betas), depth=settings.depth, ref_depth=settings.reference_depth,
                   width=settings.width, n_in=settings.n_in, networks=settings.networks, inputs=settings.inputs,
                   seed=settings.seed, dtype=settings.torch_dtype, device=str(device),
-                  noise_dtype=None if settings.noise_dtype is None else torch_dtype(settings.noise_dtype))
+                  noise_dtype=optional_torch_dtype(settings.noise_dtype))
     tasks = [dict(common, hurst=h) for h in settings.hursts]
     with tqdm(total=len(tasks), desc="phase (H columns)", disable=not progress, leave=False) as bar:
         columns = run_tasks(phase_column, tasks, settings.workers, on_result=lambda _: bar.update(1),

@@ -12,9 +12,7 @@ from __future__ import annotations
 import textwrap
 from typing import Any, Sequence
 
-import matplotlib as mpl
 import numpy as np
-from matplotlib.figure import Figure
 
 __all__ = ["Curve", "draw_error_curves", "new_axes", "new_grid"]
 
@@ -54,6 +52,8 @@ def new_axes(ax: Any = None, figsize: tuple[float, float] = (6.4, 4.6)) -> tuple
     """(figure, axes): ``ax`` and its figure when given, else a new figure with one axes."""
     if ax is not None:
         return ax.figure, ax
+    from matplotlib.figure import Figure  # imported when a figure is drawn: a run without --plot never loads it
+
     fig = Figure(figsize=figsize, layout="constrained")  # not pyplot: no global figure registry
     return fig, fig.add_subplot()
 
@@ -68,6 +68,8 @@ def new_grid(rows: int, columns: int, ax: Any = None, figsize: tuple[float, floa
             raise ValueError(f"this figure has {rows} × {columns} panels; got {axes.size} axes")
         axes = axes.reshape(rows, columns)
         return axes[0, 0].figure, axes
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=figsize or (4.3 * columns, 4.1 * rows), layout="constrained")
     return fig, np.asarray(fig.subplots(rows, columns, squeeze=False, **options), dtype=object)
 
@@ -85,6 +87,8 @@ def draw_error_curves(
     """Draw ``curves`` on ``ax`` in log–log: markers (hollow for depths left out of the fit), the shaded
     per-depth bootstrap band, the fitted line over the fitted depths, and a dashed guide of the theory slope
     anchored below the first curve's fitted centre."""
+    import matplotlib as mpl
+
     colours = mpl.rcParams["axes.prop_cycle"].by_key()["color"]
     for i, curve in enumerate(curves):
         colour = colours[i % len(colours)]

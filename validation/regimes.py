@@ -54,7 +54,7 @@ from validation.regime_stats import (
 from validation.results import RunInfo, StudyResult, utc_now
 from validation.settings import (
     CommonSettings, SettingsError, check_choice, check_depths, check_float, check_int, check_workers, make_settings,
-    parse_float_list, parse_int_list, resolve_device, setting, torch_dtype,
+    optional_torch_dtype, parse_float_list, parse_int_list, refuse_inapplicable, resolve_device, setting, settings_given,
 )
 
 __all__ = ["PRESETS", "RegimesSettings", "RegimesResult", "run", "main", "predicted_critical_beta"]
@@ -137,7 +137,10 @@ class RegimesSettings(CommonSettings):
     critical_tolerance: float | None = setting(None, "the critical-β check: |estimate − prediction| ≤ this",
                                                parse=float, group="checks", default_text="0.1")
     noise_dtype: str | None = setting(None, "i.i.d. and fractional weights: the type they are drawn in, then cast to "
-                                            "--dtype (float32 draws faster; another draw for the seed)",
+                                            "--dtype (float32 draws faster; another draw for the seed). Unlike the "
+                                            "strong-error studies (float32 by default: network and limit read the same "
+                                            "increments, so the error does not depend on the draw's precision), the "
+                                            "ratios here are statistics of the draw itself, so float32 is opt-in",
                                       choices=("float32", "float64"), group="model", default_text="as --dtype")
     chunk_mb: float | None = setting(None, "memory budget per chunk of networks, MiB", parse=float,
                                      group="run and output", default_text="512")
@@ -208,12 +211,8 @@ def _resolve(preset: str, settings: RegimesSettings) -> RegimesSettings:
         raise SettingsError("preset", f"{preset!r} unknown (allowed: {', '.join(sorted([*PRESETS, *ALIASES]))})")
     base = PRESETS[name]
     kind = base["kind"]
-    given = {f.name for f in dataclasses.fields(RegimesSettings) if f.metadata.get("cli")
-             and getattr(settings, f.name) is not None and f.name not in ("seed", "dtype", "device")}
-    extra = sorted(given - APPLIES[kind])
-    if extra:
-        raise SettingsError(extra[0], f"does not apply to the {name} preset ({kind}); it takes "
-                                      f"{', '.join('--' + n.replace('_', '-') for n in sorted(APPLIES[kind]))}")
+    given = settings_given(settings)
+    refuse_inapplicable(given, APPLIES[kind], f"the {name} preset ({kind})")
     values = {**{k: v for k, v in base.items() if k not in ("kind", "title")},
               **{k: getattr(settings, k) for k in given}}
     if kind != "chizat":
@@ -256,7 +255,7 @@ def _resolve(preset: str, settings: RegimesSettings) -> RegimesSettings:
 
 
 def _noise_dtype(s: RegimesSettings) -> torch.dtype | None:
-    return None if s.noise_dtype is None else torch_dtype(s.noise_dtype)
+    return optional_torch_dtype(s.noise_dtype)
 
 
 def _regime_name(values: dict[str, Any]) -> str:

@@ -24,7 +24,7 @@ __all__ = [
     "SettingsError", "UsageError", "setting", "CommonSettings", "settings_dict", "check_int", "check_float", "check_choice",
     "check_depths", "check_power_of_two", "is_power_of_two", "parse_power_of_two_list", "parse_float_list",
     "parse_int_list", "parse_grid", "parse_name_value", "DTYPES", "torch_dtype", "optional_torch_dtype", "resolve_device",
-    "make_settings", "check_workers",
+    "make_settings", "check_workers", "settings_given", "refuse_inapplicable", "ALWAYS_APPLY",
 ]
 
 
@@ -309,6 +309,30 @@ def check_workers(settings: Any) -> None:
         settings._set("workers", check_int("workers", settings.workers, 1, 64))
         if settings.device.startswith("cuda") and settings.workers > 1:
             raise SettingsError("workers", f"{settings.workers} with --device {settings.device}: use --workers 1 on a GPU")
+
+
+#: the settings every study takes: never refused as "does not apply"
+ALWAYS_APPLY = ("seed", "dtype", "device")
+
+
+def settings_given(settings: Any, *, against_defaults: bool = False) -> set[str]:
+    """The names of the command-line settings given: those not None (``against_defaults``: not equal to their
+    field's default), :data:`ALWAYS_APPLY` left out."""
+    defaults = {f.name: f.default for f in dataclasses.fields(settings)}
+    return {f.name for f in dataclasses.fields(settings) if f.metadata.get("cli") and f.name not in ALWAYS_APPLY
+            and (getattr(settings, f.name) != defaults[f.name] if against_defaults
+                 else getattr(settings, f.name) is not None)}
+
+
+def refuse_inapplicable(given: Iterable[str], applies: Iterable[str], where: str, *, takes: str | None = None) -> None:
+    """The one refusal of a setting that does not apply (a preset's, a figure's, an experiment's): a
+    :class:`SettingsError` naming the first given setting outside ``applies`` and the flags ``where`` takes
+    (``takes``: that list in words, when it is not ``applies`` itself)."""
+    applies = set(applies)
+    extra = sorted(set(given) - applies)
+    if extra:
+        listed = takes if takes is not None else ", ".join("--" + n.replace("_", "-") for n in sorted(applies))
+        raise SettingsError(extra[0], f"does not apply to {where}; it takes {listed}")
 
 
 def settings_dict(settings: Any) -> dict[str, Any]:

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import math
 import time
 from dataclasses import dataclass
@@ -46,7 +47,7 @@ from limits.brownian import DyadicPath
 from limits.pairs import ODEPair, Pair, SDEPair, run_network
 from limits.schemes import SDE_SCHEMES, SchemeError, get_sde_scheme, sde_schemes_for
 from validation import cli, runtime
-from validation.checks import FAIL, Check, combine, rate_check
+from validation.checks import FAIL, Check, combine, measured_rate_check
 from validation.engine import sde_pass
 from validation.pair_study import (
     PairSettings, RateFitSettings, build_pair, estimate_mb as pair_estimate_mb,
@@ -167,26 +168,30 @@ class SchemeRun:
         """RMS error per depth (or tolerance)."""
         return np.sqrt(np.mean(self.squared_errors, axis=0))
 
-    def check(self, tolerance: float) -> Check | None:
+    def check(self, tolerance: float, *, resamples: int = 2000, seed: int = 0) -> Check | None:
         """The equivalence test of the rate against the theory order ± ``tolerance``
-        (:func:`validation.checks.rate_check`); None when there is none to check."""
+        (:func:`validation.checks.measured_rate_check`, with the bootstrap's ``resamples`` and ``seed``); None when
+        there is none to check."""
         if self.fit is None or self.theory_order is None:
             return None
-        return rate_check(f"rate of {self.name} within {self.theory_order:g} ± {tolerance:g}", self.fit,
-                          verdict_rule(self.theory_order, tolerance), self.squared_errors.shape[0])
+        return measured_rate_check(f"rate of {self.name} within {self.theory_order:g} ± {tolerance:g}", self.fit,
+                                   verdict_rule(self.theory_order, tolerance), self.squared_errors, "rms",
+                                   resamples=resamples, seed=seed)
 
     def verdict(self, tolerance: float) -> str | None:
         """PASS, FAIL or INCONCLUSIVE against the theory order; None when there is none to check."""
         check = self.check(tolerance)
         return None if check is None else check.verdict
 
-    def to_dict(self, tolerance: float) -> dict[str, Any]:
+    def to_dict(self, tolerance: float, check: Check | None = None) -> dict[str, Any]:
+        """The JSON form; ``check``: its :meth:`check` when already made."""
+        check = check if check is not None else self.check(tolerance)
         return {
             "name": self.name, "description": self.description, "theory_order": self.theory_order,
             "depths": self.depths, "tolerances": self.tolerances, "rms_errors": self.errors,
             "evaluations": self.evaluations, "seconds": self.seconds,
-            "fit": self.fit.to_dict() if self.fit is not None else None, "verdict": self.verdict(tolerance),
-            "check": None if self.check(tolerance) is None else self.check(tolerance).to_dict(),
+            "fit": self.fit.to_dict() if self.fit is not None else None,
+            "verdict": None if check is None else check.verdict, "check": None if check is None else check.to_dict(),
         }
 
 
@@ -260,13 +265,18 @@ class SolversResult(StudyResult):
         """Each fixed-step scheme's fitted rate."""
         return {run.name: run.fit.rate for run in self.runs if run.fit is not None}
 
+    @functools.cached_property
+    def scheme_checks(self) -> dict[str, Check | None]:
+        """Each fixed-step scheme's rate check (None for a scheme without a theory order), made once."""
+        s = self.settings
+        return {run.name: run.check(s.tolerance, resamples=s.bootstrap, seed=s.seed) for run in self.runs}
+
     @property
     def checks(self) -> list[Check]:
         """Every fixed-step scheme's rate check (those with a theory order), and the reference's."""
-        checks = [run.check(self.settings.tolerance) for run in self.runs]
         gap = self.reference.get("rms_gap", math.nan)
         return [Check.of("the reference is finite", math.isfinite(gap), f"RMS gap of the two references {gap:.3e}"),
-                *(c for c in checks if c is not None)]
+                *(c for c in self.scheme_checks.values() if c is not None)]
 
     @property
     def verdict(self) -> str:
@@ -286,7 +296,7 @@ class SolversResult(StudyResult):
         return {
             "model": self.model, "model_spec": self.model_spec, "kind": self.kind, "noise_type": self.noise_type,
             "depths": self.depths, "reference": self.reference, "floor_factor": SCHEME_FLOOR_FACTORS[self.kind],
-            "schemes": [run.to_dict(tol) for run in self.runs],
+            "schemes": [run.to_dict(tol, self.scheme_checks[run.name]) for run in self.runs],
             "adaptive": [run.to_dict(tol) for run in self.adaptive],
             "steps_to_reach": {"targets": list(TARGETS), "steps": self.steps_table()},
         }
@@ -325,7 +335,7 @@ class SolversResult(StudyResult):
             theory = f"{run.theory_order:g}" if run.theory_order is not None else "-"
             per_step = run.evaluations[-1] / run.depths[-1]
             lines.append(f"{run.name:18s}" + "".join(cells) + f"{per_step:11.1f} {rate:>24} {theory:>7} "
-                         f"{run.verdict(s.tolerance) or 'report':>13}")
+                         f"{getattr(self.scheme_checks[run.name], 'verdict', None) or 'report':>13}")
         lines.append("(* not fitted: under the reference floor, dropped by the window rule, or below --fit-from; the JSON's "
                      "fit.exclusions says which)")
         if self.adaptive:

@@ -41,7 +41,8 @@ from tqdm import tqdm
 from .. import cli, runtime
 from ..results import RunInfo, StudyResult, to_jsonable
 from ..settings import (CommonSettings, SettingsError, check_choice, check_float, check_int, make_settings,
-                        parse_float_list, parse_grid, parse_int_list, resolve_device, setting, settings_dict)
+                        parse_float_list, parse_grid, parse_int_list, refuse_inapplicable, resolve_device, setting,
+                        settings_dict, settings_given)
 from .data import DATASETS, Dataset, load_dataset
 from .experiment import Experiment
 from .sweep import CheckpointStore, fingerprint
@@ -187,14 +188,8 @@ def resolve(name: str, settings: TrainingSettings) -> TrainingSettings:
         raise SettingsError("experiment", f"{name!r} unknown (allowed: {', '.join(EXPERIMENTS)})")
     experiment = EXPERIMENTS[name]
     uses = set(experiment.preset) | _ALWAYS
-    defaults = {f.name: f.default for f in dataclasses.fields(TrainingSettings)}
-    given = {f.name for f in dataclasses.fields(TrainingSettings) if f.metadata.get("cli")
-             and f.name not in ("seed", "dtype", "device") and getattr(settings, f.name) != defaults[f.name]}
-    extra = sorted(given - uses)
-    if extra:
-        raise SettingsError(extra[0], f"does not apply to the {name} experiment; it takes "
-                                      f"{', '.join('--' + n.replace('_', '-') for n in sorted(uses - {'resume'}))}"
-                                      ", --resume")
+    refuse_inapplicable(settings_given(settings, against_defaults=True), uses, f"the {name} experiment",
+                        takes=", ".join("--" + n.replace("_", "-") for n in sorted(uses - {"resume"})) + ", --resume")
     values = {k: v for k, v in experiment.preset.items() if getattr(settings, k) is None}
     resolved = dataclasses.replace(settings, **values, experiment=name)
     if not experiment.rate_grid and resolved.learning_rates is not None and len(resolved.learning_rates) != 1:
