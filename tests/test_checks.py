@@ -134,3 +134,18 @@ def test_the_narrowing_of_the_interval_is_measured_and_tells_heavy_tails_apart()
     assert samples_to_settle(0.5, interval, margin, 500, narrowing=0.01).needed is None
     check = interval_check("rate", 0.5, interval, margin, 500, narrowing=0.01)
     assert check.verdict == INCONCLUSIVE and "does not narrow measurably" in check.detail
+
+
+@pytest.mark.parametrize("interval, at_most, expected", [
+    ((0.1, 0.2), True, PASS), ((0.3, 0.4), True, FAIL), ((0.2, 0.3), True, INCONCLUSIVE),
+    ((0.3, 0.4), False, PASS), ((0.1, 0.2), False, FAIL), ((0.2, 0.3), False, INCONCLUSIVE),
+    ((math.nan, 0.2), True, FAIL),
+])
+def test_a_one_sided_bound_has_three_outcomes(interval, at_most, expected):
+    from validation.checks import bound_check, check_line
+
+    check = bound_check("gap", interval, 0.25, at_most=at_most, detail="x")
+    assert check.verdict == expected, check
+    assert check_line(check).split()[0] == expected and check_line(check.to_dict()) == check_line(check)
+    # a check with no margin, in its JSON form, is judged by "passed"
+    assert combine([{"check": "c", "passed": True, "detail": ""}, check.to_dict()]) == expected

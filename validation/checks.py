@@ -38,10 +38,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Any, Iterable, NamedTuple, Sequence
+from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
 __all__ = ["PASS", "FAIL", "INCONCLUSIVE", "VERDICTS", "EXIT_STATUS", "MIN_FIT_DEPTHS", "Check", "combine",
-           "interval_check", "rate_check", "samples_to_settle", "Settling", "PLANNED_POWER", "MIN_NARROWING",
+           "interval_check", "rate_check", "samples_to_settle", "Settling", "bound_check", "check_line", "PLANNED_POWER", "MIN_NARROWING",
            "measured_rate_check"]
 
 PASS, FAIL, INCONCLUSIVE = "PASS", "FAIL", "INCONCLUSIVE"
@@ -89,10 +89,19 @@ class Check:
         return cls(name, PASS if passed else FAIL, detail)
 
 
-def combine(checks: Iterable[Check | str | None]) -> str:
-    """The verdict of several checks (or verdict texts; None entries are skipped): FAIL if any FAILs, else
+def _verdict_of(check: Check | Mapping[str, Any] | str) -> str:
+    if isinstance(check, Check):
+        return check.verdict
+    if isinstance(check, Mapping):  # a check's JSON form: {"check", "passed", "detail"[, "verdict"]}
+        return check.get("verdict") or (PASS if check["passed"] else FAIL)
+    return check
+
+
+def combine(checks: Iterable[Check | Mapping[str, Any] | str | None]) -> str:
+    """The verdict of several checks — :class:`Check` objects, their JSON form (a dict with ``verdict``, or
+    ``passed`` for a check with no margin) or verdict texts; None entries are skipped: FAIL if any FAILs, else
     INCONCLUSIVE if any is, else PASS. No check at all is FAIL (nothing was shown)."""
-    verdicts = [c.verdict if isinstance(c, Check) else c for c in checks if c is not None]
+    verdicts = [_verdict_of(c) for c in checks if c is not None]
     for verdict in verdicts:
         if verdict not in VERDICTS:
             raise ValueError(f"verdict {verdict!r} unknown (allowed: {', '.join(VERDICTS)})")
@@ -106,6 +115,13 @@ MIN_NARROWING = 0.05
 #: the power the sample count to PASS is planned for, and its normal quantile z_0.9 (two one-sided tests)
 PLANNED_POWER = 0.8
 _Z_POWER = 1.2815515655446004
+
+
+def check_line(check: Check | Mapping[str, Any]) -> str:
+    """One line of a study's table for a check (a :class:`Check` or its JSON form): its verdict, name and detail."""
+    if isinstance(check, Check):
+        check = check.to_dict()
+    return f"  {_verdict_of(check):12s}  {check['check']}: {check['detail']}"
 
 
 class Settling(NamedTuple):
@@ -228,6 +244,23 @@ def rate_check(name: str, fit: Any, margin: tuple[float, float], samples: int, *
                                          f"{len(fitted)} depths ({', '.join(map(str, fitted))}): a slope, not a fit; "
                                          f"{_depth_advice(fit)}")
     return check
+
+
+def bound_check(name: str, interval: tuple[float, float], bound: float, *, at_most: bool, detail: str) -> Check:
+    """A one-sided claim on a statistic with a confidence interval [a, b]: ``value ≤ bound`` (``at_most``) or
+    ``value ≥ bound``. PASS when the whole interval is on the claimed side, FAIL when it is wholly on the other,
+    INCONCLUSIVE when it contains the bound (more draws would settle it); a non-finite interval FAILs.
+    ``detail`` describes the numbers; the rule is appended."""
+    a, b = interval
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return Check(name, FAIL, f"{detail}; no finite interval")
+    sign = "≤" if at_most else "≥"
+    inside, outside = (b <= bound, a > bound) if at_most else (a >= bound, b < bound)
+    if inside:
+        return Check(name, PASS, f"{detail}; the interval lies {sign} {bound:g}")
+    if outside:
+        return Check(name, FAIL, f"{detail}; the interval lies wholly on the other side of {bound:g}")
+    return Check(name, INCONCLUSIVE, f"{detail}; the interval contains {bound:g}: more draws would settle it")
 
 
 def measured_rate_check(name: str, fit: Any, margin: tuple[float, float], values: Any, metric: str = "rms", *,

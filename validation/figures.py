@@ -8,7 +8,9 @@
 
 Every default run is small (under a minute on 2 cores); the paper's sizes are flags (docs/howto/figures.md).
 A flag that does not apply to the chosen figure is an error naming the ones that do. Each run prints a
-table with the numbers behind the figure and its checks; PASS when every check passes:
+table with the numbers behind the figure and its checks; PASS when every check passes, FAIL when one fails,
+INCONCLUSIVE when a check of an interval against a bound (a)–(c) and the correlations' finds the interval
+containing the bound (more draws would settle it: :func:`validation.checks.bound_check`):
 
 * ``pf-function-space``: the stable ResNets SC_tanh and SC_swish (x_{k+1} = x_k + φ(ΔW_k x_k + Δb_k),
   ΔW ~ N(0, σ_w²Δt/D), Δb ~ N(0, σ_b²Δt), Δt = 1/L; input copied, x_0 = z·1, the paper's SC models) and
@@ -36,7 +38,7 @@ table with the numbers behind the figure and its checks; PASS when every check p
 
 Python: ``validation.figures.run("marion-fbm", realisations=200)`` returns a :class:`FiguresResult`.
 
-Exit status: 0 PASS, 1 FAIL, 2 bad input, 3 internal error.
+Exit status: 0 PASS, 1 FAIL, 2 bad input, 3 internal error, 4 INCONCLUSIVE.
 """
 
 from __future__ import annotations
@@ -59,7 +61,9 @@ from limits.fractional import FractionalNoise, block_moments, check_hurst, estim
 from limits.peluchetti_favaro import PFBlock
 from limits.seeding import generator, stream_seed
 from validation import cli, runtime
+from validation.checks import bound_check, check_line, combine
 from validation.results import RunInfo, StudyResult, utc_now
+from validation.stats import resampled_interval, resampled_interval_batched
 from validation.settings import (
     CommonSettings, SettingsError, check_choice, check_float, check_int, make_settings, parse_float_list,
     refuse_inapplicable, resolve_device, setting, settings_given,
@@ -255,20 +259,6 @@ def _rng(seed: int, *labels: object) -> np.random.Generator:
     return np.random.default_rng(stream_seed(seed, "figures", *labels))
 
 
-def _interval(values: np.ndarray) -> list[float]:
-    """The 95% percentile interval of bootstrap replicates (NaN ignored)."""
-    values = np.asarray(values, dtype=float)
-    values = values[np.isfinite(values)]
-    if values.size == 0:
-        return [math.nan, math.nan]
-    return [float(np.quantile(values, 0.025)), float(np.quantile(values, 0.975))]
-
-
-def _bootstrap(statistic, n: int, resamples: int, rng: np.random.Generator) -> list[float]:
-    """95% percentile interval of ``statistic(index array)`` over ``resamples`` resamples of n rows."""
-    return _interval(np.array([statistic(rng.integers(0, n, n)) for _ in range(resamples)]))
-
-
 def eoc_sigma_w(activation: str, sigma_b: float) -> float:
     """σ_w of the edge of chaos for a bias std σ_b: σ_w² E[φ'(√q* Z)²] = 1 with q* = σ_w² E[φ(√q* Z)²] + σ_b²
     (Poole et al. 2016, Schoenholz et al. 2017); ReLU: √2 (its EOC is σ_w² = 2, σ_b = 0)."""
@@ -425,17 +415,6 @@ def _min_correlations(x: torch.Tensor) -> torch.Tensor:
         ~torch.isnan(c).all(1), torch.tensor(math.nan, dtype=c.dtype))
 
 
-def _bootstrap_batched(statistic, x: np.ndarray, resamples: int, rng: np.random.Generator) -> list[float]:
-    """95% percentile interval of ``statistic`` (a batched function of (R, n, K) draws → (R,)) over
-    ``resamples`` resamples of the rows of x, in chunks of about 2^23 numbers."""
-    data = torch.as_tensor(x, dtype=torch.float64)
-    n, k = data.shape
-    index = torch.as_tensor(rng.integers(0, n, (resamples, n)))
-    step = max(1, (1 << 23) // (n * k))
-    values = torch.cat([statistic(data[index[i:i + step]]) for i in range(0, resamples, step)])
-    return _interval(values.numpy())
-
-
 # ------------------------------------------------------------------------------------------------ the figures
 def _function_space(s: FiguresSettings, device: torch.device, progress: bool) -> tuple[dict, dict]:
     z = _grid(s)
@@ -456,7 +435,7 @@ def _function_space(s: FiguresSettings, device: torch.device, progress: bool) ->
             entry["quantiles"] = {q: np.quantile(good, q / 100, axis=0).tolist() for q in (5, 50, 95)}
             entry["shown"] = net[: s.show].tolist()
             entry["top_pc_fraction"] = top_pc_fraction(good)
-            entry["top_pc_ci95"] = _bootstrap_batched(_pc_fractions, good, s.resamples, rng)
+            entry["top_pc_ci95"] = resampled_interval_batched(_pc_fractions, good, s.resamples, rng)
             entry["within_function_sd"] = float(np.sqrt(good.var(axis=1).mean()))
             entry["total_sd"] = float(good.std())
             data[name] = net
@@ -467,23 +446,17 @@ def _function_space(s: FiguresSettings, device: torch.device, progress: bool) ->
                                 axis=0).tolist() for q in (5, 50, 95)}, "shown": sde[: s.show].tolist(),
                                 "rms_gap": float(np.sqrt(((good - sde_good) ** 2).mean())),
                                 "relative_gap": gap(np.arange(len(good))),
-                                "relative_gap_ci95": _bootstrap(gap, len(good), s.resamples, rng)}
+                                "relative_gap_ci95": resampled_interval(gap, len(good), s.resamples, rng)}
                 data[name + "_sde"] = sde
                 g_lo, g_hi = entry["sde"]["relative_gap_ci95"]
-                checks.append({"check": f"{name}: ResNet ≈ its SDE on the same path",
-                               "passed": bool(np.isfinite(g_hi) and g_hi <= s.sde_tolerance),
-                               "detail": f"RMS gap / SD = {entry['sde']['relative_gap']:.3f} [{g_lo:.3f}, {g_hi:.3f}]; "
-                                         f"upper end ≤ {s.sde_tolerance:g}"})
+                checks.append(bound_check(f"{name}: ResNet ≈ its SDE on the same path", (g_lo, g_hi), s.sde_tolerance,
+                                          at_most=True, detail=f"RMS gap / SD = {entry['sde']['relative_gap']:.3f} "
+                                                               f"[{g_lo:.3f}, {g_hi:.3f}]").to_dict())
             lo, hi = entry["top_pc_ci95"]
-            if kind == "eoc":
-                ok = bool(np.isfinite(lo) and lo >= s.eoc_min_pc)
-                rule = f"lower end {lo:.3f} ≥ {s.eoc_min_pc:g}"
-            else:
-                ok = bool(np.isfinite(hi) and hi <= s.resnet_max_pc)
-                rule = f"upper end {hi:.3f} ≤ {s.resnet_max_pc:g}"
-            checks.append({"check": f"{name}: {'degenerate' if kind == 'eoc' else 'not degenerate'} in z",
-                           "passed": ok, "detail": f"first PC explains {entry['top_pc_fraction']:.3f} "
-                                                   f"[{lo:.3f}, {hi:.3f}]; {rule}"})
+            checks.append(bound_check(f"{name}: {'degenerate' if kind == 'eoc' else 'not degenerate'} in z", (lo, hi),
+                                      s.eoc_min_pc if kind == "eoc" else s.resnet_max_pc, at_most=kind != "eoc",
+                                      detail=f"first PC explains {entry['top_pc_fraction']:.3f} [{lo:.3f}, {hi:.3f}]"
+                                      ).to_dict())
             models.append(entry)
     result = {"title": s.title, "paper": FIGURES[s.figure]["paper"], "z": z.tolist(), "draws": s.draws,
               "rule": "first-PC fraction = λ_max/trace of the draws' covariance over z (1 iff all outputs are "
@@ -509,7 +482,7 @@ def _correlation_figure(s: FiguresSettings, device: torch.device, progress: bool
             corr = _correlation(good)
             rng = _rng(s.seed, "bootstrap", s.figure, name)
             low = float(np.nanmin(corr)) if np.isfinite(corr).any() else math.nan
-            ci = _bootstrap_batched(_min_correlations, good, s.resamples, rng)
+            ci = resampled_interval_batched(_min_correlations, good, s.resamples, rng)
             where = np.unravel_index(np.nanargmin(corr), corr.shape) if np.isfinite(corr).any() else (0, 0)
             off = corr[~np.eye(len(z), dtype=bool)]
             entry = {"model": name, "kind": kind, "activation": activation, **params,
@@ -517,14 +490,10 @@ def _correlation_figure(s: FiguresSettings, device: torch.device, progress: bool
                      "argmin_z": [float(z[where[0]]), float(z[where[1]])],
                      "mean_offdiagonal": float(np.nanmean(off)), "undefined_inputs": int(np.isnan(np.diag(corr)).sum()),
                      "correlation": corr.tolist()}
-            if kind == "eoc":
-                ok, rule = bool(np.isfinite(ci[0]) and ci[0] >= s.eoc_min_correlation), \
-                    f"lower end {ci[0]:.3f} ≥ {s.eoc_min_correlation:g}"
-            else:
-                ok, rule = bool(np.isfinite(ci[1]) and ci[1] <= s.resnet_max_correlation), \
-                    f"upper end {ci[1]:.3f} ≤ {s.resnet_max_correlation:g}"
-            checks.append({"check": f"{name}: correlations {'all close to 1' if kind == 'eoc' else 'far from 1'}",
-                           "passed": ok, "detail": f"min ρ = {low:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]; {rule}"})
+            checks.append(bound_check(f"{name}: correlations {'all close to 1' if kind == 'eoc' else 'far from 1'}",
+                                      tuple(ci), s.eoc_min_correlation if kind == "eoc" else s.resnet_max_correlation,
+                                      at_most=kind != "eoc", detail=f"min ρ = {low:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
+                                      ).to_dict())
             models.append(entry)
             data[name] = corr
     result = {"title": s.title, "paper": FIGURES[s.figure]["paper"], "z": z.tolist(), "draws": s.draws,
@@ -550,7 +519,7 @@ def _fbm(s: FiguresSettings, device: torch.device, progress: bool) -> tuple[dict
             return float(np.polyfit(logm, np.log(moments[i].mean(axis=0)), 1)[0] / 2)  # noqa: B023 (called within this iteration)
 
         singles = np.polyfit(logm, np.log(moments.T), 1)[0] / 2  # one estimate per realisation
-        ci = _bootstrap(pooled, s.realisations, s.resamples, _rng(s.seed, "bootstrap", s.figure, h))
+        ci = resampled_interval(pooled, s.realisations, s.resamples, _rng(s.seed, "bootstrap", s.figure, h))
         paths = np.concatenate([np.zeros((s.show, 1)), np.cumsum(increments[: s.show], axis=1)], axis=1) * n ** (-h)
         data[h] = paths
         ok = abs(estimate - h) <= s.hurst_tolerance
@@ -582,19 +551,19 @@ def _chizat(s: FiguresSettings, device: torch.device, progress: bool) -> tuple[d
         exact = float(chizat_expected_spread(alpha, m, layers, c)[-1])
         rng = _rng(s.seed, "bootstrap", s.figure, kappa)
         ratio = lambda i: float(sup[i].mean() / final[i].mean())  # noqa: E731, B023
-        ratio_ci = _bootstrap(ratio, n, s.resamples, rng)
+        ratio_ci = resampled_interval(ratio, n, s.resamples, rng)
         tails = []
         for multiple in s.thresholds:
             a = multiple * exact
             hits = (sup >= a).astype(float)
             p = float(hits.mean())
-            ci = _bootstrap(lambda i: float(hits[i].mean()), n, s.resamples, rng)  # noqa: B023 (called within this iteration)
+            ci = resampled_interval(lambda i: float(hits[i].mean()), n, s.resamples, rng)  # noqa: B023 (called within this iteration)
             bound = s.tail_constant * exact / a
             tails.append({"multiple": multiple, "a": a, "p_sup": p, "p_sup_ci95": ci,
                           "p_final": float((final >= a).mean()), "bound": bound,
                           "passed": bool(ci[0] <= bound)})
         entry = {"kappa": kappa, "alpha": alpha, "exact_mean_final": exact, "mc_mean_final": float(final.mean()),
-                 "mc_mean_final_ci95": _bootstrap(lambda i: float(final[i].mean()), n, s.resamples, rng),  # noqa: B023 (called within this iteration)
+                 "mc_mean_final_ci95": resampled_interval(lambda i: float(final[i].mean()), n, s.resamples, rng),  # noqa: B023 (called within this iteration)
                  "mc_mean_sup": float(sup.mean()), "ratio_sup_final": ratio(np.arange(n)),
                  "ratio_ci95": ratio_ci, "tails": tails}
         per_kappa.append(entry)
@@ -670,12 +639,14 @@ class FiguresResult(StudyResult):
 
     @property
     def checks(self) -> list[dict[str, Any]]:
-        """Every check: ``{"check", "passed", "detail"}``; the verdict is PASS when all pass."""
+        """Every check: ``{"check", "passed", "detail"}``, with ``verdict`` where it has a margin (an interval
+        against a bound: :func:`validation.checks.bound_check`)."""
         return self.numbers["checks"]
 
     @property
     def verdict(self) -> str:
-        return "PASS" if all(c["passed"] for c in self.checks) else "FAIL"
+        """FAIL if a check fails, else INCONCLUSIVE if one is, else PASS (:func:`validation.checks.combine`)."""
+        return combine(self.checks)
 
     def summary(self) -> dict[str, Any]:
         return {"figure": self.figure, **self.numbers}
@@ -684,7 +655,7 @@ class FiguresResult(StudyResult):
         text = {"pf-function-space": _function_space_table, "pf-correlation": _correlation_table,
                 "marion-fbm": _fbm_table, "chizat-maximal": _chizat_table}[self.figure](self.numbers)
         lines = [f"{self.numbers['title']}", f"paper: {self.numbers['paper']}", text, "", "checks:"]
-        lines += [f"  {'pass' if c['passed'] else 'FAIL'}  {c['check']}: {c['detail']}" for c in self.checks]
+        lines += [check_line(c) for c in self.checks]
         lines += [f"verdict: {self.verdict}", f"wall time {self.run_info.wall_time_s:.1f} s"]
         return "\n".join(lines)
 

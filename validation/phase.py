@@ -54,6 +54,7 @@ from limits.initialisation import Block, FractionalRegime, measure_ratios
 from validation import cli, runtime
 from validation.regime_stats import critical_beta, fractional_critical_beta
 from validation.workers import run_tasks
+from validation.checks import check_line, combine
 from validation.results import RunInfo, StudyResult, utc_now
 from validation.settings import (
     CommonSettings, SettingsError, check_choice, check_float, check_int, check_workers, make_settings, parse_grid,
@@ -252,7 +253,7 @@ class PhaseResult(StudyResult):
 
     @property
     def verdict(self) -> str:
-        return "PASS" if all(c["passed"] for c in self.checks) else "FAIL"
+        return combine(self.checks)
 
     def summary(self) -> dict[str, Any]:
         return dict(self.numbers)
@@ -282,7 +283,7 @@ class PhaseResult(StudyResult):
             lines.append(f"{c}: mean |β_c − prediction| = {mean_abs(err[ok])} over {ok.sum()} H values "
                          f"(H > 0.5: {mean_abs(err[ok & (hs > 0.5)])}; H < 0.5: {mean_abs(err[ok & (hs < 0.5)])})")
         lines += [result["r_p_note"], "", "checks:"]
-        lines += [f"  {'pass' if c['passed'] else 'FAIL'}  {c['check']}: {c['detail']}" for c in result["checks"]]
+        lines += [check_line(c) for c in result["checks"]]
         lines += [f"verdict: {self.verdict}",
                   f"wall time {result['wall_time_s']:.1f} s with {result['workers']} worker(s)"]
         return "\n".join(lines)

@@ -51,6 +51,7 @@ from validation.regime_stats import (
     TAU, bounds_check, classify, critical_beta, family_z, fit_slope, fractional_critical_beta, lemma14_bounds,
     lognormal_summary,
 )
+from validation.checks import check_line, combine
 from validation.results import RunInfo, StudyResult, utc_now
 from validation.settings import (
     CommonSettings, SettingsError, check_choice, check_depths, check_float, check_int, check_workers, make_settings,
@@ -545,7 +546,7 @@ class RegimesResult(StudyResult):
 
     @property
     def verdict(self) -> str:
-        return "PASS" if all(c["passed"] for c in self.checks) else "FAIL"
+        return combine(self.checks)
 
     def summary(self) -> dict[str, Any]:
         return dict(self.numbers)
@@ -554,7 +555,7 @@ class RegimesResult(StudyResult):
         kind = self.settings.kind
         text = {"sweep": _sweep_table, "distribution": _distribution_table, "chizat": _chizat_table}[kind](self.numbers)
         lines = [text, "", "checks:"]
-        lines += [f"  {'pass' if c['passed'] else 'FAIL'}  {c['check']}: {c['detail']}" for c in self.checks]
+        lines += [check_line(c) for c in self.checks]
         lines += [f"verdict: {self.verdict}", f"wall time {self.run_info.wall_time_s:.1f} s"]
         return "\n".join(lines)
 

@@ -70,7 +70,8 @@ import numpy as np
 
 __all__ = [
     "STATISTICS", "METRIC_HELP", "error_curve", "slope", "local_slopes", "paired_bootstrap", "RateFit", "fit_rate",
-    "verdict", "verdict_rule", "contains_theory", "interval_narrowing", "depth_intervals", "POWER_LAW", "CORRECTED",
+    "verdict", "verdict_rule", "contains_theory", "interval_narrowing", "depth_intervals", "percentile_interval",
+    "resampled_interval", "resampled_interval_batched", "POWER_LAW", "CORRECTED",
     "DEFAULT_FLOOR_FACTOR", "MAX_CORRECTION", "MIN_CORRECTED_DEPTHS", "LACK_OF_FIT_LEVEL", "corrected_fit",
     "lack_of_fit", "shallow_misfit",
 ]
@@ -661,6 +662,40 @@ def contains_theory(fit: RateFit, theory: float) -> bool:
     no rate was fitted)."""
     low, high = fit.ci
     return bool(fit.finite and np.isfinite(low) and np.isfinite(high) and low <= theory <= high)
+
+
+def percentile_interval(replicates: np.ndarray, confidence: float = 0.95) -> list[float]:
+    """The percentile interval [q_(1−c)/2, q_(1+c)/2] of bootstrap replicates, non-finite ones ignored
+    ([nan, nan] when none is finite)."""
+    values = np.asarray(replicates, dtype=float)
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return [math.nan, math.nan]
+    # rounded: (1 − 0.95)/2 is 0.025000000000000022 in floating point, and the quantile would move in its last bits
+    low, high = round((1 - confidence) / 2, 12), round((1 + confidence) / 2, 12)
+    return [float(np.quantile(values, low)), float(np.quantile(values, high))]
+
+
+def resampled_interval(statistic: Callable[[np.ndarray], float], n: int, resamples: int, rng: np.random.Generator,
+                       confidence: float = 0.95) -> list[float]:
+    """The percentile bootstrap of a statistic of resampled rows, for statistics that :func:`paired_bootstrap`'s
+    vectorised form does not suit (a principal-component share, a tail probability): ``statistic(rows)`` of an
+    index array of n rows drawn with replacement from ``rng``, ``resamples`` times; :func:`percentile_interval`."""
+    return percentile_interval(np.array([statistic(rng.integers(0, n, n)) for _ in range(resamples)]), confidence)
+
+
+def resampled_interval_batched(statistic: Callable[[Any], Any], x: np.ndarray, resamples: int,
+                               rng: np.random.Generator, confidence: float = 0.95) -> list[float]:
+    """:func:`resampled_interval` for a statistic batched in torch: ``statistic`` maps (R, n, K) resampled rows
+    of ``x`` (n, K) to (R,) values; the resamples are evaluated in chunks of about 2^23 numbers."""
+    import torch
+
+    data = torch.as_tensor(x, dtype=torch.float64)
+    n, k = data.shape
+    index = torch.as_tensor(rng.integers(0, n, (resamples, n)))
+    step = max(1, (1 << 23) // (n * k))
+    values = torch.cat([statistic(data[index[i:i + step]]) for i in range(0, resamples, step)])
+    return percentile_interval(values.numpy(), confidence)
 
 
 def depth_intervals(

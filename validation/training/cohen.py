@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..checks import check_line, combine
 from .experiment import Experiment, depth_axis, mean_interval, number, power_fit
 from .networks import CohenNet
 from .sweep import Configuration
@@ -176,7 +177,7 @@ class CohenScaling(Experiment):
                                "detail": f"{decision} (paper: {entry['expected']}); exponent of the β̂-scaled norm of "
                                          f"increments {_ci(entry['A']['scaled_increments'], 0)}"})
         return {"decision_threshold": DECISION_THRESHOLD, "groups": groups, "checks": checks,
-                "verdict": "PASS" if all(c["passed"] for c in checks) else "FAIL"}
+                "verdict": combine(checks)}
 
     def table(self, result):
         s, n = result.settings, result.numbers
@@ -204,7 +205,7 @@ class CohenScaling(Experiment):
                      f"L^β̂ max_k ||A_(k+1) − A_k||, lies below −{DECISION_THRESHOLD:g} (the rescaled weights become "
                      f"continuous), Hypothesis 2 when above, otherwise undecided; q, the exponent of the noise path's "
                      f"quadratic variation ½ Σ_k ||A_(k+1) − A_k||², is reported")
-        lines += [f"  {'PASS' if c['passed'] else 'FAIL'}  {c['check']}: {c['detail']}" for c in n["checks"]]
+        lines += [check_line(c) for c in n["checks"]]
         return lines
 
     def plot(self, result, figure):

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..checks import check_line, combine
 from ..regime_stats import fractional_critical_beta
 from .experiment import Experiment, depth_axis, number, power_fit
 from .networks import Res1Net, weight_regime
@@ -132,7 +133,7 @@ class MarionFig8(Experiment):
                                           f"{number(fits['initial']['slope'])}, theory {fits['theory']:g})")})
             per_init[init] = entry
         return {"dataset": settings.dataset, "tolerance": TOLERANCE, "per_init": per_init, "checks": checks,
-                "verdict": "PASS" if all(c["passed"] for c in checks) else "FAIL"}
+                "verdict": combine(checks)}
 
     def table(self, result):
         s, numbers = result.settings, result.numbers
@@ -154,7 +155,7 @@ class MarionFig8(Experiment):
             lines.append("")
         lines.append(f"check: training changes no exponent by more than ±{TOLERANCE:g} (paired interval of trained "
                      "− initial exponent, the same replicates)")
-        lines += [f"  {'PASS' if c['passed'] else 'FAIL'}  {c['check']}: {c['detail']}" for c in numbers["checks"]]
+        lines += [check_line(c) for c in numbers["checks"]]
         return lines
 
     def plot(self, result, figure):
@@ -274,7 +275,7 @@ class MarionFig9(Experiment):
                 "accuracy": accuracy.tolist(), "best_learning_rate": best_lr.tolist(), "diverged": diverged.tolist(),
                 "best_accuracy": best, "trainable": trainable.tolist(), "critical_beta": critical,
                 "band_lower_edge": edge, "checks": checks,
-                "verdict": "PASS" if identity_ok and explosion_seen else "FAIL"}
+                "verdict": combine(checks)}
 
     def table(self, result):
         s, n = result.settings, result.numbers
@@ -293,7 +294,7 @@ class MarionFig9(Experiment):
         lines.append(f"{'edge':>7s} " + " ".join(f"{number(e):>8s}" for e in n["band_lower_edge"]))
         lines.append(f"{'β_c(H)':>7s} " + " ".join(f"{c:>8g}" for c in n["critical_beta"]))
         lines.append("")
-        lines += [f"  {'PASS' if c['passed'] else 'FAIL'}  {c['check']}: {c['detail']}" for c in n["checks"]]
+        lines += [check_line(c) for c in n["checks"]]
         return lines
 
     def plot(self, result, figure):

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..checks import bound_check, check_line, combine
 from ..stats import paired_bootstrap
 from .experiment import Experiment, mean_interval, number
 from .networks import PFNet
@@ -128,16 +129,14 @@ class PFSGD(Experiment):
         low, high, method = (paired_bootstrap(columns, log_ratio, resamples=settings.resamples,
                                               confidence=settings.confidence, seed=settings.seed, method="percentile")
                              if settings.replicates >= 2 and math.isfinite(point) else (math.nan, math.nan, "none"))
-        passed = math.isfinite(low) and low > 0
-        checks = [{"check": "with one common learning rate each, the standard network's worst cell ends with a higher "
-                            "training loss than the reparametrised network's",
-                   "passed": bool(passed),
-                   "detail": f"log(worst standard loss / worst reparametrised loss) = {number(point)} "
-                             f"[{number(low)}, {number(high)}] > 0 ({method})"},
-                  ]
+        checks = [bound_check("with one common learning rate each, the standard network's worst cell ends with a "
+                              "higher training loss than the reparametrised network's", (low, high), 0.0,
+                              at_most=False, detail=f"log(worst standard loss / worst reparametrised loss) = "
+                                                    f"{number(point)} [{number(low)}, {number(high)}] ({method})"
+                              ).to_dict()]
         return {"dataset": settings.dataset, "grid": grid, "parametrisations": out,
                 "worst_loss_log_ratio": {"value": point, "ci": [low, high], "method": method},
-                "checks": checks, "verdict": "PASS" if passed else "FAIL"}
+                "checks": checks, "verdict": combine(checks)}
 
     def table(self, result):
         s, n = result.settings, result.numbers
@@ -153,7 +152,7 @@ class PFSGD(Experiment):
                              f"{number(c['ci'][1])}]  {c['diverged']}")
             lines.append(f"  range {e['min_accuracy']:.3f} – {e['max_accuracy']:.3f}")
             lines.append("")
-        lines += [f"  {'PASS' if c['passed'] else 'FAIL'}  {c['check']}: {c['detail']}" for c in n["checks"]]
+        lines += [check_line(c) for c in n["checks"]]
         return lines
 
     def plot(self, result, figure):
