@@ -283,14 +283,21 @@ def _depth_advice(fit: Any) -> str:
     reasons = list(fit.exclusions) or [None] * len(depths)
     floored = [L for L, why in zip(depths, reasons) if why is not None and "floor" in why]
     windowed = [L for L, why in zip(depths, reasons) if why is not None and "pre-asymptotic" in why]
-    if floored:
-        return (f"depths {', '.join(map(str, floored))} lie under the reference floor: a finer reference "
-                "(--reference-steps, --rtol) or shallower depths would add fitted depths")
+    advice = []
     if windowed:
-        start = windowed[-1]
-        return (f"the window rule dropped depths {', '.join(map(str, windowed))} as off the corrected model (its "
-                "lack-of-fit test is strict when the errors vary little between samples, and deeper depths move the "
-                f"window with them); a straight line on fixed depths, --fit-model power-law --fit-from {start}, "
-                "fits three or more")
+        advice.append(f"the window rule dropped depths {', '.join(map(str, windowed))} as off the corrected model "
+                      "(its lack-of-fit test is strict when the errors vary little between samples, and deeper depths "
+                      "move the window with them); a straight line on fixed depths, --fit-model power-law --fit-from "
+                      f"{windowed[-1]}, fits three or more")
+    below = [L for L, why in zip(depths, reasons) if why is not None and "fit_from" in why]
+    if below and not windowed:
+        advice.append(f"depths {', '.join(map(str, below))} lie below the fit's start (--fit-from, or the pair's "
+                      f"recommended one); a straight line from one depth lower, --fit-model power-law --fit-from "
+                      f"{below[-1]}, fits three or more")
+    if floored:
+        advice.append(f"depths {', '.join(map(str, floored))} lie under the reference floor: a finer reference "
+                      "(--reference-steps for an SDE pair, --rtol for an ODE pair) would add them")
+    if advice:
+        return "; ".join(advice)
     deeper = [depths[-1] * 2, depths[-1] * 4] if depths else []
     return f"add deeper depths (e.g. {', '.join(map(str, deeper))}) for at least {MIN_FIT_DEPTHS} fitted depths"
