@@ -1,7 +1,7 @@
 """The one command-line runner every study shares: parse → check → run → print → write.
 
 A study module declares a :class:`Command` (its settings class, its ``run`` function and any flags of its
-own) and its ``main`` is ``execute(COMMAND, argv)``. This module owns, once for all five studies:
+own) and its ``main`` is ``execute(COMMAND, argv)``. This module owns, once for all eight studies:
 
 * the shared flags: ``--seed``, ``--dtype``, ``--device`` (from :class:`~validation.settings.CommonSettings`)
   and ``--threads``, ``--json``, ``--csv``, ``--plot``, ``--memory-mb``, ``--quiet``, ``--debug``; every
@@ -169,7 +169,7 @@ def build_parser(command: Command) -> argparse.ArgumentParser:
                 kwargs["metavar"] = meta["metavar"]
             if action == "append":
                 kwargs["action"] = "append"
-        groups[meta["group"]].add_argument(_flag(field), **kwargs)
+        groups[meta["group"]].add_argument(_flag(field), *meta.get("aliases", ()), **kwargs)
     run = groups["run and output"]
     run.add_argument("--threads", type=_argparse_type(_threads), default=1, help=THREADS_HELP + " (default: 1)")
     outputs = {"json": "write the result (settings, numbers, verdict, run metadata) as JSON to this file",
@@ -287,7 +287,7 @@ def execute(command: Command, argv: Sequence[str] | None = None) -> int:
                 print(f"wrote {path}")
             return result.exit_code
     except BAD_INPUT as exc:
-        print(f"error: {_input_message(exc)}", file=sys.stderr)
+        print(f"error: {_input_message(exc, command, argv)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted: no output was written", file=sys.stderr)
@@ -308,10 +308,17 @@ def execute(command: Command, argv: Sequence[str] | None = None) -> int:
         return 3
 
 
-def _input_message(exc: BaseException) -> str:
-    if isinstance(exc, SettingsError):
-        return f"--{exc.name.replace('_', '-')}: {exc.message}"
-    return str(exc)
+def _input_message(exc: BaseException, command: Command, argv: Sequence[str] | None) -> str:
+    """The one line of a bad input; a setting is named by the flag as typed (an alias such as --bootstrap too)."""
+    if not isinstance(exc, SettingsError):
+        return str(exc)
+    shown = f"--{exc.name.replace('_', '-')}"
+    fields = {f.name: f for f in dataclasses.fields(command.settings)}
+    if exc.name in fields:
+        typed = [word.split("=", 1)[0] for word in (sys.argv[1:] if argv is None else argv)]
+        options = [_flag(fields[exc.name]), *fields[exc.name].metadata.get("aliases", ())]
+        shown = next((option for option in reversed(typed) if option in options), options[0])
+    return f"{shown}: {exc.message}"
 
 
 #: a run estimated to take longer than this starts with a warning

@@ -143,7 +143,7 @@ class ConvergenceResult(StudyResult):
             return Check(name, FAIL, "non-finite (NaN/inf) errors: no rate is fitted through them")
         margin = verdict_rule(self.theory_rate, s.tolerance, None if self.converges else self.excluded_rate)
         values = self.errors.sup_sq if s.metric == "sup" else self.errors.final_sq
-        return measured_rate_check(name, self.fit, margin, values, s.metric, resamples=s.bootstrap, seed=s.seed,
+        return measured_rate_check(name, self.fit, margin, values, s.metric, resamples=s.resamples, seed=s.seed,
                                    what=f"the {int(round(100 * s.confidence))}% interval")
 
     @property
@@ -242,7 +242,7 @@ class ConvergenceResult(StudyResult):
             correction = (f"; correction c = {chosen.correction:+.3g} (share {chosen.correction * fitted_depths[0] ** -chosen.correction_order:+.3f} at "
                           f"L = {fitted_depths[0]})" if chosen.correction is not None else "")
             lines.append(f"fitted on depths {fitted_depths[0]}…{fitted_depths[-1]} ({len(fitted_depths)} depths){correction}, "
-                         f"{level}% intervals by {chosen.method}, {s.bootstrap} resamples")
+                         f"{level}% intervals by {chosen.method}, {s.resamples} resamples")
         shown = [("rms", "rms"), ("mean", "mean"), ("sup", "sup"), ("second_reference", "rms vs 2nd ref"),
                  ("successive", "successive")]
         for key, name in shown:
@@ -367,7 +367,7 @@ def _fit_all(errors: StudyErrors, settings: ConvergenceSettings, next_order: flo
     floor = math.sqrt(float(np.mean(errors.reference_gap_sq))) if settings.fit_model == "corrected" else None
     if floor is not None and not math.isfinite(floor):
         floor = None  # a reference blew up: nothing is fitted anyway (the non-finite errors are reported)
-    options = dict(fit_from=settings.fit_from, resamples=settings.bootstrap, confidence=settings.confidence,
+    options = dict(fit_from=settings.fit_from, resamples=settings.resamples, confidence=settings.confidence,
                    seed=settings.seed, correction_order=next_order)
     above_floor = dict(options, floor=floor, floor_factor=FLOOR_FACTORS[kind])
     depths = errors.depths

@@ -6,8 +6,8 @@ same weights. The convergence, ablation and solver studies stand on this layer s
 another study's names. It holds
 
 * the settings, as small frozen mixins, each checked once by its own ``check()``:
-  :class:`PairSettings` (the model and the study's size), :class:`RateFitSettings` (the rate fit and the
-  equivalence test) and :class:`ShardingSettings` (blocks of samples on local processes or Dask);
+  :class:`PairSettings` (the model and the study's size), :class:`RateFitSettings` (the rate fit, the
+  equivalence test and the bootstrap's ``resamples``, the name the figures and training studies use too) and :class:`ShardingSettings` (blocks of samples on local processes or Dask);
 * :func:`resolve_settings` / :func:`build_pair`: the model-dependent defaults (:data:`KIND_DEFAULTS`, then the
   pair's ``default_study``) and every check that needs the model, before anything is computed;
 * :func:`study_errors_in_blocks`: the per-sample errors of the one-pass engine, computed block by block of
@@ -178,7 +178,9 @@ class RateFitSettings(CommonSettings):
                                group="fit and verdict")
     confidence: float = setting(0.95, "level of the bootstrap intervals, in (0, 1)", parse=float,
                                 group="fit and verdict")
-    bootstrap: int = setting(2000, "bootstrap resamples (100 to 100000)", parse=int, group="fit and verdict")
+    resamples: int = setting(2000, "bootstrap resamples of every interval (100 to 100000); --bootstrap is the same "
+                                   "flag (its name before 0.4)", parse=int, group="fit and verdict",
+                             aliases=("--bootstrap",))
 
     def check(self) -> None:
         super().check()
@@ -187,7 +189,7 @@ class RateFitSettings(CommonSettings):
             self._set("fit_from", check_int("fit_from", self.fit_from, 1))
         self._set("tolerance", check_float("tolerance", self.tolerance, 0, strict_min=True))
         self._set("confidence", check_float("confidence", self.confidence, 0, 1, strict_min=True, strict_max=True))
-        self._set("bootstrap", check_int("bootstrap", self.bootstrap, 100, 100_000))
+        self._set("resamples", check_int("resamples", self.resamples, 100, 100_000))
 
 
 @dataclass(frozen=True)
@@ -364,7 +366,7 @@ def estimate_mb(model: str | type[Pair] | Pair, settings: PairSettings) -> float
         terms = 40  # Karhunen–Loève terms of the smooth weights (29 at ℓ = 0.1; more for shorter ℓ)
         per_time = 2 * samples * width * width
         work = (terms + 8) * per_time * item + min(1 << 22, per_time * depths[-1]) * item
-    resamples = getattr(s, "bootstrap", 2000)
+    resamples = getattr(s, "resamples", 2000)
     bootstrap = 8 * resamples * 16 + 8 * min(1 << 23, s.samples * len(depths)) + 5 * 8 * s.samples * len(depths)
     return processes * ((state + work) / 2**20 + 300) + bootstrap / 2**20  # + the Python/torch runtime per process
 

@@ -2,10 +2,11 @@
 
 Every study's ``run`` returns a :class:`StudyResult`. Its JSON form (``to_dict()``, ``save()``) has one
 layout for all studies, checked against the JSON Schema shipped in ``validation/schemas/result.schema.json``
-(``schema_version`` 1):
+(``schema_version`` 2):
 
-* ``study`` — ``convergence``, ``ablation``, ``weak``, ``regimes``, ``phase`` or ``solvers``;
-* ``schema_version`` — 1;
+* ``study`` — ``convergence``, ``ablation``, ``solvers``, ``weak``, ``regimes``, ``phase``, ``figures`` or
+  ``training``;
+* ``schema_version`` — 2 (since 0.4: a verdict may be ``INCONCLUSIVE``);
 * ``settings`` — every setting of the run, resolved (``run(model, **settings)`` repeats it);
 * ``result`` — the study's numbers, always with ``verdict`` (``PASS``, ``FAIL`` or ``INCONCLUSIVE``); every rate fit has
   one form (:meth:`validation.stats.RateFit.to_dict`);

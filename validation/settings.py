@@ -44,7 +44,7 @@ class SettingsError(ValueError):
 
 def setting(default: Any, help: str, *, parse: Callable[[str], Any] | None = None, flag: str | None = None,
             metavar: str | None = None, group: str = "study", cli: bool = True, choices: Sequence[str] | None = None,
-            default_text: str | None = None, action: str | None = None) -> Any:
+            default_text: str | None = None, action: str | None = None, aliases: Sequence[str] = ()) -> Any:
     """A settings field with its documentation and command-line syntax.
 
     Args:
@@ -57,9 +57,11 @@ def setting(default: Any, help: str, *, parse: Callable[[str], Any] | None = Non
         cli: False for a setting that has no flag.
         default_text: how ``--help`` states the default when it is computed (e.g. "the model's").
         action: ``"store_true"`` / ``"store_false"`` for a switch, ``"append"`` for a repeatable flag.
+        aliases: other flags for the same setting (e.g. ``("--bootstrap",)``); each is also accepted as a keyword
+            of ``run(...)`` (``bootstrap=…``), by :func:`make_settings`.
     """
     meta = {"help": help, "parse": parse, "flag": flag, "metavar": metavar, "group": group, "cli": cli,
-            "choices": choices, "default_text": default_text, "action": action}
+            "choices": choices, "default_text": default_text, "action": action, "aliases": tuple(aliases)}
     return dataclasses.field(default=default, metadata=meta)
 
 
@@ -352,6 +354,14 @@ def make_settings(cls: type, settings: Any | None, overrides: dict[str, Any]) ->
     """``settings`` (an instance of ``cls``, or None for the defaults) with ``overrides`` applied; an
     unknown keyword is a :class:`SettingsError` listing the known ones."""
     names = {f.name for f in dataclasses.fields(cls)}
+    overrides = dict(overrides)
+    for field in dataclasses.fields(cls):  # an alias keyword (bootstrap=…) is its setting's (resamples=…)
+        for alias in field.metadata.get("aliases", ()):
+            keyword = alias.lstrip("-").replace("-", "_")
+            if keyword in overrides:
+                if field.name in overrides:
+                    raise SettingsError(field.name, f"given twice, as {field.name} and as its alias {keyword}")
+                overrides[field.name] = overrides.pop(keyword)
     unknown = sorted(set(overrides) - names)
     if unknown:
         raise SettingsError(unknown[0], f"no such setting for this study (its settings: {', '.join(sorted(names))})")

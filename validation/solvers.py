@@ -269,7 +269,7 @@ class SolversResult(StudyResult):
     def scheme_checks(self) -> dict[str, Check | None]:
         """Each fixed-step scheme's rate check (None for a scheme without a theory order), made once."""
         s = self.settings
-        return {run.name: run.check(s.tolerance, resamples=s.bootstrap, seed=s.seed) for run in self.runs}
+        return {run.name: run.check(s.tolerance, resamples=s.resamples, seed=s.seed) for run in self.runs}
 
     @property
     def checks(self) -> list[Check]:
@@ -464,7 +464,7 @@ def _fit(depths: Sequence[int], squared: np.ndarray, floor: float, settings: Sol
     model of order ``next_order`` (None: a straight line, ``--fit-model power-law``) on the depths ≥ ``fit_from``
     whose RMS error is at least SCHEME_FLOOR_FACTORS[kind] × the reference floor — never through the floor; no rate
     (FAIL) when fewer than two such depths are left."""
-    return fit_rate(depths, squared, "rms", fit_from=settings.fit_from, resamples=settings.bootstrap,
+    return fit_rate(depths, squared, "rms", fit_from=settings.fit_from, resamples=settings.resamples,
                     confidence=settings.confidence, seed=settings.seed, correction_order=next_order,
                     floor=floor, floor_factor=SCHEME_FLOOR_FACTORS[kind])
 
@@ -498,6 +498,10 @@ def _sde_runs(pair: SDEPair, settings: SolversSettings, progress: bool) -> tuple
     names = _sde_schemes(pair, settings)
     classes = {name: get_sde_scheme(name) for name in names}
     limit = pair.limit_sde()
+    if getattr(limit, "noise_channels", 1) < 1:
+        # a user's limit that does not say m (limits.ito.ItoLimit.noise_channels): the path's channels are its
+        # noise channels, which the Stratonovich schemes need to assemble g
+        limit.noise_channels = pair.noise_dim
     commutative = pair.noise_type != "general"
     reference_scheme = None
     if commutative:
