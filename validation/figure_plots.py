@@ -1,5 +1,5 @@
 """Figures for ``python -m validation.figures`` (Peluchetti & Favaro Fig. 1, 3, 4; Marion et al. Fig. 6;
-Chizat Remark 2.2), titled like the papers' panels."""
+Chizat Remark 2.2 and §3.1), titled like the papers' panels."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ _NAMES = {"SC_tanh": r"$\mathcal{SC}_{\tanh}$", "SC_swish": r"$\mathcal{SC}_{swi
 
 def plot(figure: str, numbers: dict[str, Any], data: dict[Any, Any], ax: Any = None) -> Any:
     return {"pf-function-space": plot_function_space, "pf-correlation": plot_correlation,
-            "marion-fbm": plot_fbm, "chizat-maximal": plot_chizat}[figure](numbers, data, ax)
+            "marion-fbm": plot_fbm, "chizat-maximal": plot_chizat,
+            "chizat-backward": plot_chizat_backward}[figure](numbers, data, ax)
 
 
 def _samples(ax: Any, z: np.ndarray, shown: list, quantiles: dict, colour: str, band: str, label: str) -> None:
@@ -127,4 +128,44 @@ def plot_chizat(numbers: dict[str, Any], data: dict[Any, Any], ax: Any = None) -
         panel.legend(fontsize=7, loc="lower left")
     fig.suptitle(f"Chizat Remark 2.2: Doob's maximal inequality, ReLU 2LP blocks, L = {numbers['layers']}, "
                  f"{numbers['networks']} networks", fontsize=11)
+    return fig
+
+
+def plot_chizat_backward(numbers: dict[str, Any], data: dict[Any, Any], ax: Any = None) -> Any:
+    """Left: E S_b^ℓ over ℓ for each κ — the real backward (autograd), the simplified one (forward frozen at x)
+    and its closed form. Right: E sup_ℓ S_b^ℓ against MLα² in log–log, with the fitted exponents and slope 1."""
+    entries = numbers["backward"]
+    fig, axes = new_grid(1, 2, ax, figsize=(11, 4.4))
+    left, right = axes.ravel()
+    layers = np.arange(numbers["layers"] + 1)
+    for k, entry in enumerate(entries):
+        colour = f"C{k}"
+        left.plot(layers, entry["real_mean_by_layer"], "-", color=colour, lw=1.4,
+                  label=f"κ = {entry['kappa']:g}: real (autograd)")
+        left.plot(layers, entry["frozen_mean_by_layer"], "--", color=colour, lw=1.1, label="simplified" if k == 0
+                  else None)
+        left.plot(layers, entry["exact_by_layer"], ":", color="black", lw=1, label="closed form" if k == 0 else None)
+    left.set_yscale("log")
+    left.set_xlabel("layer ℓ (the backward pass runs from L down to 0)")
+    left.set_ylabel(r"$E\,\|b^\ell - \nabla loss(y, x)\|^2 / \|\nabla loss(y, x)\|^2$")
+    left.set_title("§3.1: backward spread per layer", fontsize=10)
+    left.grid(True, which="both", alpha=0.3)
+    left.legend(fontsize=7)
+    k2 = np.array([e["ml_alpha2"] for e in entries])
+    fits = numbers["fits"]
+    for name, key, marker in (("real", "real_mean_sup", "o"), ("simplified", "frozen_mean_sup", "s")):
+        values = np.array([e[key] for e in entries])
+        fit = fits["real" if name == "real" else "frozen"]
+        right.loglog(k2, values, marker, ms=5, label=f"{name}: p = {fit['exponent']:.3f} "
+                                                    f"[{fit['ci95'][0]:.3f}, {fit['ci95'][1]:.3f}]")
+        right.loglog(k2, values[0] * (k2 / k2[0]) ** fit["exponent"], "-", lw=0.8, color="gray")
+    exact = np.array([e["exact_mean_start"] for e in entries])
+    right.loglog(k2, exact, ":", color="black", label=r"closed form $E\,S_b^0$ (simplified)")
+    right.set_xlabel(r"$M L \alpha^2 = \kappa^2$")
+    right.set_ylabel(r"$E \sup_\ell S_b^\ell$")
+    right.set_title(f"exponent in MLα² (expected {numbers['expected_exponent']:g})", fontsize=10)
+    right.grid(True, which="both", alpha=0.3)
+    right.legend(fontsize=7)
+    fig.suptitle(f"Chizat §3.1: the backward pass tends to the identity; ReLU 2LP blocks, d = {numbers['width']}, "
+                 f"M = {numbers['hidden']}, L = {numbers['layers']}, {numbers['networks']} networks", fontsize=11)
     return fig

@@ -60,7 +60,7 @@ from limits.chizat import chizat_constant, chizat_expected_spread, chizat_spread
 from limits.fractional import FractionalNoise, block_moments, check_hurst, estimate_hurst
 from limits.peluchetti_favaro import PFBlock
 from limits.seeding import generator, stream_seed
-from validation import cli, runtime
+from validation import chizat_figures, cli, runtime
 from validation.checks import bound_check, check_line, combine
 from validation.results import RunInfo, StudyResult, utc_now
 from validation.stats import resampled_interval, resampled_interval_batched
@@ -99,6 +99,12 @@ FIGURES: dict[str, dict[str, Any]] = {
         thresholds=(1.0, 2.0, 4.0, 8.0, 16.0), doob_constant=4.0, tail_constant=1.0, resamples=1000,
         title="Chizat (lecture 12) Remark 2.2: Doob's maximal inequality for ‖h^ℓ − x‖²",
         paper="Remark 2.2: P(sup_ℓ ‖h^ℓ − x‖ ≥ β‖x‖) ≤ ((1 + cα²M)^L − 1)/β² (stated without a figure)"),
+    "chizat-backward": dict(
+        width=10, hidden=16, layers=64, kappas=(0.0625, 0.125, 0.25, 0.5), networks=2000, sigma_u=None,
+        sigma_v=1.0, exponent_tolerance=0.1, resamples=1000,
+        title="Chizat (lecture 12) §3.1: the backward pass is asymptotically the identity when MLα² → 0",
+        paper="§3.1: b^{ℓ−1} = b^ℓ + α Σ_j D₁φ(h^{ℓ−1}, Z^{j,ℓ})ᵀ b^ℓ has the forward pass's form, so "
+              "sup_ℓ ‖b^ℓ − ∇loss(y, x)‖² = o(1) w.h.p. when MLα² = o(1) (stated without a figure)"),
 }
 
 #: each figure at a size that runs in about a second (the tests and ``docs/make_figures.py --quick``)
@@ -108,6 +114,7 @@ SMOKE = {
     "pf-correlation": dict(width=4, depth=4, inputs=6, draws=40, eoc_width=4, eoc_depth=6, resamples=20),
     "marion-fbm": dict(length=64, realisations=40, resamples=20, show=2),
     "chizat-maximal": dict(width=6, hidden=4, layers=10, networks=60, resamples=50),
+    "chizat-backward": dict(width=4, hidden=4, layers=8, networks=60, resamples=50),
 }
 
 #: settings a figure takes (others given are refused); the common seed/dtype/device always apply
@@ -182,6 +189,9 @@ class FiguresSettings(CommonSettings):
                                           parse=float, group="checks", default_text="4")
     tail_constant: float | None = setting(None, "chizat: P(sup S ≥ a) ≤ C E[S^L]/a is checked with this C "
                                                 "(Doob: 1)", parse=float, group="checks", default_text="1")
+    exponent_tolerance: float | None = setting(None, "chizat-backward: the exponent of E sup_ℓ S_b^ℓ in MLα² must lie "
+                                                     "within 1 ± this", parse=float, group="checks",
+                                               default_text="0.1")
     resamples: int | None = setting(None, "bootstrap resamples of every interval", parse=int, group="checks",
                                     default_text="400; chizat 1000")
     # resolved from the figure (not flags)
@@ -199,7 +209,8 @@ class FiguresSettings(CommonSettings):
         for name in ("sigma_w", "sigma_b", "eoc_sigma_b"):
             if getattr(self, name) is not None:
                 self._set(name, check_float(name, getattr(self, name), 0))
-        for name in ("sigma_u", "sigma_v", "sde_tolerance", "hurst_tolerance", "doob_constant", "tail_constant"):
+        for name in ("sigma_u", "sigma_v", "sde_tolerance", "hurst_tolerance", "doob_constant", "tail_constant",
+                     "exponent_tolerance"):
             if getattr(self, name) is not None:
                 self._set(name, check_float(name, getattr(self, name), 0, strict_min=True))
         for name in ("eoc_min_pc", "resnet_max_pc"):
@@ -238,7 +249,7 @@ def _resolve(figure: str, settings: FiguresSettings) -> FiguresSettings:
     refuse_inapplicable(given, APPLIES[figure], f"the {figure} figure")
     values = {**{k: v for k, v in base.items() if k not in ("title", "paper")},
               **{k: getattr(settings, k) for k in given}}
-    if figure == "chizat-maximal" and values.get("sigma_u") is None:
+    if figure.startswith("chizat") and values.get("sigma_u") is None:
         values["sigma_u"] = 1.0 / math.sqrt(values["width"])
     if "show" in values:
         limit = values.get("draws", values.get("realisations"))
@@ -587,8 +598,13 @@ def _chizat(s: FiguresSettings, device: torch.device, progress: bool) -> tuple[d
     return result, data
 
 
+def _chizat_backward(s: FiguresSettings, device: torch.device, progress: bool) -> tuple[dict, dict]:
+    result, data = chizat_figures.backward_pass(s, device, progress)
+    return {"title": s.title, "paper": FIGURES[s.figure]["paper"], **result}, data
+
+
 COMPUTE = {"pf-function-space": _function_space, "pf-correlation": _correlation_figure, "marion-fbm": _fbm,
-           "chizat-maximal": _chizat}
+           "chizat-maximal": _chizat, "chizat-backward": _chizat_backward}
 
 
 def estimate_mb(figure: str, settings: FiguresSettings) -> float:
@@ -602,6 +618,9 @@ def estimate_mb(figure: str, settings: FiguresSettings) -> float:
         return 3 * s.realisations * s.length * item * 4 / 2**20 + 300
     if s.figure == "chizat-maximal":
         return (64 * 2 * s.layers * s.hidden * s.width + len(s.kappas) * (s.layers + 1) * s.networks) * item / 2**20 + 300
+    if s.figure == "chizat-backward":  # a chunk's states and gradients, and two spreads (κ, L + 1, n) in float64
+        chunk = 64 * len(s.kappas) * s.width * (s.layers + 1) * 6 + 64 * 2 * s.layers * s.hidden * s.width
+        return (chunk * item + 2 * len(s.kappas) * (s.layers + 1) * s.networks * 8) / 2**20 + 300
     return (6 * 2**22 * item + 8 * s.draws * s.inputs * 8 + 4 * s.inputs**2 * 8) / 2**20 + 300
 
 
@@ -653,7 +672,8 @@ class FiguresResult(StudyResult):
 
     def table(self) -> str:
         text = {"pf-function-space": _function_space_table, "pf-correlation": _correlation_table,
-                "marion-fbm": _fbm_table, "chizat-maximal": _chizat_table}[self.figure](self.numbers)
+                "marion-fbm": _fbm_table, "chizat-maximal": _chizat_table,
+                "chizat-backward": chizat_figures.backward_table}[self.figure](self.numbers)
         lines = [f"{self.numbers['title']}", f"paper: {self.numbers['paper']}", text, "", "checks:"]
         lines += [check_line(c) for c in self.checks]
         lines += [f"verdict: {self.verdict}", f"wall time {self.run_info.wall_time_s:.1f} s"]
