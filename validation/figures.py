@@ -4,6 +4,7 @@
     python -m validation.figures --figure pf-correlation      # P&F Fig. 4: output correlation heatmaps
     python -m validation.figures --figure marion-fbm          # Marion et al. Fig. 6: fBm realisations
     python -m validation.figures --figure chizat-maximal      # Chizat Remark 2.2: Doob's maximal inequality
+    python -m validation.figures --figure chizat-backward     # Chizat §3.1: the backward pass → the identity
     python -m validation.figures --list
 
 Every default run is small (under a minute on 2 cores); the paper's sizes are flags (docs/howto/figures.md).
@@ -35,6 +36,9 @@ containing the bound (more draws would settle it: :func:`validation.checks.bound
   threshold a = m·E[S^L] (``--thresholds`` lists m), the lower end of the interval of P̂(sup S ≥ a) is at
   most ``--tail-constant``·E[S^L]/a; the lower end of the interval of E[sup S]/E[S^L] is at most
   ``--doob-constant`` (4). A deliberately wrong constant (e.g. ``--doob-constant 1``) FAILs.
+* ``chizat-backward``: the same ResNet's backward pass, by autograd and with the forward frozen at x (the
+  lecture's §3.1), against the closed form (1 + cα²M)^{L−ℓ} − 1 and the expected exponent 1 of
+  E sup_ℓ S_b^ℓ in MLα² (:mod:`validation.chizat_figures`).
 
 Python: ``validation.figures.run("marion-fbm", realisations=200)`` returns a :class:`FiguresResult`.
 
@@ -742,7 +746,8 @@ def _chizat_table(r: dict[str, Any]) -> str:
 
 def run(figure: str = "pf-function-space", settings: FiguresSettings | None = None, /, *, progress: bool = False,
         threads: int | None = 1, command_line: str | None = None, **overrides: Any) -> FiguresResult:
-    """Make one figure (``pf-function-space``, ``pf-correlation``, ``marion-fbm``, ``chizat-maximal``).
+    """Make one figure (``pf-function-space``, ``pf-correlation``, ``marion-fbm``, ``chizat-maximal``,
+    ``chizat-backward``).
 
     Args:
         figure: the figure; every setting overrides one of its defaults.
