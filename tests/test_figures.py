@@ -13,7 +13,7 @@ from limits.activations import get_activation
 from limits.fractional import estimate_hurst
 from limits.peluchetti_favaro import PFBlock
 from limits.seeding import generator
-from validation import figures
+from validation import figures, pf_models
 from validation.results import validate
 from validation.settings import SettingsError
 
@@ -82,12 +82,12 @@ def test_pf_noise_is_the_blocks_noise_for_each_input():
     gen = generator(0, "test-noise")
     dW = torch.randn((n, d * d + d), generator=gen, dtype=torch.float64)
     y = torch.randn((n, k, d), generator=gen, dtype=torch.float64)
-    batched = figures.pf_noise(block, dW, y)
+    batched = pf_models.pf_noise(block, dW, y)
     for j in range(k):
         torch.testing.assert_close(batched[:, j], block.noise(dW, y[:, j]))
     # one ResNet layer on K inputs = PFBlock.network_step on each
     x = y
-    step = x + block.phi(0.25 * block.mean_drift(block.psi(x)) + figures.pf_noise(block, dW, block.psi(x)))
+    step = x + block.phi(0.25 * block.mean_drift(block.psi(x)) + pf_models.pf_noise(block, dW, block.psi(x)))
     for j in range(k):
         torch.testing.assert_close(step[:, j], block.network_step(x[:, j], 0.25, dW))
 
@@ -102,9 +102,9 @@ def test_resnet_and_sde_read_the_same_path():
 
 
 def test_eoc_parameters():
-    assert figures.eoc_sigma_w("relu", 0.0) == pytest.approx(math.sqrt(2))
+    assert pf_models.eoc_sigma_w("relu", 0.0) == pytest.approx(math.sqrt(2))
     sigma_b = 0.2
-    sigma_w = figures.eoc_sigma_w("tanh", sigma_b)
+    sigma_w = pf_models.eoc_sigma_w("tanh", sigma_b)
     nodes, weights = np.polynomial.hermite_e.hermegauss(101)
     weights = weights / weights.sum()
     q = 1.0

@@ -58,13 +58,11 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from limits.activations import get_activation
-from limits.brownian import tree_sum
 from limits.chizat import chizat_constant, chizat_expected_spread, chizat_spread
 from limits.fractional import FractionalNoise, block_moments, check_hurst, estimate_hurst
-from limits.peluchetti_favaro import PFBlock
 from limits.seeding import generator, stream_seed
 from validation import chizat_figures, cli, runtime
+from validation.pf_models import eoc_outputs, resnet_outputs
 from validation.checks import bound_check, check_line, combine
 from validation.results import RunInfo, StudyResult, utc_now
 from validation.stats import resampled_interval, resampled_interval_batched
@@ -73,7 +71,7 @@ from validation.settings import (
     refuse_inapplicable, resolve_device, setting, settings_given,
 )
 
-__all__ = ["FIGURES", "SMOKE", "FiguresSettings", "FiguresResult", "run", "main", "eoc_sigma_w", "MODELS"]
+__all__ = ["FIGURES", "SMOKE", "FiguresSettings", "FiguresResult", "run", "main", "MODELS"]
 
 #: the four models of Peluchetti & Favaro's Fig. 1, 3 and 4: (kind, activation)
 MODELS = {"SC_tanh": ("resnet", "tanh"), "SC_swish": ("resnet", "swish"),
@@ -274,34 +272,6 @@ def _rng(seed: int, *labels: object) -> np.random.Generator:
     return np.random.default_rng(stream_seed(seed, "figures", *labels))
 
 
-def eoc_sigma_w(activation: str, sigma_b: float) -> float:
-    """σ_w of the edge of chaos for a bias std σ_b: σ_w² E[φ'(√q* Z)²] = 1 with q* = σ_w² E[φ(√q* Z)²] + σ_b²
-    (Poole et al. 2016, Schoenholz et al. 2017); ReLU: √2 (its EOC is σ_w² = 2, σ_b = 0)."""
-    if activation == "relu":
-        return math.sqrt(2.0)
-    if activation != "tanh":
-        raise ValueError(f"EOC parameters are implemented for tanh and relu, not {activation!r}")
-    nodes, weights = np.polynomial.hermite_e.hermegauss(101)
-    weights = weights / weights.sum()
-
-    def chi(sigma_w: float) -> float:
-        q = 1.0
-        for _ in range(3000):
-            new = sigma_w**2 * np.sum(weights * np.tanh(math.sqrt(q) * nodes) ** 2) + sigma_b**2
-            if abs(new - q) < 1e-14:
-                break
-            q = new
-        return sigma_w**2 * np.sum(weights * (1 - np.tanh(math.sqrt(q) * nodes) ** 2) ** 2)
-
-    if sigma_b == 0:
-        return 1.0
-    low, high = 1.0, 4.0
-    for _ in range(60):
-        mid = 0.5 * (low + high)
-        low, high = (mid, high) if chi(mid) < 1 else (low, mid)
-    return 0.5 * (low + high)
-
-
 def _grid(s: FiguresSettings) -> np.ndarray:
     return np.linspace(*INPUT_RANGE, s.inputs)
 
@@ -309,85 +279,6 @@ def _grid(s: FiguresSettings) -> np.ndarray:
 def _bar(total: int, desc: str, progress: bool) -> tqdm:
     """A bar that shows only when the run lasts (over 2 s)."""
     return tqdm(total=total, desc=desc, unit="draw", disable=not progress, leave=False, delay=2.0)
-
-
-def pf_noise(block: PFBlock, dW: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """:meth:`PFBlock.noise` (i.i.d. block) for K states per weight draw: ``dW`` (N, D² + D), ``y`` (N, K, D)
-    → (N, K, D), column k being ``block.noise(dW, y[:, k])`` (one weight draw applied to K inputs)."""
-    n, _, d = y.shape
-    matrix = dW[:, : d * d].reshape(n, d, d)
-    return block.weight_scale * torch.bmm(y, matrix.transpose(1, 2)) + block.sigma_b * dW[:, None, d * d:]
-
-
-def _resnet_outputs(s: FiguresSettings, activation: str, z: np.ndarray, draws: int, sde_factor: int | None,
-                    device: torch.device, bar: tqdm) -> tuple[np.ndarray, np.ndarray | None]:
-    """x_{T,1}(z) of the P&F ResNet (and of the Euler scheme of its limit on ``sde_factor``× finer steps of
-    the same path), shape (draws, K). Draw i reads the stream (seed, "figures", "pf-resnet", φ, i)."""
-    dtype = s.torch_dtype
-    d, depth = s.width, s.depth
-    factor = sde_factor or 1
-    block = PFBlock(get_activation(activation), get_activation("identity"), d, sigma_w=s.sigma_w,
-                    sigma_b=s.sigma_b, dtype=dtype, device=device)
-    zt = torch.as_tensor(z, dtype=dtype, device=device)
-    k = zt.shape[0]
-    channels = d * d + d
-    chunk = max(1, min(draws, (1 << 22) // (factor * channels + 4 * k * d)))
-    dt = 1.0 / depth
-    fine_scale = math.sqrt(dt / factor)
-    net_out, sde_out = np.empty((draws, k)), (np.empty((draws, k)) if sde_factor else None)
-    for start in range(0, draws, chunk):
-        size = min(chunk, draws - start)
-        gens = [generator(s.seed, "figures", "pf-resnet", activation, i, device=device)
-                for i in range(start, start + size)]
-        if s.input_layer == "copy":
-            x0 = zt[None, :, None].expand(size, k, d).clone()
-        else:  # x_0 = W_I z, W_I ~ N(0, I_D), one per draw
-            w_in = torch.stack([torch.randn(d, generator=g, dtype=dtype, device=device) for g in gens])
-            x0 = zt[None, :, None] * w_in[:, None, :]
-        x_net, x_sde = x0, x0.clone()
-        for _ in range(depth):
-            fine = torch.stack([torch.randn((factor, channels), generator=g, dtype=dtype, device=device)
-                                for g in gens], 1).mul_(fine_scale)  # (factor, size, D² + D)
-            coarse = tree_sum(fine) if factor > 1 else fine[0]
-            y = block.psi(x_net)
-            x_net = x_net + block.phi(dt * block.mean_drift(y) + pf_noise(block, coarse, y))
-            if sde_factor:
-                for j in range(factor):
-                    y = block.psi(x_sde)
-                    x_sde = x_sde + (dt / factor) * block.drift(x_sde) + block.phi.d1 * pf_noise(block, fine[j], y)
-        net_out[start:start + size] = x_net[:, :, 0].double().cpu().numpy()
-        if sde_factor:
-            sde_out[start:start + size] = x_sde[:, :, 0].double().cpu().numpy()
-        bar.update(size)
-    return net_out, sde_out
-
-
-def _eoc_outputs(s: FiguresSettings, activation: str, z: np.ndarray, draws: int, device: torch.device,
-                 bar: tqdm) -> tuple[np.ndarray, dict[str, float]]:
-    """x_{last,1}(z) of the feed-forward network on the edge of chaos, shape (draws, K):
-    h^1 = W^1 z + b^1 (W^1 ~ N(0, σ_w²)), h^{l+1} = W^{l+1} φ(h^l) + b^{l+1} (W ~ N(0, σ_w²/D), b ~ N(0, σ_b²)),
-    ``eoc_depth`` layers of ``eoc_width`` units. Draw i reads the stream (seed, "figures", "pf-eoc", φ, i)."""
-    dtype = s.torch_dtype
-    phi = get_activation(activation)
-    sigma_b = 0.0 if activation == "relu" else s.eoc_sigma_b
-    sigma_w = eoc_sigma_w(activation, sigma_b)
-    d, depth = s.eoc_width, s.eoc_depth
-    zt = torch.as_tensor(z, dtype=dtype, device=device)
-    k = zt.shape[0]
-    chunk = max(1, min(draws, (1 << 22) // (d * (d + 1) + 4 * k * d)))
-    out = np.empty((draws, k))
-    for start in range(0, draws, chunk):
-        size = min(chunk, draws - start)
-        gens = [generator(s.seed, "figures", "pf-eoc", activation, i, device=device) for i in range(start, start + size)]
-        first = torch.stack([torch.randn((2, d), generator=g, dtype=dtype, device=device) for g in gens])
-        h = sigma_w * zt[None, :, None] * first[:, None, 0, :] + sigma_b * first[:, None, 1, :]  # (size, K, D)
-        for _ in range(depth - 1):
-            wb = torch.stack([torch.randn((d, d + 1), generator=g, dtype=dtype, device=device) for g in gens])
-            h = (sigma_w / math.sqrt(d)) * torch.bmm(phi(h), wb[:, :, :d].transpose(1, 2)) \
-                + sigma_b * wb[:, None, :, d]
-        out[start:start + size] = h[:, :, 0].double().cpu().numpy()
-        bar.update(size)
-    return out, {"sigma_w": sigma_w, "sigma_b": sigma_b, "width": d, "depth": depth}
 
 
 def _finite_rows(x: np.ndarray) -> np.ndarray:
@@ -437,10 +328,10 @@ def _function_space(s: FiguresSettings, device: torch.device, progress: bool) ->
     with _bar(4 * s.draws, "pf-function-space", progress) as bar:
         for name, (kind, activation) in MODELS.items():
             if kind == "resnet":
-                net, sde = _resnet_outputs(s, activation, z, s.draws, s.sde_factor, device, bar)
+                net, sde = resnet_outputs(s, activation, z, s.draws, s.sde_factor, device, bar)
                 params = {"sigma_w": s.sigma_w, "sigma_b": s.sigma_b, "width": s.width, "depth": s.depth}
             else:
-                net, params = _eoc_outputs(s, activation, z, s.draws, device, bar)
+                net, params = eoc_outputs(s, activation, z, s.draws, device, bar)
                 sde = None
             keep = _finite_rows(net) & (_finite_rows(sde) if sde is not None else True)
             rng = _rng(s.seed, "bootstrap", s.figure, name)
@@ -488,10 +379,10 @@ def _correlation_figure(s: FiguresSettings, device: torch.device, progress: bool
     with _bar(4 * s.draws, "pf-correlation", progress) as bar:
         for name, (kind, activation) in MODELS.items():
             if kind == "resnet":
-                net, _ = _resnet_outputs(s, activation, z, s.draws, None, device, bar)
+                net, _ = resnet_outputs(s, activation, z, s.draws, None, device, bar)
                 params = {"sigma_w": s.sigma_w, "sigma_b": s.sigma_b, "width": s.width, "depth": s.depth}
             else:
-                net, params = _eoc_outputs(s, activation, z, s.draws, device, bar)
+                net, params = eoc_outputs(s, activation, z, s.draws, device, bar)
             keep = _finite_rows(net)
             good = net[keep]
             corr = _correlation(good)
