@@ -165,3 +165,25 @@ def test_cli_exit_codes(tmp_path, capsys):
     assert figures.main(["--list"]) == 0
     listing = capsys.readouterr().out
     assert all(name in listing for name in figures.FIGURES)
+
+
+def test_abc_prefers_the_flat_prior_on_a_constant_and_refuses_bad_data(capsys):
+    """P&F App. B.1's check can fail for a real reason: on three points of one constant, the nearly constant
+    EO_tanh draws lie closer than SR_tanh's (log ratio > 0 with its whole interval: FAIL)."""
+    size = dict(draws=300, inputs=20, resamples=200)  # the default networks (32 × 64; EO 48 × 100)
+    flat = figures.run("pf-abc", **size, data=((-1.5, 0.3), (0.0, 0.3), (1.5, 0.3)))
+    assert flat.verdict == "FAIL" and flat.numbers["log_distance_ratio"]["value"] > 0, flat.table()
+    sr, eo = flat.numbers["models"]
+    assert sr["model"] == "SR_tanh" and len(sr["posterior"]) == 10 and len(sr["posterior"][0]) == 20
+    assert sr["threshold"] >= sr["mean_accepted_distance"] and eo["threshold"] >= eo["mean_accepted_distance"]
+    for argv, needle in ((["--data", "1:2,foo"], "must look like z:y"), (["--data", "3:0"], "must lie in [-2, 2]"),
+                         (["--accepted", "100", "--draws", "50"], "more than the 50 draws")):
+        assert figures.main(["--figure", "pf-abc", *argv, "--quiet"]) == 2
+        assert needle in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_abc_prefers_the_flexible_prior_on_the_default_bump():
+    """The paper's claim at the default run (2000 draws, 30 s): SR_tanh's posterior lies closer to the bump."""
+    result = figures.run("pf-abc")
+    assert result.verdict == "PASS", result.table()

@@ -1,5 +1,5 @@
 """Figures for ``python -m validation.figures`` (Peluchetti & Favaro Fig. 1, 3, 4; Marion et al. Fig. 6;
-Chizat Remark 2.2 and §3.1), titled like the papers' panels."""
+Chizat Remark 2.2 and §3.1; P&F App. B.1), titled like the papers' panels."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ _NAMES = {"SC_tanh": r"$\mathcal{SC}_{\tanh}$", "SC_swish": r"$\mathcal{SC}_{swi
 def plot(figure: str, numbers: dict[str, Any], data: dict[Any, Any], ax: Any = None) -> Any:
     return {"pf-function-space": plot_function_space, "pf-correlation": plot_correlation,
             "marion-fbm": plot_fbm, "chizat-maximal": plot_chizat,
-            "chizat-backward": plot_chizat_backward}[figure](numbers, data, ax)
+            "chizat-backward": plot_chizat_backward, "pf-abc": plot_abc}[figure](numbers, data, ax)
 
 
 def _samples(ax: Any, z: np.ndarray, shown: list, quantiles: dict, colour: str, band: str, label: str) -> None:
@@ -168,4 +168,28 @@ def plot_chizat_backward(numbers: dict[str, Any], data: dict[Any, Any], ax: Any 
     right.legend(fontsize=7)
     fig.suptitle(f"Chizat §3.1: the backward pass tends to the identity; ReLU 2LP blocks, d = {numbers['width']}, "
                  f"M = {numbers['hidden']}, L = {numbers['layers']}, {numbers['networks']} networks", fontsize=11)
+    return fig
+
+
+def plot_abc(numbers: dict[str, Any], data: dict[Any, Any], ax: Any = None) -> Any:
+    """P&F App. B.1, Fig. 1: prior and ABC posterior draws of SR_tanh and EO_tanh, with the data points."""
+    fig, axes = new_grid(1, 4, ax, figsize=(17, 3.9))
+    grid, points = np.asarray(data["grid"]), np.asarray(data["data"])
+    by_name = {m["model"]: m for m in numbers["models"]}
+    for panel, (name, part) in zip(axes.ravel(), [("SR_tanh", "prior"), ("SR_tanh", "posterior"),
+                                                  ("EO_tanh", "prior"), ("EO_tanh", "posterior")]):
+        for row in np.asarray(data[name][part]):
+            panel.plot(grid, row, color="lightsteelblue" if part == "prior" else "tab:blue", lw=0.9)
+        panel.plot(points[:, 0], points[:, 1], "o", color="navy", ms=6, zorder=5, label="data")
+        label = _NAMES.get(name.replace("SR", "SC"), name).replace("SC", "SR")
+        title = f"{label}: {'prior' if part == 'prior' else 'ABC posterior'}"
+        if part == "posterior":
+            title += f"\nmean accepted l2 {by_name[name]['mean_accepted_distance']:.3g}"
+        panel.set_title(title, fontsize=10)
+        panel.set_xlabel("z")
+        panel.grid(True, alpha=0.3)
+    axes.ravel()[0].set_ylabel(r"$x_{T,1}(z)$")
+    axes.ravel()[0].legend(fontsize=8)
+    fig.suptitle(f"Peluchetti & Favaro App. B.1: ABC rejection, the {numbers['accepted']} of {numbers['draws']} "
+                 "prior draws nearest to the data accepted", fontsize=11)
     return fig

@@ -5,6 +5,7 @@
     python -m validation.figures --figure marion-fbm          # Marion et al. Fig. 6: fBm realisations
     python -m validation.figures --figure chizat-maximal      # Chizat Remark 2.2: Doob's maximal inequality
     python -m validation.figures --figure chizat-backward     # Chizat §3.1: the backward pass → the identity
+    python -m validation.figures --figure pf-abc              # P&F App. B.1: ABC posteriors of SR and EO priors
     python -m validation.figures --list
 
 Every default run is small (under a minute on 2 cores); the paper's sizes are flags (docs/howto/figures.md).
@@ -36,6 +37,9 @@ containing the bound (more draws would settle it: :func:`validation.checks.bound
   threshold a = m·E[S^L] (``--thresholds`` lists m), the lower end of the interval of P̂(sup S ≥ a) is at
   most ``--tail-constant``·E[S^L]/a; the lower end of the interval of E[sup S]/E[S^L] is at most
   ``--doob-constant`` (4). A deliberately wrong constant (e.g. ``--doob-constant 1``) FAILs.
+* ``pf-abc``: Peluchetti & Favaro's App. B.1, ABC rejection for function regression with the SR_tanh and
+  EO_tanh priors on three data points (:mod:`validation.pf_figures`). Check: SR's accepted draws lie closer to
+  the data (a bootstrap interval of the log ratio of mean accepted distances, below 0).
 * ``chizat-backward``: the same ResNet's backward pass, by autograd and with the forward frozen at x (the
   lecture's §3.1), against the closed form (1 + cα²M)^{L−ℓ} − 1 and the expected exponent 1 of
   E sup_ℓ S_b^ℓ in MLα² (:mod:`validation.chizat_figures`).
@@ -61,7 +65,7 @@ from tqdm import tqdm
 from limits.chizat import chizat_constant, chizat_expected_spread, chizat_spread
 from limits.fractional import FractionalNoise, block_moments, check_hurst, estimate_hurst
 from limits.seeding import generator, stream_seed
-from validation import chizat_figures, cli, runtime
+from validation import chizat_figures, cli, pf_figures, runtime
 from validation.pf_models import eoc_outputs, resnet_outputs
 from validation.checks import bound_check, check_line, combine
 from validation.results import RunInfo, StudyResult, utc_now
@@ -92,6 +96,13 @@ FIGURES: dict[str, dict[str, Any]] = {
         title="Peluchetti & Favaro (2020) Fig. 4: output correlation ρ[x_{T,1}(z1), x_{T,1}(z2)]",
         paper="Fig. 4: SC_tanh, SC_swish (L = D = 500) far from 1 off the diagonal; EO_tanh, EO_ReLU (500 × 500) "
               "all close to 1"),
+    "pf-abc": dict(
+        width=32, depth=64, sigma_w=math.sqrt(10.0), sigma_b=math.sqrt(10.0), input_layer="random", eoc_width=48,
+        eoc_depth=100, eoc_sigma_b=0.2, inputs=100, draws=2000, accepted=10, data=pf_figures.DEFAULT_DATA, show=10,
+        resamples=1000,
+        title="Peluchetti & Favaro (2020) Appendix B.1: ABC posterior of SR_tanh against EO_tanh",
+        paper="App. B.1, Fig. 1: SR_tanh (σ_w² = σ_b² = 10, T = 1, L = D = 500, x_0 = W_I z) against EO_tanh, 10 000 "
+              "simulations, the 10 nearest in l2 to 3 data points; prior and posterior, 10 draws each on [−2, 2]"),
     "marion-fbm": dict(
         hursts=(0.2, 0.5, 0.8), length=1024, realisations=500, show=3, hurst_tolerance=0.02, resamples=400,
         title="Marion et al. (2022) Fig. 6: fractional Brownian motion B^H",
@@ -114,6 +125,7 @@ SMOKE = {
     "pf-function-space": dict(width=4, depth=4, inputs=6, draws=24, sde_factor=2, eoc_width=4, eoc_depth=6,
                               resamples=20, show=3),
     "pf-correlation": dict(width=4, depth=4, inputs=6, draws=40, eoc_width=4, eoc_depth=6, resamples=20),
+    "pf-abc": dict(width=4, depth=4, eoc_width=4, eoc_depth=6, inputs=6, draws=60, accepted=5, resamples=50, show=3),
     "marion-fbm": dict(length=64, realisations=40, resamples=20, show=2),
     "chizat-maximal": dict(width=6, hidden=4, layers=10, networks=60, resamples=50),
     "chizat-backward": dict(width=4, hidden=4, layers=8, networks=60, resamples=50),
@@ -155,6 +167,11 @@ class FiguresSettings(CommonSettings):
     eoc_sigma_b: float | None = setting(None, "P&F: bias std σ_b of EO_tanh (σ_w is then solved for χ = 1; "
                                               "EO_ReLU is always σ_w² = 2, σ_b = 0)", parse=float, group="model",
                                         default_text="0.2")
+    accepted: int | None = setting(None, "pf-abc: the draws nearest to the data accepted as the posterior sample",
+                                   parse=int, group="model", default_text="10")
+    data: tuple[tuple[float, float], ...] | None = setting(
+        None, "pf-abc: the data set, z:y,z:y,… (z in [−2, 2])", parse=pf_figures.parse_data, group="model",
+        metavar="Z:Y,…", default_text="-1.5:-1,0:1,1.5:-1")
     hursts: tuple[float, ...] | None = setting(None, "marion-fbm: Hurst indices, comma list, each in (0, 1)",
                                                parse=parse_float_list, group="model", default_text="0.2,0.5,0.8")
     length: int | None = setting(None, "marion-fbm: steps n of each path on [0, 1] (≥ 16)", parse=int,
@@ -204,7 +221,7 @@ class FiguresSettings(CommonSettings):
         super().check()
         ints = {"width": 1, "depth": 1, "inputs": 2, "draws": 3, "show": 0, "sde_factor": 1, "eoc_width": 1,
                 "eoc_depth": 1, "length": 16, "realisations": 2, "hidden": 1, "layers": 1, "networks": 3,
-                "resamples": 10}
+                "resamples": 10, "accepted": 1}
         for name, minimum in ints.items():
             if getattr(self, name) is not None:
                 self._set(name, check_int(name, getattr(self, name), minimum, 10_000_000))
@@ -223,6 +240,19 @@ class FiguresSettings(CommonSettings):
                 self._set(name, check_float(name, getattr(self, name), -1, 1))
         if self.input_layer is not None:
             check_choice("input_layer", self.input_layer, ("copy", "random"))
+        if self.data is not None:
+            try:
+                points = tuple((float(z), float(y)) for z, y in self.data)
+            except (TypeError, ValueError):
+                raise SettingsError("data", f"{self.data!r} is not a list of (z, y) points") from None
+            if not points or any(not (math.isfinite(z) and math.isfinite(y)) for z, y in points):
+                raise SettingsError("data", f"{list(points)}: give at least one point, every z and y finite")
+            if any(not INPUT_RANGE[0] <= z <= INPUT_RANGE[1] for z, _ in points):
+                raise SettingsError("data", f"{list(points)}: every z must lie in [{INPUT_RANGE[0]:g}, "
+                                            f"{INPUT_RANGE[1]:g}]")
+            self._set("data", points)
+        if self.accepted is not None and self.draws is not None and self.accepted > self.draws:
+            raise SettingsError("accepted", f"{self.accepted} is more than the {self.draws} draws")
         if self.hursts is not None:
             values = tuple(float(h) for h in self.hursts)
             if not values:
@@ -493,13 +523,20 @@ def _chizat(s: FiguresSettings, device: torch.device, progress: bool) -> tuple[d
     return result, data
 
 
+def _abc(s: FiguresSettings, device: torch.device, progress: bool) -> tuple[dict, dict]:
+    if s.accepted > s.draws:
+        raise SettingsError("accepted", f"{s.accepted} is more than the {s.draws} draws")
+    result, data = pf_figures.abc_figure(s, device, progress)
+    return {"title": s.title, "paper": FIGURES[s.figure]["paper"], **result}, data
+
+
 def _chizat_backward(s: FiguresSettings, device: torch.device, progress: bool) -> tuple[dict, dict]:
     result, data = chizat_figures.backward_pass(s, device, progress)
     return {"title": s.title, "paper": FIGURES[s.figure]["paper"], **result}, data
 
 
-COMPUTE = {"pf-function-space": _function_space, "pf-correlation": _correlation_figure, "marion-fbm": _fbm,
-           "chizat-maximal": _chizat, "chizat-backward": _chizat_backward}
+COMPUTE = {"pf-function-space": _function_space, "pf-correlation": _correlation_figure, "pf-abc": _abc,
+           "marion-fbm": _fbm, "chizat-maximal": _chizat, "chizat-backward": _chizat_backward}
 
 
 def estimate_mb(figure: str, settings: FiguresSettings) -> float:
@@ -526,12 +563,14 @@ def estimate_seconds(figure: str, settings: FiguresSettings) -> float:
         s = _resolve(figure, settings)
     except SettingsError:
         return 0.0
-    if s.figure in ("pf-function-space", "pf-correlation"):
+    if s.figure in ("pf-function-space", "pf-correlation", "pf-abc"):
         factor = (s.sde_factor or 0) + 1 if s.figure == "pf-function-space" else 1
-        resnet = 2 * s.draws * s.depth * factor * s.width**2 * (s.inputs + 2)
-        eoc = 2 * s.draws * s.eoc_depth * s.eoc_width**2 * (s.inputs + 2)
-        normals = 2 * s.draws * (s.depth * max(1, factor - 1) * (s.width**2 + s.width)
-                                 + s.eoc_depth * s.eoc_width * (s.eoc_width + 1))
+        models = 1 if s.figure == "pf-abc" else 2  # of each kind: SC_tanh and SC_swish, EO_tanh and EO_ReLU
+        points = s.inputs + 2 + (len(s.data) if s.figure == "pf-abc" else 0)
+        resnet = models * s.draws * s.depth * factor * s.width**2 * points
+        eoc = models * s.draws * s.eoc_depth * s.eoc_width**2 * points
+        normals = models * s.draws * (s.depth * max(1, factor - 1) * (s.width**2 + s.width)
+                                      + s.eoc_depth * s.eoc_width * (s.eoc_width + 1))
         return 5e-10 * (resnet + eoc) + 1.5e-8 * normals
     return 0.0
 
@@ -567,7 +606,7 @@ class FiguresResult(StudyResult):
 
     def table(self) -> str:
         text = {"pf-function-space": _function_space_table, "pf-correlation": _correlation_table,
-                "marion-fbm": _fbm_table, "chizat-maximal": _chizat_table,
+                "marion-fbm": _fbm_table, "chizat-maximal": _chizat_table, "pf-abc": pf_figures.abc_table,
                 "chizat-backward": chizat_figures.backward_table}[self.figure](self.numbers)
         lines = [f"{self.numbers['title']}", f"paper: {self.numbers['paper']}", text, "", "checks:"]
         lines += [check_line(c) for c in self.checks]
@@ -637,7 +676,7 @@ def _chizat_table(r: dict[str, Any]) -> str:
 
 def run(figure: str = "pf-function-space", settings: FiguresSettings | None = None, /, *, progress: bool = False,
         threads: int | None = 1, command_line: str | None = None, **overrides: Any) -> FiguresResult:
-    """Make one figure (``pf-function-space``, ``pf-correlation``, ``marion-fbm``, ``chizat-maximal``,
+    """Make one figure (``pf-function-space``, ``pf-correlation``, ``pf-abc``, ``marion-fbm``, ``chizat-maximal``,
     ``chizat-backward``).
 
     Args:
