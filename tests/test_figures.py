@@ -62,6 +62,7 @@ def test_plot_draws_every_panel(name, tiny_results, tmp_path):
     ("chizat-maximal", dict(doob_constant=1.0)),
     ("chizat-maximal", dict(tail_constant=0.01)),
     ("chizat-backward", dict(exponent_tolerance=1e-4)),
+    ("pf-2d", dict(resnet_max_pc=0.01)),
 ])
 def test_a_wrong_rule_fails(name, wrong):
     result = figures.run(name, **{**TINY[name], **wrong})
@@ -117,8 +118,8 @@ def test_eoc_parameters():
 def test_first_pc_fraction_is_one_for_perfectly_correlated_outputs():
     rng = np.random.default_rng(0)
     shape = np.linspace(-2, 2, 7) ** 2 + 1
-    assert figures.top_pc_fraction(rng.normal(size=(50, 1)) * shape) == pytest.approx(1.0)
-    assert figures.top_pc_fraction(rng.normal(size=(500, 7))) < 0.4
+    assert pf_models.top_pc_fraction(rng.normal(size=(50, 1)) * shape) == pytest.approx(1.0)
+    assert pf_models.top_pc_fraction(rng.normal(size=(500, 7))) < 0.4
 
 
 def test_hurst_estimate_is_the_packages_estimator(tiny_results):

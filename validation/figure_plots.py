@@ -1,5 +1,5 @@
 """Figures for ``python -m validation.figures`` (Peluchetti & Favaro Fig. 1, 3, 4; Marion et al. Fig. 6;
-Chizat Remark 2.2 and §3.1; P&F App. B.1), titled like the papers' panels."""
+Chizat Remark 2.2 and §3.1; P&F App. B.1 and B.4), titled like the papers' panels."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ _NAMES = {"SC_tanh": r"$\mathcal{SC}_{\tanh}$", "SC_swish": r"$\mathcal{SC}_{swi
 def plot(figure: str, numbers: dict[str, Any], data: dict[Any, Any], ax: Any = None) -> Any:
     return {"pf-function-space": plot_function_space, "pf-correlation": plot_correlation,
             "marion-fbm": plot_fbm, "chizat-maximal": plot_chizat,
-            "chizat-backward": plot_chizat_backward, "pf-abc": plot_abc}[figure](numbers, data, ax)
+            "chizat-backward": plot_chizat_backward, "pf-abc": plot_abc,
+            "pf-2d": plot_two_d}[figure](numbers, data, ax)
 
 
 def _samples(ax: Any, z: np.ndarray, shown: list, quantiles: dict, colour: str, band: str, label: str) -> None:
@@ -192,4 +193,29 @@ def plot_abc(numbers: dict[str, Any], data: dict[Any, Any], ax: Any = None) -> A
     axes.ravel()[0].legend(fontsize=8)
     fig.suptitle(f"Peluchetti & Favaro App. B.1: ABC rejection, the {numbers['accepted']} of {numbers['draws']} "
                  "prior draws nearest to the data accepted", fontsize=11)
+    return fig
+
+
+def plot_two_d(numbers: dict[str, Any], data: dict[Any, Any], ax: Any = None) -> Any:
+    """P&F App. B.4: a few draws of x_{T,1}(z) over z ∈ [−2, 2]², one row per model, as filled contours."""
+    models = numbers["models"]
+    shown = min(len(data[m["model"]]) for m in models)
+    if shown == 0:
+        raise ValueError("pf-2d: no draw to show (--show 0)")
+    fig, axes = new_grid(len(models), shown, ax, figsize=(3.6 * shown + 0.8, 3.3 * len(models)))
+    axes = np.asarray(axes).reshape(len(models), shown)
+    axis = np.asarray(data["axis"])
+    for row, model in enumerate(models):
+        for col in range(shown):
+            panel = axes[row, col]
+            surface = np.asarray(data[model["model"]][col])
+            filled = panel.contourf(axis, axis, surface, levels=20, cmap="viridis")
+            panel.contour(axis, axis, surface, levels=10, colors="white", linewidths=0.4, alpha=0.6)
+            fig.colorbar(filled, ax=panel, shrink=0.85)
+            panel.set_title(f"{_NAMES[model['model']]}: draw {col + 1}", fontsize=10)
+            panel.set_xlabel(r"$z_1$")
+            panel.set_ylabel(r"$z_2$")
+            panel.set_aspect("equal")
+    fig.suptitle(f"Peluchetti & Favaro App. B.4: 2-D function samples of $x_{{T,1}}(z)$, D = {numbers['width']}, "
+                 f"L = {numbers['depth']}", fontsize=11)
     return fig

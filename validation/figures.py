@@ -6,6 +6,7 @@
     python -m validation.figures --figure chizat-maximal      # Chizat Remark 2.2: Doob's maximal inequality
     python -m validation.figures --figure chizat-backward     # Chizat §3.1: the backward pass → the identity
     python -m validation.figures --figure pf-abc              # P&F App. B.1: ABC posteriors of SR and EO priors
+    python -m validation.figures --figure pf-2d               # P&F App. B.4: 2-D function samples
     python -m validation.figures --list
 
 Every default run is small (under a minute on 2 cores); the paper's sizes are flags (docs/howto/figures.md).
@@ -40,6 +41,8 @@ containing the bound (more draws would settle it: :func:`validation.checks.bound
 * ``pf-abc``: Peluchetti & Favaro's App. B.1, ABC rejection for function regression with the SR_tanh and
   EO_tanh priors on three data points (:mod:`validation.pf_figures`). Check: SR's accepted draws lie closer to
   the data (a bootstrap interval of the log ratio of mean accepted distances, below 0).
+* ``pf-2d``: Peluchetti & Favaro's App. B.4, function samples of SC_tanh and SC_swish over z ∈ [−2, 2]², with
+  pf-function-space's non-degeneracy check (:mod:`validation.pf_figures`).
 * ``chizat-backward``: the same ResNet's backward pass, by autograd and with the forward frozen at x (the
   lecture's §3.1), against the closed form (1 + cα²M)^{L−ℓ} − 1 and the expected exponent 1 of
   E sup_ℓ S_b^ℓ in MLα² (:mod:`validation.chizat_figures`).
@@ -66,7 +69,7 @@ from limits.chizat import chizat_constant, chizat_expected_spread, chizat_spread
 from limits.fractional import FractionalNoise, block_moments, check_hurst, estimate_hurst
 from limits.seeding import generator, stream_seed
 from validation import chizat_figures, cli, pf_figures, runtime
-from validation.pf_models import eoc_outputs, resnet_outputs
+from validation.pf_models import eoc_outputs, pc_fractions, resnet_outputs, top_pc_fraction
 from validation.checks import bound_check, check_line, combine
 from validation.results import RunInfo, StudyResult, utc_now
 from validation.stats import resampled_interval, resampled_interval_batched
@@ -103,6 +106,12 @@ FIGURES: dict[str, dict[str, Any]] = {
         title="Peluchetti & Favaro (2020) Appendix B.1: ABC posterior of SR_tanh against EO_tanh",
         paper="App. B.1, Fig. 1: SR_tanh (σ_w² = σ_b² = 10, T = 1, L = D = 500, x_0 = W_I z) against EO_tanh, 10 000 "
               "simulations, the 10 nearest in l2 to 3 data points; prior and posterior, 10 draws each on [−2, 2]"),
+    "pf-2d": dict(
+        width=32, depth=64, sigma_w=1.0, sigma_b=1.0, input_layer="copy", inputs=25, draws=200, show=3,
+        resnet_max_pc=0.9, resamples=400,
+        title="Peluchetti & Favaro (2020) Appendix B.4: 2-D function samples of x_{T,1}(z)",
+        paper="App. B.4, Fig. 4: 2-D function samples of x_{T,1} for SC_tanh and SC_swish (L = D = 500), complementing "
+              "Fig. 3"),
     "marion-fbm": dict(
         hursts=(0.2, 0.5, 0.8), length=1024, realisations=500, show=3, hurst_tolerance=0.02, resamples=400,
         title="Marion et al. (2022) Fig. 6: fractional Brownian motion B^H",
@@ -126,6 +135,7 @@ SMOKE = {
                               resamples=20, show=3),
     "pf-correlation": dict(width=4, depth=4, inputs=6, draws=40, eoc_width=4, eoc_depth=6, resamples=20),
     "pf-abc": dict(width=4, depth=4, eoc_width=4, eoc_depth=6, inputs=6, draws=60, accepted=5, resamples=50, show=3),
+    "pf-2d": dict(width=4, depth=4, inputs=5, draws=24, resamples=20, show=2),
     "marion-fbm": dict(length=64, realisations=40, resamples=20, show=2),
     "chizat-maximal": dict(width=6, hidden=4, layers=10, networks=60, resamples=50),
     "chizat-backward": dict(width=4, hidden=4, layers=8, networks=60, resamples=50),
@@ -145,8 +155,8 @@ class FiguresSettings(CommonSettings):
                                 default_text="the figure's (32; chizat 40)")
     depth: int | None = setting(None, "P&F: ResNet depth L (Δt = 1/L)", parse=int, group="model",
                                 default_text="64")
-    inputs: int | None = setting(None, "P&F: inputs z equally spaced on [−2, 2]", parse=int, group="model",
-                                 default_text="100; pf-correlation 40")
+    inputs: int | None = setting(None, "P&F: inputs z equally spaced on [−2, 2] (pf-2d: per axis of [−2, 2]²)",
+                                 parse=int, group="model", default_text="100; pf-correlation 40; pf-2d 25")
     draws: int | None = setting(None, "P&F: function draws (independent networks)", parse=int, group="model",
                                 default_text="200; pf-correlation 1000")
     show: int | None = setting(None, "draws (realisations) drawn in each panel", parse=int, group="model",
@@ -315,23 +325,6 @@ def _finite_rows(x: np.ndarray) -> np.ndarray:
     return np.all(np.isfinite(x), axis=1)
 
 
-def _pc_fractions(x: torch.Tensor) -> torch.Tensor:
-    """λ_max / trace of the sample covariance of each batch of draws x (R, n, K) → (R,)."""
-    centred = x - x.mean(dim=1, keepdim=True)
-    n, k = x.shape[1], x.shape[2]
-    gram = centred.transpose(1, 2) @ centred if k <= n else centred @ centred.transpose(1, 2)
-    values = torch.linalg.eigvalsh(gram)
-    total = values.sum(-1)
-    return torch.where(total > 0, values[..., -1] / total, torch.full_like(total, math.nan))
-
-
-def top_pc_fraction(x: np.ndarray) -> float:
-    """The fraction of the variance of the function draws (rows of x, vectors over z) explained by their first
-    principal component: λ_max / trace of the sample covariance; 1 iff every pair of outputs is perfectly
-    correlated (the covariance has rank 1)."""
-    return float(_pc_fractions(torch.as_tensor(x, dtype=torch.float64)[None])[0])
-
-
 def _correlations(x: torch.Tensor) -> torch.Tensor:
     """ρ over draws for every pair of inputs, for each batch x (R, n, K) → (R, K, K); NaN where an input's
     output has zero variance (e.g. EO_ReLU at z = 0, where σ_b = 0 makes the output 0)."""
@@ -371,7 +364,7 @@ def _function_space(s: FiguresSettings, device: torch.device, progress: bool) ->
             entry["quantiles"] = {q: np.quantile(good, q / 100, axis=0).tolist() for q in (5, 50, 95)}
             entry["shown"] = net[: s.show].tolist()
             entry["top_pc_fraction"] = top_pc_fraction(good)
-            entry["top_pc_ci95"] = resampled_interval_batched(_pc_fractions, good, s.resamples, rng)
+            entry["top_pc_ci95"] = resampled_interval_batched(pc_fractions, good, s.resamples, rng)
             entry["within_function_sd"] = float(np.sqrt(good.var(axis=1).mean()))
             entry["total_sd"] = float(good.std())
             data[name] = net
@@ -530,12 +523,17 @@ def _abc(s: FiguresSettings, device: torch.device, progress: bool) -> tuple[dict
     return {"title": s.title, "paper": FIGURES[s.figure]["paper"], **result}, data
 
 
+def _two_d(s: FiguresSettings, device: torch.device, progress: bool) -> tuple[dict, dict]:
+    result, data = pf_figures.two_d_figure(s, device, progress)
+    return {"title": s.title, "paper": FIGURES[s.figure]["paper"], **result}, data
+
+
 def _chizat_backward(s: FiguresSettings, device: torch.device, progress: bool) -> tuple[dict, dict]:
     result, data = chizat_figures.backward_pass(s, device, progress)
     return {"title": s.title, "paper": FIGURES[s.figure]["paper"], **result}, data
 
 
-COMPUTE = {"pf-function-space": _function_space, "pf-correlation": _correlation_figure, "pf-abc": _abc,
+COMPUTE = {"pf-function-space": _function_space, "pf-correlation": _correlation_figure, "pf-abc": _abc, "pf-2d": _two_d,
            "marion-fbm": _fbm, "chizat-maximal": _chizat, "chizat-backward": _chizat_backward}
 
 
@@ -563,10 +561,13 @@ def estimate_seconds(figure: str, settings: FiguresSettings) -> float:
         s = _resolve(figure, settings)
     except SettingsError:
         return 0.0
-    if s.figure in ("pf-function-space", "pf-correlation", "pf-abc"):
+    if s.figure in ("pf-function-space", "pf-correlation", "pf-abc", "pf-2d"):
         factor = (s.sde_factor or 0) + 1 if s.figure == "pf-function-space" else 1
         models = 1 if s.figure == "pf-abc" else 2  # of each kind: SC_tanh and SC_swish, EO_tanh and EO_ReLU
-        points = s.inputs + 2 + (len(s.data) if s.figure == "pf-abc" else 0)
+        if s.figure == "pf-2d":  # two ResNets, no edge-of-chaos network
+            return 5e-10 * 2 * s.draws * s.depth * s.width**2 * (s.inputs**2 + 2) + 1.5e-8 * 2 * s.draws * s.depth * (
+                s.width**2 + s.width)
+        points = (s.inputs**2 if s.figure == "pf-2d" else s.inputs) + 2 + (len(s.data) if s.figure == "pf-abc" else 0)
         resnet = models * s.draws * s.depth * factor * s.width**2 * points
         eoc = models * s.draws * s.eoc_depth * s.eoc_width**2 * points
         normals = models * s.draws * (s.depth * max(1, factor - 1) * (s.width**2 + s.width)
@@ -607,6 +608,7 @@ class FiguresResult(StudyResult):
     def table(self) -> str:
         text = {"pf-function-space": _function_space_table, "pf-correlation": _correlation_table,
                 "marion-fbm": _fbm_table, "chizat-maximal": _chizat_table, "pf-abc": pf_figures.abc_table,
+                "pf-2d": pf_figures.two_d_table,
                 "chizat-backward": chizat_figures.backward_table}[self.figure](self.numbers)
         lines = [f"{self.numbers['title']}", f"paper: {self.numbers['paper']}", text, "", "checks:"]
         lines += [check_line(c) for c in self.checks]
@@ -676,7 +678,7 @@ def _chizat_table(r: dict[str, Any]) -> str:
 
 def run(figure: str = "pf-function-space", settings: FiguresSettings | None = None, /, *, progress: bool = False,
         threads: int | None = 1, command_line: str | None = None, **overrides: Any) -> FiguresResult:
-    """Make one figure (``pf-function-space``, ``pf-correlation``, ``pf-abc``, ``marion-fbm``, ``chizat-maximal``,
+    """Make one figure (``pf-function-space``, ``pf-correlation``, ``pf-abc``, ``pf-2d``, ``marion-fbm``, ``chizat-maximal``,
     ``chizat-backward``).
 
     Args:

@@ -1,4 +1,5 @@
-"""Peluchetti & Favaro's Appendix B.1 as a figure of ``python -m validation.figures``: ABC posterior (``pf-abc``).
+"""Peluchetti & Favaro's Appendix B as figures of ``python -m validation.figures``: the ABC posterior of B.1
+(``pf-abc``) and the 2-D function samples of B.4 (``pf-2d``).
 
 **pf-abc.** Approximate Bayesian computation by rejection for function regression, with two priors over
 functions z ↦ x_{T,1}(z) on [−2, 2]:
@@ -34,10 +35,10 @@ from tqdm.auto import tqdm
 
 from limits.seeding import stream_seed
 from validation.checks import bound_check
-from validation.pf_models import eoc_outputs, resnet_outputs
-from validation.stats import resampled_interval
+from validation.pf_models import eoc_outputs, pc_fractions, resnet_outputs, top_pc_fraction
+from validation.stats import resampled_interval, resampled_interval_batched
 
-__all__ = ["DEFAULT_DATA", "parse_data", "abc_figure", "abc_table"]
+__all__ = ["DEFAULT_DATA", "parse_data", "abc_figure", "abc_table", "two_d_figure", "two_d_table"]
 
 #: the default synthetic data set: three (z, y) points, a bump no constant and no line fits
 DEFAULT_DATA: tuple[tuple[float, float], ...] = ((-1.5, -1.0), (0.0, 1.0), (1.5, -1.0))
@@ -124,4 +125,58 @@ def abc_table(r: dict[str, Any]) -> str:
     ratio = r["log_distance_ratio"]
     lines.append(f"log(mean accepted distance SR / EO) = {ratio['value']:.3f} [{ratio['ci95'][0]:.3f}, "
                  f"{ratio['ci95'][1]:.3f}] (95% bootstrap over the draws)")
+    return "\n".join(lines)
+
+
+#: the models of App. B.4: (name, activation)
+TWO_D_MODELS = (("SC_tanh", "tanh"), ("SC_swish", "swish"))
+
+
+def two_d_figure(s: Any, device: torch.device, progress: bool) -> tuple[dict[str, Any], dict[Any, Any]]:
+    """**pf-2d** (App. B.4): function samples x_{T,1}(z) of SC_tanh and SC_swish over a grid of z ∈ [−2, 2]²
+    (``--inputs`` points per axis; the input layer copies (z_1, z_2) alternately across the D dimensions, a choice
+    the paper does not state, or ``--input-layer random``). Draw i is network i of ``pf-function-space`` (the same
+    stream), read at 2-D inputs. Check, as in ``pf-function-space``: the draws are not degenerate — the first
+    principal component of the draws (vectors over the grid) explains at most ``--resnet-max-pc`` of their
+    variance (the upper end of its 95% bootstrap interval), a three-valued :func:`~validation.checks.bound_check`."""
+    axis = np.linspace(-2.0, 2.0, s.inputs)
+    z1, z2 = np.meshgrid(axis, axis, indexing="xy")
+    grid = np.stack([z1.ravel(), z2.ravel()], axis=1)                    # (n², 2), row-major over (z2, z1)
+    models, data, checks = [], {"axis": axis}, []
+    with tqdm(total=2 * s.draws, desc="pf-2d", unit="draw", disable=not progress, leave=False, delay=2.0) as bar:
+        for name, activation in TWO_D_MODELS:
+            values, _ = resnet_outputs(s, activation, grid, s.draws, None, device, bar)
+            keep = np.all(np.isfinite(values), axis=1)
+            good = values[keep]
+            rng = np.random.default_rng(stream_seed(s.seed, "figures", "bootstrap", "pf-2d", name))
+            fraction = top_pc_fraction(good)
+            low, high = resampled_interval_batched(pc_fractions, good, s.resamples, rng)
+            half = s.inputs // 2
+            surfaces = good.reshape(-1, s.inputs, s.inputs)
+            models.append({"model": name, "kind": "resnet", "activation": activation, "nonfinite_draws": int((~keep).sum()),
+                           "top_pc_fraction": fraction, "top_pc_ci95": [low, high],
+                           "sd_along_z1": float(np.std(surfaces[:, half, :], axis=1).mean()),
+                           "sd_along_z2": float(np.std(surfaces[:, :, half], axis=1).mean()),
+                           "shown": surfaces[: s.show].tolist()})
+            data[name] = surfaces[: s.show]
+            checks.append(bound_check(f"{name}: not degenerate over z ∈ [−2, 2]²", (low, high), s.resnet_max_pc,
+                                      at_most=True, detail=f"first PC explains {fraction:.3f} [{low:.3f}, {high:.3f}]"
+                                      ).to_dict())
+    result = {"draws": s.draws, "grid_per_axis": s.inputs, "input_layer": s.input_layer, "width": s.width,
+              "depth": s.depth, "sigma_w": s.sigma_w, "sigma_b": s.sigma_b,
+              "rule": f"first-PC fraction of the draws over the {s.inputs}² grid ≤ {s.resnet_max_pc:g} (upper 95% end)",
+              "models": models, "checks": checks}
+    return result, data
+
+
+def two_d_table(r: dict[str, Any]) -> str:
+    """The ``pf-2d`` console table."""
+    lines = [f"{r['draws']} draws over a {r['grid_per_axis']}×{r['grid_per_axis']} grid of [−2, 2]², D = {r['width']}, "
+             f"L = {r['depth']}, σ_w = {r['sigma_w']:g}, σ_b = {r['sigma_b']:g}, input layer {r['input_layer']}",
+             f"rule: {r['rule']}",
+             f"{'model':>9} | {'first PC [95% CI]':>26} | {'SD along z1':>11} {'SD along z2':>11} | {'non-finite':>10}"]
+    for m in r["models"]:
+        lo, hi = m["top_pc_ci95"]
+        lines.append(f"{m['model']:>9} | {m['top_pc_fraction']:>8.3f} [{lo:>6.3f}, {hi:>6.3f}]    | "
+                     f"{m['sd_along_z1']:>11.3f} {m['sd_along_z2']:>11.3f} | {m['nonfinite_draws']:>10}")
     return "\n".join(lines)

@@ -21,7 +21,7 @@ from limits.brownian import tree_sum
 from limits.peluchetti_favaro import PFBlock
 from limits.seeding import generator
 
-__all__ = ["eoc_sigma_w", "pf_noise", "resnet_outputs", "eoc_outputs"]
+__all__ = ["eoc_sigma_w", "pf_noise", "resnet_outputs", "eoc_outputs", "pc_fractions", "top_pc_fraction"]
 
 
 def eoc_sigma_w(activation: str, sigma_b: float) -> float:
@@ -60,6 +60,25 @@ def pf_noise(block: PFBlock, dW: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return block.weight_scale * torch.bmm(y, matrix.transpose(1, 2)) + block.sigma_b * dW[:, None, d * d:]
 
 
+def _input_layer(kind: str, zt: torch.Tensor, gens: list[torch.Generator], size: int, d: int, dtype: torch.dtype,
+                 device: torch.device) -> torch.Tensor:
+    """x_0 for inputs ``zt`` of shape (K,) or (K, Z), as (size, K, D). ``copy``: x_{0,d} = z_{d mod Z} (the paper's
+    SC models copy a 1-D input across all D dimensions; a 2-D input alternates its two coordinates, a choice the
+    paper does not state). ``random``: x_0 = W_I z with W_I ~ N(0, 1) entries of shape (D, Z), one per draw (the
+    paper's SR models)."""
+    k = zt.shape[0]
+    if zt.ndim == 1:  # one input dimension: the original construction, bit for bit
+        if kind == "copy":
+            return zt[None, :, None].expand(size, k, d).clone()
+        w_in = torch.stack([torch.randn(d, generator=g, dtype=dtype, device=device) for g in gens])
+        return zt[None, :, None] * w_in[:, None, :]
+    z_dim = zt.shape[1]
+    if kind == "copy":
+        return zt[:, torch.arange(d, device=device) % z_dim][None].expand(size, k, d).clone()
+    w_in = torch.stack([torch.randn((d, z_dim), generator=g, dtype=dtype, device=device) for g in gens])
+    return torch.einsum("kz,ndz->nkd", zt, w_in)
+
+
 def resnet_outputs(s: Any, activation: str, z: np.ndarray, draws: int, sde_factor: int | None,
                     device: torch.device, bar: tqdm) -> tuple[np.ndarray, np.ndarray | None]:
     """x_{T,1}(z) of the P&F ResNet (and of the Euler scheme of its limit on ``sde_factor``× finer steps of
@@ -80,11 +99,7 @@ def resnet_outputs(s: Any, activation: str, z: np.ndarray, draws: int, sde_facto
         size = min(chunk, draws - start)
         gens = [generator(s.seed, "figures", "pf-resnet", activation, i, device=device)
                 for i in range(start, start + size)]
-        if s.input_layer == "copy":
-            x0 = zt[None, :, None].expand(size, k, d).clone()
-        else:  # x_0 = W_I z, W_I ~ N(0, I_D), one per draw
-            w_in = torch.stack([torch.randn(d, generator=g, dtype=dtype, device=device) for g in gens])
-            x0 = zt[None, :, None] * w_in[:, None, :]
+        x0 = _input_layer(s.input_layer, zt, gens, size, d, dtype, device)
         x_net, x_sde = x0, x0.clone()
         for _ in range(depth):
             fine = torch.stack([torch.randn((factor, channels), generator=g, dtype=dtype, device=device)
@@ -129,3 +144,20 @@ def eoc_outputs(s: Any, activation: str, z: np.ndarray, draws: int, device: torc
         out[start:start + size] = h[:, :, 0].double().cpu().numpy()
         bar.update(size)
     return out, {"sigma_w": sigma_w, "sigma_b": sigma_b, "width": d, "depth": depth}
+
+
+def pc_fractions(x: torch.Tensor) -> torch.Tensor:
+    """λ_max / trace of the sample covariance of each batch of draws x (R, n, K) → (R,)."""
+    centred = x - x.mean(dim=1, keepdim=True)
+    n, k = x.shape[1], x.shape[2]
+    gram = centred.transpose(1, 2) @ centred if k <= n else centred @ centred.transpose(1, 2)
+    values = torch.linalg.eigvalsh(gram)
+    total = values.sum(-1)
+    return torch.where(total > 0, values[..., -1] / total, torch.full_like(total, math.nan))
+
+
+def top_pc_fraction(x: np.ndarray) -> float:
+    """The fraction of the variance of the function draws (rows of x, vectors over z) explained by their first
+    principal component: λ_max / trace of the sample covariance; 1 iff every pair of outputs is perfectly
+    correlated (the covariance has rank 1)."""
+    return float(pc_fractions(torch.as_tensor(x, dtype=torch.float64)[None])[0])
