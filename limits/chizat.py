@@ -36,7 +36,7 @@ import torch
 from .seeding import generator
 
 __all__ = ["chizat_constant", "chizat_expected_spread", "chizat_spread", "chizat_backward_spread",
-           "chizat_frozen_backward_spread"]
+           "chizat_frozen_backward_spread", "shallow_tangent_kernel", "chizat_kernel_errors"]
 
 
 def chizat_constant(width: int, sigma_u: float, sigma_v: float) -> float:
@@ -186,3 +186,92 @@ def chizat_frozen_backward_spread(alphas: list[float], width: int, hidden: int, 
     same draws): E S_b^ℓ = (1 + cα²M)^{L−ℓ} − 1 exactly (module docstring)."""
     return _backward_spreads(alphas, width, hidden, layers, networks, sigma_u, sigma_v, seed, label, dtype, device,
                              chunk, frozen=True)
+
+
+def shallow_tangent_kernel(U: torch.Tensor, V: torch.Tensor, X: torch.Tensor, alpha: float) -> torch.Tensor:
+    """The lecture's §3.3 kernel, K(x, x') = α² Σ_j Σ_ℓ D₂φ(x, z^{j,ℓ}) D₂φ(x', z^{j,ℓ})ᵀ, for 2LP blocks
+    φ(x, (u, v)) = v ρ(uᵀx): D₂φ D₂φᵀ = ρ(uᵀx) ρ(uᵀx') I_d + ρ'(uᵀx) ρ'(uᵀx') (xᵀx') v vᵀ.
+
+    ``U`` (L, N, M, d), ``V`` (L, N, d, M), inputs ``X`` (N, d, n): returns (N, n·d, n·d), rows and columns indexed
+    (input i, output coordinate c)."""
+    n_in, d = X.shape[2], X.shape[1]
+    pre = torch.einsum("lnja,nai->lnji", U, X)
+    features, slopes = torch.relu(pre), (pre > 0).to(X.dtype)
+    values = torch.einsum("lnji,lnjk->nik", features, features)                      # Σ ρ ρ'
+    eye = torch.eye(d, dtype=X.dtype, device=X.device)
+    gram = torch.einsum("nai,nak->nik", X, X)                                         # xᵀx'
+    outer = torch.einsum("lnji,lnjk,lncj,lnej->nicke", slopes, slopes, V, V)         # Σ ρ' ρ' v vᵀ
+    kernel = torch.einsum("nik,ce->nicke", values, eye) + outer * gram[:, :, None, :, None]
+    return (alpha**2 * kernel).reshape(X.shape[0], n_in * d, n_in * d)
+
+
+def _relative(squared_error: torch.Tensor, squared_norm: torch.Tensor) -> torch.Tensor:
+    """√(error / norm) per network; where the prediction is 0 (every unit off at x), 0 if the error is 0 too, else
+    inf — never a NaN."""
+    safe = torch.where(squared_norm > 0, squared_norm, torch.ones_like(squared_norm))
+    zero = torch.where(squared_error == 0, torch.zeros_like(safe), torch.full_like(safe, math.inf))
+    return torch.where(squared_norm > 0, (squared_error / safe).sqrt(), zero).double().cpu()
+
+
+def chizat_kernel_errors(alphas: list[float], width: int, hidden: int, layers: int, networks: int, inputs: int,
+                         sigma_u: float, sigma_v: float, seed: int = 0, label: tuple = ("chizat-kernel",),
+                         dtype: torch.dtype = torch.float64, device: torch.device | str = "cpu", chunk: int = 32
+                         ) -> dict[str, torch.Tensor]:
+    """The lecture's §3.2 and §3.3 at initialisation, per α and network (each (len(alphas), networks)):
+
+    * ``kernel``: ‖K − K_shallow‖_F / ‖K_shallow‖_F, K the ResNet's empirical tangent kernel of h^L on ``inputs``
+      inputs x ~ N(0, I_d) (every block weight, by autograd), K_shallow :func:`shallow_tangent_kernel` — the kernel
+      of a shallow network of M × L units with the first output corrected to x;
+    * ``gradient_u``, ``gradient_v``, ``gradient``: the relative Frobenius error of the first-step gradient of
+      ½‖h^L(x_1) − y‖² (y ~ N(0, I_d), by autograd) against eq. (5), α D₂φ(x, z^{j,ℓ})ᵀ ∇loss(y, x): over the
+      u_j, over the v_j, over all block weights.
+
+    Network i draws x_1…x_n, y and its weights from the stream ``(*label, i)``; every α reads the same draw."""
+    _check_sizes(alphas, width=width, hidden=hidden, layers=layers, networks=networks, sigma_u=sigma_u,
+                 sigma_v=sigma_v)
+    if int(inputs) != inputs or inputs < 1:
+        raise ValueError(f"inputs={inputs!r} is out of range (allowed: integer ≥ 1)")
+    device = torch.device(device)
+    keys = ("kernel", "gradient_u", "gradient_v", "gradient")
+    out = {key: torch.empty((len(alphas), networks), dtype=torch.float64) for key in keys}
+    for start in range(0, networks, chunk):
+        stop = min(networks, start + chunk)
+        xs, ys, us, vs = [], [], [], []
+        for i in range(start, stop):
+            gen = generator(seed, *label, i, device=device)
+            xs.append(torch.randn((width, inputs), generator=gen, dtype=dtype, device=device))
+            ys.append(torch.randn((width, 1), generator=gen, dtype=dtype, device=device))
+            us.append(torch.randn((layers, hidden, width), generator=gen, dtype=dtype, device=device) * sigma_u)
+            vs.append(torch.randn((layers, width, hidden), generator=gen, dtype=dtype, device=device) * sigma_v)
+        X, y, U0, V0 = torch.stack(xs), torch.stack(ys), torch.stack(us, 1), torch.stack(vs, 1)
+        n = stop - start
+        g = X[:, :, :1] - y                                                           # ∇loss(y, x_1)
+        pre = torch.einsum("lnja,na->lnj", U0, X[:, :, 0])
+        back = torch.einsum("lncj,nc->lnj", V0, g[:, :, 0])                           # v_jᵀ ∇loss
+        for col, alpha in enumerate(alphas):
+            with torch.enable_grad():
+                U, V = U0.clone().requires_grad_(True), V0.clone().requires_grad_(True)
+                h = X
+                for ell in range(layers):
+                    h = h + alpha * torch.bmm(V[ell], torch.relu(torch.bmm(U[ell], h)))
+                rows = []
+                for i in range(inputs):                                               # the Jacobian, row by row
+                    for c in range(width):
+                        gu, gv = torch.autograd.grad(h[:, c, i].sum(), (U, V), retain_graph=True)
+                        rows.append(torch.cat([gu.permute(1, 0, 2, 3).reshape(n, -1),
+                                               gv.permute(1, 0, 2, 3).reshape(n, -1)], 1))
+                loss = 0.5 * (h[:, :, :1] - y).square().sum()
+                grad_u, grad_v = torch.autograd.grad(loss, (U, V))
+            jac = torch.stack(rows, 1)
+            kernel = jac @ jac.transpose(1, 2)
+            shallow = shallow_tangent_kernel(U0, V0, X, alpha)
+            out["kernel"][col, start:stop] = ((kernel - shallow).flatten(1).norm(dim=1)
+                                              / shallow.flatten(1).norm(dim=1)).double().cpu()
+            pred_u = alpha * ((pre > 0).to(dtype) * back)[..., None] * X[None, :, None, :, 0]   # (L, n, M, d)
+            pred_v = alpha * g[None, :, :, 0, None] * torch.relu(pre)[:, :, None, :]              # (L, n, d, M)
+            err_u, err_v = (grad_u - pred_u).square().sum((0, 2, 3)), (grad_v - pred_v).square().sum((0, 2, 3))
+            norm_u, norm_v = pred_u.square().sum((0, 2, 3)), pred_v.square().sum((0, 2, 3))
+            out["gradient_u"][col, start:stop] = _relative(err_u, norm_u)
+            out["gradient_v"][col, start:stop] = _relative(err_v, norm_v)
+            out["gradient"][col, start:stop] = _relative(err_u + err_v, norm_u + norm_v)
+    return out

@@ -74,3 +74,32 @@ def test_the_figure_passes_at_its_default_and_refuses_bad_input(capsys):
 def test_two_kappas_give_no_exponent_verdict():
     result = figures.run("chizat-backward", **{**figures.SMOKE["chizat-backward"], "kappas": (0.1, 0.2)})
     assert result.checks[1]["verdict"] == "INCONCLUSIVE" and result.verdict != "PASS"
+
+
+def test_with_one_layer_the_tangent_kernel_is_the_shallow_kernel_to_rounding():
+    """Chizat §3.3 at L = 1: h^1 = x + α Σ_j φ(x, z_j), so the tangent kernel is α² Σ_j D₂φ D₂φᵀ exactly — autograd's
+    kernel and the closed form agree to rounding, and dropping either term of D₂φ D₂φᵀ breaks the agreement."""
+    from limits.chizat import chizat_kernel_errors, shallow_tangent_kernel
+
+    alpha = 0.4
+    errors = chizat_kernel_errors([alpha], width=4, hidden=5, layers=1, networks=6, inputs=3, sigma_u=0.5, sigma_v=1.0)
+    assert float(errors["kernel"].max()) < 1e-12
+    torch.manual_seed(0)
+    U, V, X = torch.randn(1, 2, 5, 4, dtype=torch.float64), torch.randn(1, 2, 4, 5, dtype=torch.float64), \
+        torch.randn(2, 4, 3, dtype=torch.float64)
+    full = shallow_tangent_kernel(U, V, X, alpha)
+    no_slopes = shallow_tangent_kernel(U, torch.zeros_like(V), X, alpha)           # only the ρ ρ I_d term
+    torch.testing.assert_close(full, full.transpose(1, 2), rtol=1e-12, atol=1e-12)
+    assert (full - no_slopes).abs().max() > 0.1
+    # the L = 1 gradient is eq. (5) exactly only when the forward is the identity: α → 0 makes the error vanish
+    small = chizat_kernel_errors([1e-6], width=4, hidden=5, layers=1, networks=6, inputs=2, sigma_u=0.5, sigma_v=1.0)
+    assert float(small["gradient"].max()) < 1e-4
+
+
+def test_the_kernel_figure_passes_at_a_small_size():
+    result = figures.run("chizat-kernel", networks=48, resamples=300)
+    assert result.verdict == "PASS", result.table()
+    fits = result.numbers["fits"]
+    assert 0.4 < fits["kernel"]["exponent"] < 0.6 and fits["gradient_u"]["exponent"] < fits["gradient_v"]["exponent"]
+    two = figures.run("chizat-kernel", **{**figures.SMOKE["chizat-kernel"], "kappas": (0.1, 0.2)})
+    assert all(c["verdict"] == "INCONCLUSIVE" for c in two.checks)

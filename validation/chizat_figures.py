@@ -1,4 +1,5 @@
-"""Chizat's lecture §3 as figures of ``python -m validation.figures``: the backward pass (``chizat-backward``).
+"""Chizat's lecture §3 as figures of ``python -m validation.figures``: the backward pass (``chizat-backward``), the
+first gradient step and the tangent kernel (``chizat-kernel``).
 
 **chizat-backward** (§3.1). The ResNet with ReLU 2LP blocks at α = κ/√(ML) (:mod:`limits.chizat`), the loss
 ½‖h^L − y‖², and S_b^ℓ = ‖b^ℓ − ∇loss(y, x)‖²/‖∇loss(y, x)‖² with b^ℓ = ∂loss/∂h^ℓ:
@@ -32,11 +33,12 @@ import torch
 
 from limits.chizat import (
     chizat_backward_spread, chizat_constant, chizat_expected_spread, chizat_frozen_backward_spread,
+    chizat_kernel_errors,
 )
-from validation.checks import Check, interval_check
+from validation.checks import Check, bound_check, interval_check
 from validation.stats import paired_bootstrap, slope
 
-__all__ = ["FAMILY_LEVEL", "backward_pass", "backward_table"]
+__all__ = ["FAMILY_LEVEL", "backward_pass", "backward_table", "kernel_figure", "kernel_table", "KERNEL_EXPONENTS"]
 
 #: the family-wise level of the closed-form checks (two-sided z, Bonferroni over the κ values)
 FAMILY_LEVEL = 0.01
@@ -128,4 +130,83 @@ def backward_table(r: dict[str, Any]) -> str:
     for name in ("real", "frozen"):
         lo, hi = fits[name]["ci95"]
         lines.append(f"  {name:>6}: {fits[name]['exponent']:.3f} [{lo:.3f}, {hi:.3f}] ({fits[name]['method']})")
+    return "\n".join(lines)
+
+
+#: the exponents in MLα² stated before measuring (docs/theory.md, "Chizat §3.2–3.3"): an error made of the forward
+#: states' and the backward states' deviations is of order √(MLα²) (exponent 1/2); the u-gradient also carries
+#: ReLU's slope ρ' flipping on a fraction O(√(MLα²)) of units, an error of order (MLα²)^{1/4}
+KERNEL_EXPONENTS = {"kernel": "1/2", "gradient_v": "1/2", "gradient_u": "between 1/4 and 1/2", "gradient": "between 1/4 and 1/2"}
+
+
+def _exponent_fit(values: np.ndarray, log_k2: np.ndarray, resamples: int, seed: int) -> dict[str, Any]:
+    """The least-squares slope of log E[value] on log κ², with a paired bootstrap over networks (BCa)."""
+    columns = [values[j] for j in range(values.shape[0])]
+
+    def exponent(*cols: np.ndarray, axis: int = -1) -> np.ndarray:
+        means = np.stack([np.mean(col, axis=axis) for col in cols], axis=-1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return slope(log_k2, np.log(means))
+
+    low, high, method = paired_bootstrap(columns, exponent, resamples=resamples, confidence=0.95, seed=seed,
+                                         method="BCa")
+    return {"exponent": float(exponent(*columns)), "ci95": [low, high], "method": method}
+
+
+def kernel_figure(s: Any, device: torch.device, progress: bool) -> tuple[dict[str, Any], dict[Any, Any]]:
+    """``chizat-kernel`` (lecture §3.2 and §3.3): at initialisation, the ResNet's empirical tangent kernel against
+    the shallow kernel of M × L units, and its first-step gradient against eq. (5), for α = κ/√(ML).
+
+    The lecture's claim: as MLα² = κ² → 0 both agree (the ResNet is, to first order, a shallow network). Checks:
+    the exponent of the mean relative Frobenius error in κ² lies above 0 (its 95% paired-bootstrap interval; a
+    three-valued :func:`~validation.checks.bound_check`), for the kernel and for the gradient; the exponents are
+    reported against :data:`KERNEL_EXPONENTS`, stated before measuring."""
+    d, m, layers, n = s.width, s.hidden, s.layers, s.networks
+    alphas = [k / math.sqrt(m * layers) for k in s.kappas]
+    errors = {key: value.numpy() for key, value in chizat_kernel_errors(
+        alphas, width=d, hidden=m, layers=layers, networks=n, inputs=s.inputs, sigma_u=s.sigma_u, sigma_v=s.sigma_v,
+        seed=s.seed, label=("figures", "chizat-kernel"), dtype=s.torch_dtype, device=device).items()}
+    log_k2 = np.log(np.asarray(s.kappas, dtype=float) ** 2)
+    fits = {key: _exponent_fit(values, log_k2, s.resamples, s.seed) for key, values in errors.items()}
+    per_kappa = [{"kappa": kappa, "alpha": alpha, "ml_alpha2": kappa**2,
+                  **{f"mean_{key}_error": float(values[j].mean()) for key, values in errors.items()}}
+                 for j, (kappa, alpha) in enumerate(zip(s.kappas, alphas))]
+    checks = []
+    for key, claim in (("kernel", "tangent kernel → the shallow kernel of M × L units (§3.3)"),
+                       ("gradient", "first-step gradient → eq. (5) (§3.2)")):
+        fit = fits[key]
+        check = bound_check(f"{claim}: its relative error vanishes as MLα² → 0", tuple(fit["ci95"]), 0.0,
+                            at_most=False, detail=f"exponent of the mean relative error in MLα² {fit['exponent']:.3f} "
+                                                  f"[{fit['ci95'][0]:.3f}, {fit['ci95'][1]:.3f}] (expected "
+                                                  f"{KERNEL_EXPONENTS[key]})")
+        if len(s.kappas) < 3:
+            check = Check(check.name, "INCONCLUSIVE", "an exponent from fewer than 3 values of κ is a slope, not a "
+                                                      "fit: give at least three --kappas")
+        checks.append(check.to_dict())
+    result = {
+        "width": d, "hidden": m, "layers": layers, "networks": n, "inputs": s.inputs, "sigma_u": s.sigma_u,
+        "sigma_v": s.sigma_v, "loss": "½‖h^L(x_1) − y‖², x_i, y ~ N(0, I_d)", "fits": fits,
+        "expected_exponents": KERNEL_EXPONENTS, "kernel_errors": per_kappa,
+        "rule": ("relative Frobenius errors: K (autograd, every block weight) against α² Σ D₂φ D₂φᵀ; the first-step "
+                 "gradient against α D₂φ(x, z)ᵀ ∇loss(y, x); PASS when the 95% interval of each error's exponent in "
+                 "MLα² = κ² lies above 0"),
+        "checks": checks,
+    }
+    return result, {key: values for key, values in errors.items()}
+
+
+def kernel_table(r: dict[str, Any]) -> str:
+    """The ``chizat-kernel`` console table."""
+    lines = [f"d = {r['width']}, M = {r['hidden']}, L = {r['layers']}, σ_u = {r['sigma_u']:.4g}, σ_v = "
+             f"{r['sigma_v']:.4g}, {r['networks']} networks, {r['inputs']} inputs, loss {r['loss']}",
+             f"rule: {r['rule']}",
+             f"{'κ':>7} {'MLα²':>9} | {'kernel':>9} | {'gradient':>9} {'u part':>9} {'v part':>9}"]
+    for e in r["kernel_errors"]:
+        lines.append(f"{e['kappa']:>7g} {e['ml_alpha2']:>9.4g} | {e['mean_kernel_error']:>9.4f} | "
+                     f"{e['mean_gradient_error']:>9.4f} {e['mean_gradient_u_error']:>9.4f} "
+                     f"{e['mean_gradient_v_error']:>9.4f}")
+    lines.append("exponent of the mean relative error in MLα² [95% interval] (expected):")
+    for key, fit in r["fits"].items():
+        lines.append(f"  {key:>10}: {fit['exponent']:.3f} [{fit['ci95'][0]:.3f}, {fit['ci95'][1]:.3f}] "
+                     f"({r['expected_exponents'][key]})")
     return "\n".join(lines)

@@ -19,7 +19,7 @@ def plot(figure: str, numbers: dict[str, Any], data: dict[Any, Any], ax: Any = N
     return {"pf-function-space": plot_function_space, "pf-correlation": plot_correlation,
             "marion-fbm": plot_fbm, "chizat-maximal": plot_chizat,
             "chizat-backward": plot_chizat_backward, "pf-abc": plot_abc,
-            "pf-2d": plot_two_d}[figure](numbers, data, ax)
+            "pf-2d": plot_two_d, "chizat-kernel": plot_chizat_kernel}[figure](numbers, data, ax)
 
 
 def _samples(ax: Any, z: np.ndarray, shown: list, quantiles: dict, colour: str, band: str, label: str) -> None:
@@ -218,4 +218,31 @@ def plot_two_d(numbers: dict[str, Any], data: dict[Any, Any], ax: Any = None) ->
             panel.set_aspect("equal")
     fig.suptitle(f"Peluchetti & Favaro App. B.4: 2-D function samples of $x_{{T,1}}(z)$, D = {numbers['width']}, "
                  f"L = {numbers['depth']}", fontsize=11)
+    return fig
+
+
+def plot_chizat_kernel(numbers: dict[str, Any], data: dict[Any, Any], ax: Any = None) -> Any:
+    """Left: the tangent kernel's relative error against MLα²; right: the first-step gradient's (all, u part,
+    v part); log–log with the fitted exponents, a slope-1/2 guide through the first point."""
+    fig, axes = new_grid(1, 2, ax, figsize=(11, 4.4))
+    k2 = np.array([e["ml_alpha2"] for e in numbers["kernel_errors"]])
+    fits = numbers["fits"]
+    for panel, keys, title in ((axes.ravel()[0], ("kernel",), "§3.3: tangent kernel against the shallow kernel"),
+                               (axes.ravel()[1], ("gradient", "gradient_u", "gradient_v"),
+                                "§3.2: first gradient against eq. (5)")):
+        for key, marker in zip(keys, "osD"):
+            values = np.array([e[f"mean_{key}_error"] for e in numbers["kernel_errors"]])
+            fit = fits[key]
+            panel.loglog(k2, values, marker + "-", ms=5, label=f"{key.replace('_', ' ')}: p = {fit['exponent']:.3f} "
+                                                               f"[{fit['ci95'][0]:.3f}, {fit['ci95'][1]:.3f}]")
+        first = np.array([e[f"mean_{keys[0]}_error"] for e in numbers["kernel_errors"]])[0]
+        panel.loglog(k2, first * (k2 / k2[0]) ** 0.5, ":", color="black", lw=1, label="slope 1/2")
+        panel.set_xlabel(r"$M L \alpha^2 = \kappa^2$")
+        panel.set_ylabel("mean relative Frobenius error")
+        panel.set_title(title, fontsize=10)
+        panel.grid(True, which="both", alpha=0.3)
+        panel.legend(fontsize=7)
+    fig.suptitle(f"Chizat §3.2–3.3: the ResNet at initialisation is, to first order, a shallow network of M × L units "
+                 f"(d = {numbers['width']}, M = {numbers['hidden']}, L = {numbers['layers']}, {numbers['networks']} "
+                 "networks)", fontsize=10)
     return fig

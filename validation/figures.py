@@ -43,6 +43,8 @@ containing the bound (more draws would settle it: :func:`validation.checks.bound
   the data (a bootstrap interval of the log ratio of mean accepted distances, below 0).
 * ``pf-2d``: Peluchetti & Favaro's App. B.4, function samples of SC_tanh and SC_swish over z ∈ [−2, 2]², with
   pf-function-space's non-degeneracy check (:mod:`validation.pf_figures`).
+* ``chizat-kernel``: the same ResNet's tangent kernel and first gradient at initialisation against the shallow
+  network's of M × L units (the lecture's §3.2–3.3); their relative errors must vanish as MLα² → 0.
 * ``chizat-backward``: the same ResNet's backward pass, by autograd and with the forward frozen at x (the
   lecture's §3.1), against the closed form (1 + cα²M)^{L−ℓ} − 1 and the expected exponent 1 of
   E sup_ℓ S_b^ℓ in MLα² (:mod:`validation.chizat_figures`).
@@ -121,6 +123,12 @@ FIGURES: dict[str, dict[str, Any]] = {
         thresholds=(1.0, 2.0, 4.0, 8.0, 16.0), doob_constant=4.0, tail_constant=1.0, resamples=1000,
         title="Chizat (lecture 12) Remark 2.2: Doob's maximal inequality for ‖h^ℓ − x‖²",
         paper="Remark 2.2: P(sup_ℓ ‖h^ℓ − x‖ ≥ β‖x‖) ≤ ((1 + cα²M)^L − 1)/β² (stated without a figure)"),
+    "chizat-kernel": dict(
+        width=10, hidden=16, layers=32, kappas=(0.0625, 0.125, 0.25, 0.5), networks=200, inputs=3, sigma_u=None,
+        sigma_v=1.0, resamples=1000,
+        title="Chizat (lecture 12) §3.2–3.3: at initialisation the ResNet is, to first order, a shallow network",
+        paper="§3.2: the first gradient is α D₂φ(x, z^{j,ℓ})ᵀ ∇loss(y, x) (eq. 5); §3.3: the tangent kernel is "
+              "α² Σ_j Σ_ℓ D₂φ(x, z^{j,ℓ}) D₂φ(x', z^{j,ℓ})ᵀ, a shallow network's of M × L units, when MLα² = o(1)"),
     "chizat-backward": dict(
         width=10, hidden=16, layers=64, kappas=(0.0625, 0.125, 0.25, 0.5), networks=2000, sigma_u=None,
         sigma_v=1.0, exponent_tolerance=0.1, resamples=1000,
@@ -139,6 +147,7 @@ SMOKE = {
     "marion-fbm": dict(length=64, realisations=40, resamples=20, show=2),
     "chizat-maximal": dict(width=6, hidden=4, layers=10, networks=60, resamples=50),
     "chizat-backward": dict(width=4, hidden=4, layers=8, networks=60, resamples=50),
+    "chizat-kernel": dict(width=3, hidden=3, layers=4, networks=12, inputs=2, resamples=50),
 }
 
 #: settings a figure takes (others given are refused); the common seed/dtype/device always apply
@@ -155,8 +164,9 @@ class FiguresSettings(CommonSettings):
                                 default_text="the figure's (32; chizat 40)")
     depth: int | None = setting(None, "P&F: ResNet depth L (Δt = 1/L)", parse=int, group="model",
                                 default_text="64")
-    inputs: int | None = setting(None, "P&F: inputs z equally spaced on [−2, 2] (pf-2d: per axis of [−2, 2]²)",
-                                 parse=int, group="model", default_text="100; pf-correlation 40; pf-2d 25")
+    inputs: int | None = setting(None, "P&F: inputs z equally spaced on [−2, 2] (pf-2d: per axis of [−2, 2]²); "
+                                       "chizat-kernel: inputs x ~ N(0, I_d) of the kernel", parse=int, group="model",
+                                 default_text="100; pf-correlation 40; pf-2d 25; chizat-kernel 3")
     draws: int | None = setting(None, "P&F: function draws (independent networks)", parse=int, group="model",
                                 default_text="200; pf-correlation 1000")
     show: int | None = setting(None, "draws (realisations) drawn in each panel", parse=int, group="model",
@@ -528,13 +538,19 @@ def _two_d(s: FiguresSettings, device: torch.device, progress: bool) -> tuple[di
     return {"title": s.title, "paper": FIGURES[s.figure]["paper"], **result}, data
 
 
+def _chizat_kernel(s: FiguresSettings, device: torch.device, progress: bool) -> tuple[dict, dict]:
+    result, data = chizat_figures.kernel_figure(s, device, progress)
+    return {"title": s.title, "paper": FIGURES[s.figure]["paper"], **result}, data
+
+
 def _chizat_backward(s: FiguresSettings, device: torch.device, progress: bool) -> tuple[dict, dict]:
     result, data = chizat_figures.backward_pass(s, device, progress)
     return {"title": s.title, "paper": FIGURES[s.figure]["paper"], **result}, data
 
 
 COMPUTE = {"pf-function-space": _function_space, "pf-correlation": _correlation_figure, "pf-abc": _abc, "pf-2d": _two_d,
-           "marion-fbm": _fbm, "chizat-maximal": _chizat, "chizat-backward": _chizat_backward}
+           "marion-fbm": _fbm, "chizat-maximal": _chizat, "chizat-backward": _chizat_backward,
+           "chizat-kernel": _chizat_kernel}
 
 
 def estimate_mb(figure: str, settings: FiguresSettings) -> float:
@@ -548,6 +564,9 @@ def estimate_mb(figure: str, settings: FiguresSettings) -> float:
         return 3 * s.realisations * s.length * item * 4 / 2**20 + 300
     if s.figure == "chizat-maximal":
         return (64 * 2 * s.layers * s.hidden * s.width + len(s.kappas) * (s.layers + 1) * s.networks) * item / 2**20 + 300
+    if s.figure == "chizat-kernel":  # a chunk's Jacobian rows (inputs · d of them, each over every block weight)
+        params = 2 * s.layers * s.hidden * s.width
+        return (3 * s.inputs * s.width * 32 * params + 4 * 32 * s.layers * s.width * s.inputs) * item / 2**20 + 300
     if s.figure == "chizat-backward":  # a chunk's states and gradients, and two spreads (κ, L + 1, n) in float64
         chunk = 64 * len(s.kappas) * s.width * (s.layers + 1) * 6 + 64 * 2 * s.layers * s.hidden * s.width
         return (chunk * item + 2 * len(s.kappas) * (s.layers + 1) * s.networks * 8) / 2**20 + 300
@@ -609,7 +628,8 @@ class FiguresResult(StudyResult):
         text = {"pf-function-space": _function_space_table, "pf-correlation": _correlation_table,
                 "marion-fbm": _fbm_table, "chizat-maximal": _chizat_table, "pf-abc": pf_figures.abc_table,
                 "pf-2d": pf_figures.two_d_table,
-                "chizat-backward": chizat_figures.backward_table}[self.figure](self.numbers)
+                "chizat-backward": chizat_figures.backward_table,
+                "chizat-kernel": chizat_figures.kernel_table}[self.figure](self.numbers)
         lines = [f"{self.numbers['title']}", f"paper: {self.numbers['paper']}", text, "", "checks:"]
         lines += [check_line(c) for c in self.checks]
         lines += [f"verdict: {self.verdict}", f"wall time {self.run_info.wall_time_s:.1f} s"]
@@ -679,7 +699,7 @@ def _chizat_table(r: dict[str, Any]) -> str:
 def run(figure: str = "pf-function-space", settings: FiguresSettings | None = None, /, *, progress: bool = False,
         threads: int | None = 1, command_line: str | None = None, **overrides: Any) -> FiguresResult:
     """Make one figure (``pf-function-space``, ``pf-correlation``, ``pf-abc``, ``pf-2d``, ``marion-fbm``, ``chizat-maximal``,
-    ``chizat-backward``).
+    ``chizat-backward``, ``chizat-kernel``).
 
     Args:
         figure: the figure; every setting overrides one of its defaults.
