@@ -69,14 +69,8 @@ def chizat_spread(
     Network i (input x ~ N(0, I_d) and its weights) draws from the stream ``(*label, i)``; α values
     are columns sharing that network's weights.
     """
-    for name, value in (("width", width), ("hidden", hidden), ("layers", layers), ("networks", networks)):
-        if int(value) != value or value < 1:
-            raise ValueError(f"{name}={value!r} is out of range (allowed: integer ≥ 1)")
-    for name, value in (("sigma_u", sigma_u), ("sigma_v", sigma_v)):
-        if not (value > 0 and math.isfinite(value)):
-            raise ValueError(f"{name}={value!r} is out of range (allowed: > 0)")
-    if not alphas or any(not (a >= 0 and math.isfinite(a)) for a in alphas):
-        raise ValueError(f"α values {alphas!r} out of range (allowed: finite α ≥ 0, at least one)")
+    _check_sizes(alphas, width=width, hidden=hidden, layers=layers, networks=networks, sigma_u=sigma_u,
+                 sigma_v=sigma_v)
     device = torch.device(device)
     cols = len(alphas)
     alpha = torch.tensor(alphas, dtype=dtype, device=device).reshape(1, 1, cols)
