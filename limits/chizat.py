@@ -36,7 +36,7 @@ import torch
 from .seeding import generator
 
 __all__ = ["chizat_constant", "chizat_expected_spread", "chizat_spread", "chizat_backward_spread",
-           "chizat_frozen_backward_spread", "shallow_tangent_kernel", "chizat_kernel_errors"]
+           "chizat_frozen_backward_spread", "shallow_tangent_kernel", "chizat_kernel_errors", "chizat_training_changes"]
 
 
 def chizat_constant(width: int, sigma_u: float, sigma_v: float) -> float:
@@ -269,3 +269,70 @@ def chizat_kernel_errors(alphas: list[float], width: int, hidden: int, layers: i
             out["gradient_v"][col, start:stop] = _relative(err_v, norm_v)
             out["gradient"][col, start:stop] = _relative(err_u + err_v, norm_u + norm_v)
     return out
+
+
+def chizat_training_changes(beta: float, gamma: float, depth: int, eta0: float, width: int, hidden: int,
+                            networks: int, samples: int, steps: int, sigma_u: float, sigma_v: float, seed: int = 0,
+                            label: tuple = ("chizat-phase",), dtype: torch.dtype = torch.float64,
+                            device: torch.device | str = "cpu") -> dict[str, torch.Tensor]:
+    """A few full-batch gradient steps of the lecture's ResNet and how its predictor and features moved (§3,
+    Figure 1): block multiplier α = L^{-β}/√M, learning rate η = η₀ L^γ on every block weight, loss
+    (1/n) Σ_i ½‖h^L(x_i) − y_i‖² over ``samples`` pairs x_i, y_i ~ N(0, I_d), ``steps`` steps from the
+    initialisation θ_0 to θ_K. Per network (each a tensor of length ``networks``):
+
+    * ``predictor``: the mean over samples of ‖h^L(x_i; θ_K) − h^L(x_i; θ_0)‖;
+    * ``local``, ``below``: Σ_ℓ Σ_i ‖f^ℓ(h_0^{ℓ−1}; z_K) − f^ℓ(h_0^{ℓ−1}; z_0)‖² and Σ_ℓ Σ_i ‖f^ℓ(h_K^{ℓ−1}; z_K) −
+      f^ℓ(h_0^{ℓ−1}; z_K)‖², f^ℓ(h; z) = α Σ_j φ(h, z_j^ℓ) the block's output: the change of each layer's feature
+      due to its own weights' update (its input held) and due to the layers below (its input moving);
+    * ``share``: local / (local + below), the lecture's "contribution of the local weight to the evolution of the
+      feature" — of order 1 in local feature learning, vanishing in the lazy ODE regime.
+
+    Network i draws its samples and weights from the stream ``(*label, i)`` (the same for every β, γ)."""
+    _check_sizes([1.0], width=width, hidden=hidden, layers=depth, networks=networks, sigma_u=sigma_u,
+                 sigma_v=sigma_v)
+    for name, value in (("samples", samples), ("steps", steps)):
+        if int(value) != value or value < 1:
+            raise ValueError(f"{name}={value!r} is out of range (allowed: integer ≥ 1)")
+    device = torch.device(device)
+    alpha, eta = depth ** (-beta) / math.sqrt(hidden), eta0 * depth**gamma
+    xs, ys, us, vs = [], [], [], []
+    for i in range(networks):
+        gen = generator(seed, *label, i, device=device)
+        xs.append(torch.randn((width, samples), generator=gen, dtype=dtype, device=device))
+        ys.append(torch.randn((width, samples), generator=gen, dtype=dtype, device=device))
+    for i in range(networks):  # the weights after every network's data: a network's data do not depend on L
+        gen = generator(seed, *label, "weights", depth, i, device=device)
+        us.append(torch.randn((depth, hidden, width), generator=gen, dtype=dtype, device=device) * sigma_u)
+        vs.append(torch.randn((depth, width, hidden), generator=gen, dtype=dtype, device=device) * sigma_v)
+    X, Y, U0, V0 = torch.stack(xs), torch.stack(ys), torch.stack(us, 1), torch.stack(vs, 1)
+
+    def block(U: torch.Tensor, V: torch.Tensor, ell: int, h: torch.Tensor) -> torch.Tensor:
+        return alpha * torch.bmm(V[ell], torch.relu(torch.bmm(U[ell], h)))
+
+    def states(U: torch.Tensor, V: torch.Tensor) -> list[torch.Tensor]:
+        out = [X]
+        for ell in range(depth):
+            out.append(out[-1] + block(U, V, ell, out[-1]))
+        return out
+
+    U, V = U0, V0
+    for _ in range(steps):
+        with torch.enable_grad():
+            Ur, Vr = U.clone().requires_grad_(True), V.clone().requires_grad_(True)
+            loss = 0.5 * (states(Ur, Vr)[-1] - Y).square().sum() / samples   # summed over networks: independent
+            grad_u, grad_v = torch.autograd.grad(loss, (Ur, Vr))
+        U, V = U - eta * grad_u, V - eta * grad_v
+    with torch.no_grad():
+        before, after = states(U0, V0), states(U, V)
+        predictor = (after[-1] - before[-1]).square().sum(1).sqrt().mean(1)
+        local = torch.zeros(networks, dtype=dtype, device=device)
+        below = torch.zeros_like(local)
+        for ell in range(depth):
+            start = block(U0, V0, ell, before[ell])
+            own = block(U, V, ell, before[ell])
+            moved = block(U, V, ell, after[ell])
+            local += (own - start).square().sum((1, 2))
+            below += (moved - own).square().sum((1, 2))
+    share = local / (local + below)
+    return {key: value.double().cpu() for key, value in
+            (("predictor", predictor), ("local", local), ("below", below), ("share", share))}

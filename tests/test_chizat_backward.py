@@ -103,3 +103,19 @@ def test_the_kernel_figure_passes_at_a_small_size():
     assert 0.4 < fits["kernel"]["exponent"] < 0.6 and fits["gradient_u"]["exponent"] < fits["gradient_v"]["exponent"]
     two = figures.run("chizat-kernel", **{**figures.SMOKE["chizat-kernel"], "kappas": (0.1, 0.2)})
     assert all(c["verdict"] == "INCONCLUSIVE" for c in two.checks)
+
+
+def test_the_phase_diagram_separates_lazy_ode_from_local_feature_learning():
+    """Chizat §3, Fig. 1 at a small size: depth-μP (β = ½, γ = 0) is lazy ODE (the local share of the features'
+    change vanishes with L while the predictor moves), CompleteP (β = 1, γ = 1) local feature learning; below the
+    line γ = 2β − 1 the predictor's change vanishes (trivial). A tolerance too tight to call any exponent 'of order
+    1' FAILs the predictor checks; a grid without the two cells cannot decide."""
+    size = dict(depths=(8, 32, 128), betas=(0.5, 1.0), gammas=(0.0, 1.0), networks=32, resamples=200)
+    result = figures.run("chizat-phase", **size)
+    classes = {(c["beta"], c["gamma"]): c["class"] for c in result.numbers["cells"]}
+    assert classes[(0.5, 0.0)] == "lazy ODE" and classes[(1.0, 1.0)] == "local feature learning", classes
+    assert classes[(1.0, 0.0)] == "trivial" and classes[(0.5, 1.0)] == "unstable", classes
+    assert result.verdict == "PASS", result.table()
+    assert figures.run("chizat-phase", **{**size, "exponent_tolerance": 1e-4}).verdict == "FAIL"
+    lacking = figures.run("chizat-phase", **{**size, "gammas": (0.5,)})
+    assert lacking.verdict == "INCONCLUSIVE"

@@ -30,15 +30,17 @@ from typing import Any
 
 import numpy as np
 import torch
+from tqdm.auto import tqdm
 
 from limits.chizat import (
     chizat_backward_spread, chizat_constant, chizat_expected_spread, chizat_frozen_backward_spread,
-    chizat_kernel_errors,
+    chizat_kernel_errors, chizat_training_changes,
 )
 from validation.checks import Check, bound_check, interval_check
 from validation.stats import paired_bootstrap, slope
 
-__all__ = ["FAMILY_LEVEL", "backward_pass", "backward_table", "kernel_figure", "kernel_table", "KERNEL_EXPONENTS"]
+__all__ = ["FAMILY_LEVEL", "backward_pass", "backward_table", "kernel_figure", "kernel_table", "KERNEL_EXPONENTS",
+           "phase_figure", "phase_table", "CLASSES", "DEPTH_MUP", "COMPLETE_P"]
 
 #: the family-wise level of the closed-form checks (two-sided z, Bonferroni over the κ values)
 FAMILY_LEVEL = 0.01
@@ -209,4 +211,120 @@ def kernel_table(r: dict[str, Any]) -> str:
     for key, fit in r["fits"].items():
         lines.append(f"  {key:>10}: {fit['exponent']:.3f} [{fit['ci95'][0]:.3f}, {fit['ci95'][1]:.3f}] "
                      f"({r['expected_exponents'][key]})")
+    return "\n".join(lines)
+
+
+#: the regimes of the lecture's Figure 1, as classified here
+CLASSES = ("unstable", "trivial", "local feature learning", "lazy ODE")
+#: (β, γ) of depth-μP (α = L^{-1/2}, SGD learning rate constant in L) and of CompleteP (α = L^{-1}, SGD learning rate
+#: ∝ L): both on the line γ = 2β − 1 where the tangent kernel's scale, α² M L η ∝ L^{γ+1−2β}, is constant in L
+DEPTH_MUP, COMPLETE_P = (0.5, 0.0), (1.0, 1.0)
+
+
+def _slope_fit(values: np.ndarray, log_depths: np.ndarray, resamples: int, seed: int) -> dict[str, Any]:
+    """The exponent of the mean over networks in L (least squares in log–log) with a paired percentile bootstrap
+    over networks; values (depths, networks)."""
+    columns = [values[j] for j in range(values.shape[0])]
+
+    def exponent(*cols: np.ndarray, axis: int = -1) -> np.ndarray:
+        means = np.stack([np.mean(col, axis=axis) for col in cols], axis=-1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return slope(log_depths, np.log(means))
+
+    low, high, method = paired_bootstrap(columns, exponent, resamples=resamples, confidence=0.95, seed=seed,
+                                         method="percentile")
+    return {"exponent": float(exponent(*columns)), "ci95": [low, high], "method": method}
+
+
+def _classify(predictor: float, share: float, tau: float) -> str:
+    if not (math.isfinite(predictor) and math.isfinite(share)) or predictor > tau:
+        return "unstable"
+    if predictor < -tau:
+        return "trivial"
+    return "local feature learning" if share >= -tau else "lazy ODE"
+
+
+def phase_figure(s: Any, device: torch.device, progress: bool) -> tuple[dict[str, Any], dict[Any, Any]]:
+    """``chizat-phase`` (the lecture's Figure 1): for every (β, γ) of the grid, α = L^{-β}/√M and η = η₀ L^γ,
+    ``--steps`` full-batch gradient steps from the same initialisation at every depth of ``--depths``
+    (:func:`limits.chizat.chizat_training_changes`), and the exponents in L of the predictor's change and of the
+    local share of the features' change, each with a 95% bootstrap interval over networks.
+
+    Classification, the rule fixed before measuring (τ = ``--exponent-tolerance``): *unstable* when the predictor's
+    change grows (exponent > τ, or a non-finite value); *trivial* when it vanishes (< −τ); otherwise *local feature
+    learning* when the local share is of order 1 (exponent ≥ −τ), *lazy ODE* when it vanishes (< −τ).
+    Expected (docs/theory.md, "Chizat §3, Figure 1"): the predictor's change scales as L^{γ+1−2β}, so the stable
+    line is γ = 2β − 1; on it the local share scales as L^{2(β−1)} — lazy ODE for β < 1, local learning at β = 1.
+    Checks: depth-μP (β = ½, γ = 0) has a predictor change of order 1 and a vanishing local share; CompleteP
+    (β = 1, γ = 1) a predictor change and a local share of order 1 — each three-valued against ±τ."""
+    tau = s.exponent_tolerance
+    log_depths = np.log(np.asarray(s.depths, dtype=float))
+    cells, data = [], {}
+    total = len(s.betas) * len(s.gammas) * len(s.depths)
+    with tqdm(total=total, desc="chizat-phase", unit="run", disable=not progress, leave=False, delay=2.0) as bar:
+        for beta in s.betas:
+            for gamma in s.gammas:
+                runs = []
+                for depth in s.depths:
+                    runs.append(chizat_training_changes(
+                        beta, gamma, depth, s.eta0, width=s.width, hidden=s.hidden, networks=s.networks,
+                        samples=s.inputs, steps=s.steps, sigma_u=s.sigma_u, sigma_v=s.sigma_v, seed=s.seed,
+                        label=("figures", "chizat-phase"), dtype=s.torch_dtype, device=device))
+                    bar.update(1)
+                predictor = np.stack([r["predictor"].numpy() for r in runs])          # (depths, networks)
+                share = np.stack([r["share"].numpy() for r in runs])
+                finite = bool(np.all(np.isfinite(predictor)) and np.all(np.isfinite(share)))
+                fits = ({"predictor": _slope_fit(predictor, log_depths, s.resamples, s.seed),
+                         "share": _slope_fit(share, log_depths, s.resamples, s.seed)} if finite else
+                        {"predictor": {"exponent": math.nan, "ci95": [math.nan, math.nan], "method": "not fitted"},
+                         "share": {"exponent": math.nan, "ci95": [math.nan, math.nan], "method": "not fitted"}})
+                with np.errstate(invalid="ignore", over="ignore"):  # a diverged cell: inf/NaN, flagged by "finite"
+                    mean_predictor, mean_share = predictor.mean(axis=1), share.mean(axis=1)
+                cell = {"beta": beta, "gamma": gamma, "finite": finite,
+                        "mean_predictor_change": mean_predictor.tolist(), "mean_local_share": mean_share.tolist(),
+                        "predictor_exponent": fits["predictor"], "share_exponent": fits["share"],
+                        "class": _classify(fits["predictor"]["exponent"], fits["share"]["exponent"], tau)}
+                cells.append(cell)
+                data[(beta, gamma)] = {"predictor": predictor, "share": share}
+    checks = []
+    for name, (beta, gamma), share_side in (("depth-μP", DEPTH_MUP, "vanishes"), ("CompleteP", COMPLETE_P, "order 1")):
+        cell = next((c for c in cells if math.isclose(c["beta"], beta) and math.isclose(c["gamma"], gamma)), None)
+        label = f"{name} (β = {beta:g}, γ = {gamma:g})"
+        if cell is None or not cell["finite"]:
+            why = "the grid lacks this cell" if cell is None else "non-finite changes"
+            checks += [Check(f"{label}: predictor change of order 1", "INCONCLUSIVE" if cell is None else "FAIL",
+                             why).to_dict()]
+            continue
+        p, q = cell["predictor_exponent"], cell["share_exponent"]
+        checks.append(interval_check(f"{label}: predictor change of order 1 in L", p["exponent"], tuple(p["ci95"]),
+                                     (-tau, tau), s.networks, what=f"exponent {p['exponent']:.3f}, the 95% interval"
+                                     ).to_dict())
+        detail = f"exponent of the local share {q['exponent']:.3f} [{q['ci95'][0]:.3f}, {q['ci95'][1]:.3f}]"
+        checks.append(bound_check(f"{label}: local share of the feature change {share_side}", tuple(q["ci95"]), -tau,
+                                  at_most=share_side == "vanishes", detail=detail).to_dict())
+    result = {
+        "width": s.width, "hidden": s.hidden, "depths": list(s.depths), "networks": s.networks, "samples": s.inputs,
+        "steps": s.steps, "eta0": s.eta0, "sigma_u": s.sigma_u, "sigma_v": s.sigma_v, "tau": tau,
+        "scaling": "α = L^-β/√M, η = η₀ L^γ, full-batch gradient descent on (1/n) Σ ½‖h^L(x_i) − y_i‖²",
+        "rule": (f"exponents in L (95% bootstrap over networks): unstable if the predictor's change grows (> {tau:g}), "
+                 f"trivial if it vanishes (< −{tau:g}), else local feature learning if the local share's exponent ≥ "
+                 f"−{tau:g}, lazy ODE if below"),
+        "cells": cells, "checks": checks,
+    }
+    return result, data
+
+
+def phase_table(r: dict[str, Any]) -> str:
+    """The ``chizat-phase`` console table."""
+    lines = [f"d = {r['width']}, M = {r['hidden']}, L = {r['depths']}, {r['networks']} networks × {r['samples']} "
+             f"samples, {r['steps']} steps, η₀ = {r['eta0']:g}; {r['scaling']}", f"rule: {r['rule']}",
+             f"{'β':>5} {'γ':>5} | {'predictor change by L':>30} {'exponent':>22} | {'local share by L':>26} "
+             f"{'exponent':>22} | class"]
+    for c in r["cells"]:
+        pred = " ".join(f"{v:.3g}" for v in c["mean_predictor_change"])
+        share = " ".join(f"{v:.3g}" for v in c["mean_local_share"])
+        p, q = c["predictor_exponent"], c["share_exponent"]
+        lines.append(f"{c['beta']:>5g} {c['gamma']:>5g} | {pred:>30} {p['exponent']:>7.3f} [{p['ci95'][0]:>6.3f}, "
+                     f"{p['ci95'][1]:>6.3f}] | {share:>26} {q['exponent']:>7.3f} [{q['ci95'][0]:>6.3f}, "
+                     f"{q['ci95'][1]:>6.3f}] | {c['class']}")
     return "\n".join(lines)

@@ -19,7 +19,8 @@ def plot(figure: str, numbers: dict[str, Any], data: dict[Any, Any], ax: Any = N
     return {"pf-function-space": plot_function_space, "pf-correlation": plot_correlation,
             "marion-fbm": plot_fbm, "chizat-maximal": plot_chizat,
             "chizat-backward": plot_chizat_backward, "pf-abc": plot_abc,
-            "pf-2d": plot_two_d, "chizat-kernel": plot_chizat_kernel}[figure](numbers, data, ax)
+            "pf-2d": plot_two_d, "chizat-kernel": plot_chizat_kernel,
+            "chizat-phase": plot_chizat_phase}[figure](numbers, data, ax)
 
 
 def _samples(ax: Any, z: np.ndarray, shown: list, quantiles: dict, colour: str, band: str, label: str) -> None:
@@ -245,4 +246,56 @@ def plot_chizat_kernel(numbers: dict[str, Any], data: dict[Any, Any], ax: Any = 
     fig.suptitle(f"Chizat §3.2–3.3: the ResNet at initialisation is, to first order, a shallow network of M × L units "
                  f"(d = {numbers['width']}, M = {numbers['hidden']}, L = {numbers['layers']}, {numbers['networks']} "
                  "networks)", fontsize=10)
+    return fig
+
+
+_CLASS_COLOURS = {"unstable": "tab:red", "trivial": "lightgray", "local feature learning": "tab:green",
+                  "lazy ODE": "tab:orange"}
+
+
+def plot_chizat_phase(numbers: dict[str, Any], data: dict[Any, Any], ax: Any = None) -> Any:
+    """Left: the measured (β, γ) diagram, each cell coloured by its class, with the line γ = 2β − 1 and depth-μP
+    and CompleteP marked. Middle and right: the local share and the predictor's change against L for every cell
+    (the two marked cells bold)."""
+    from matplotlib.patches import Patch
+
+    fig, axes = new_grid(1, 3, ax, figsize=(16, 4.6))
+    diagram, shares, changes = axes.ravel()
+    cells = numbers["cells"]
+    betas = sorted({c["beta"] for c in cells})
+    gammas = sorted({c["gamma"] for c in cells})
+    db = (betas[1] - betas[0]) if len(betas) > 1 else 0.25
+    dg = (gammas[1] - gammas[0]) if len(gammas) > 1 else 0.5
+    for c in cells:
+        diagram.add_patch(__import__("matplotlib.patches", fromlist=["Rectangle"]).Rectangle(
+            (c["beta"] - db / 2, c["gamma"] - dg / 2), db, dg, color=_CLASS_COLOURS[c["class"]], alpha=0.8))
+    line = np.array([min(betas) - db / 2, max(betas) + db / 2])
+    diagram.plot(line, 2 * line - 1, "k--", lw=1, label="γ = 2β − 1 (kernel scale constant in L)")
+    for (beta, gamma), name, marker in (((0.5, 0.0), "depth-μP", "o"), ((1.0, 1.0), "CompleteP", "*")):
+        diagram.plot([beta], [gamma], marker, color="black", ms=11, label=name)
+    diagram.set_xlim(min(betas) - db / 2, max(betas) + db / 2)
+    diagram.set_ylim(min(gammas) - dg / 2, max(gammas) + dg / 2)
+    diagram.set_xlabel(r"β  ($\alpha = L^{-\beta}/\sqrt{M}$)")
+    diagram.set_ylabel(r"γ  ($\eta = \eta_0 L^{\gamma}$)")
+    diagram.set_title("measured regimes", fontsize=10)
+    handles = [Patch(color=colour, label=name) for name, colour in _CLASS_COLOURS.items()]
+    diagram.legend(handles=handles + diagram.get_legend_handles_labels()[0], fontsize=7, loc="upper left")
+    depths = np.asarray(numbers["depths"])
+    for c in cells:
+        marked = (c["beta"], c["gamma"]) in ((0.5, 0.0), (1.0, 1.0))
+        style = dict(lw=2.2 if marked else 0.8, alpha=1.0 if marked else 0.5, color=_CLASS_COLOURS[c["class"]],
+                     label=f"β = {c['beta']:g}, γ = {c['gamma']:g}" if marked else None)
+        shares.loglog(depths, c["mean_local_share"], "o-", ms=3, **style)
+        change = np.asarray(c["mean_predictor_change"], dtype=float)
+        change[~(change < 1e3)] = np.nan  # a diverging cell (inf, NaN, or on its way) is not drawn past 10³
+        changes.loglog(depths, change, "o-", ms=3, **style)
+    for panel, title, label in ((shares, "local share of the features' change", "local / (local + below)"),
+                                (changes, "predictor's change after the steps", r"mean $\|\Delta h^L\|$")):
+        panel.set_xlabel("depth L")
+        panel.set_ylabel(label)
+        panel.set_title(title, fontsize=10)
+        panel.grid(True, which="both", alpha=0.3)
+        panel.legend(fontsize=7)
+    fig.suptitle(f"Chizat §3, Fig. 1: {numbers['steps']} gradient steps, d = {numbers['width']}, M = {numbers['hidden']}, "
+                 f"{numbers['networks']} networks", fontsize=11)
     return fig

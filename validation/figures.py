@@ -45,6 +45,9 @@ containing the bound (more draws would settle it: :func:`validation.checks.bound
   pf-function-space's non-degeneracy check (:mod:`validation.pf_figures`).
 * ``chizat-kernel``: the same ResNet's tangent kernel and first gradient at initialisation against the shallow
   network's of M × L units (the lecture's §3.2–3.3); their relative errors must vanish as MLα² → 0.
+* ``chizat-phase``: the lecture's Fig. 1 — a few gradient steps at α = L^-β/√M, η = η₀ L^γ over a (β, γ)
+  grid; the predictor's change and the local share of the features' change against L classify each cell
+  (unstable, trivial, local feature learning, lazy ODE); depth-μP and CompleteP are checked.
 * ``chizat-backward``: the same ResNet's backward pass, by autograd and with the forward frozen at x (the
   lecture's §3.1), against the closed form (1 + cα²M)^{L−ℓ} − 1 and the expected exponent 1 of
   E sup_ℓ S_b^ℓ in MLα² (:mod:`validation.chizat_figures`).
@@ -76,7 +79,8 @@ from validation.checks import bound_check, check_line, combine
 from validation.results import RunInfo, StudyResult, utc_now
 from validation.stats import resampled_interval, resampled_interval_batched
 from validation.settings import (
-    CommonSettings, SettingsError, check_choice, check_float, check_int, make_settings, parse_float_list,
+    CommonSettings, SettingsError, check_choice, check_depths, check_float, check_int, make_settings, parse_float_list,
+    parse_int_list,
     refuse_inapplicable, resolve_device, setting, settings_given,
 )
 
@@ -129,6 +133,13 @@ FIGURES: dict[str, dict[str, Any]] = {
         title="Chizat (lecture 12) §3.2–3.3: at initialisation the ResNet is, to first order, a shallow network",
         paper="§3.2: the first gradient is α D₂φ(x, z^{j,ℓ})ᵀ ∇loss(y, x) (eq. 5); §3.3: the tangent kernel is "
               "α² Σ_j Σ_ℓ D₂φ(x, z^{j,ℓ}) D₂φ(x', z^{j,ℓ})ᵀ, a shallow network's of M × L units, when MLα² = o(1)"),
+    "chizat-phase": dict(
+        width=10, hidden=16, depths=(8, 32, 128, 512), betas=(0.5, 0.75, 1.0), gammas=(-0.5, 0.0, 0.5, 1.0, 1.5),
+        eta0=0.05, steps=3, networks=16, inputs=4, sigma_u=None, sigma_v=1.0, exponent_tolerance=0.1, resamples=1000,
+        title="Chizat (lecture 12) §3, Fig. 1: lazy ODE against local feature learning, over (β, γ)",
+        paper="Fig. 1: the phase diagram of the relative speeds of the parameters and the predictor; local feature "
+              "learning (the local weight's contribution to its feature's evolution is non-vanishing) against the lazy "
+              "ODE regime (it vanishes, the features still move through the layers below); Dey et al. 2025"),
     "chizat-backward": dict(
         width=10, hidden=16, layers=64, kappas=(0.0625, 0.125, 0.25, 0.5), networks=2000, sigma_u=None,
         sigma_v=1.0, exponent_tolerance=0.1, resamples=1000,
@@ -148,6 +159,8 @@ SMOKE = {
     "chizat-maximal": dict(width=6, hidden=4, layers=10, networks=60, resamples=50),
     "chizat-backward": dict(width=4, hidden=4, layers=8, networks=60, resamples=50),
     "chizat-kernel": dict(width=3, hidden=3, layers=4, networks=12, inputs=2, resamples=50),
+    "chizat-phase": dict(width=3, hidden=3, depths=(4, 8, 16), betas=(0.5, 1.0), gammas=(0.0, 1.0), networks=6,
+                         inputs=2, steps=2, resamples=50),
 }
 
 #: settings a figure takes (others given are refused); the common seed/dtype/device always apply
@@ -229,8 +242,19 @@ class FiguresSettings(CommonSettings):
     tail_constant: float | None = setting(None, "chizat: P(sup S ≥ a) ≤ C E[S^L]/a is checked with this C "
                                                 "(Doob: 1)", parse=float, group="checks", default_text="1")
     exponent_tolerance: float | None = setting(None, "chizat-backward: the exponent of E sup_ℓ S_b^ℓ in MLα² must lie "
-                                                     "within 1 ± this", parse=float, group="checks",
+                                                     "within 1 ± this; chizat-phase: an exponent in L within ± this is "
+                                                     "'of order 1'", parse=float, group="checks",
                                                default_text="0.1")
+    depths: tuple[int, ...] | None = setting(None, "chizat-phase: depths L, comma list, increasing", parse=parse_int_list,
+                                             group="model", default_text="8,32,128,512")
+    betas: tuple[float, ...] | None = setting(None, "chizat-phase: β of α = L^-β/√M, comma list", parse=parse_float_list,
+                                              group="model", default_text="0.5,0.75,1")
+    gammas: tuple[float, ...] | None = setting(None, "chizat-phase: γ of the learning rate η = η₀ L^γ, comma list",
+                                               parse=parse_float_list, group="model", default_text="-0.5,0,0.5,1,1.5")
+    eta0: float | None = setting(None, "chizat-phase: η₀ of the learning rate", parse=float, group="model",
+                                 default_text="0.05")
+    steps: int | None = setting(None, "chizat-phase: full-batch gradient steps", parse=int, group="model",
+                                default_text="3")
     resamples: int | None = setting(None, "bootstrap resamples of every interval", parse=int, group="checks",
                                     default_text="400; chizat 1000")
     # resolved from the figure (not flags)
@@ -241,7 +265,7 @@ class FiguresSettings(CommonSettings):
         super().check()
         ints = {"width": 1, "depth": 1, "inputs": 2, "draws": 3, "show": 0, "sde_factor": 1, "eoc_width": 1,
                 "eoc_depth": 1, "length": 16, "realisations": 2, "hidden": 1, "layers": 1, "networks": 3,
-                "resamples": 10, "accepted": 1}
+                "resamples": 10, "accepted": 1, "steps": 1}
         for name, minimum in ints.items():
             if getattr(self, name) is not None:
                 self._set(name, check_int(name, getattr(self, name), minimum, 10_000_000))
@@ -249,7 +273,7 @@ class FiguresSettings(CommonSettings):
             if getattr(self, name) is not None:
                 self._set(name, check_float(name, getattr(self, name), 0))
         for name in ("sigma_u", "sigma_v", "sde_tolerance", "hurst_tolerance", "doob_constant", "tail_constant",
-                     "exponent_tolerance"):
+                     "exponent_tolerance", "eta0"):
             if getattr(self, name) is not None:
                 self._set(name, check_float(name, getattr(self, name), 0, strict_min=True))
         for name in ("eoc_min_pc", "resnet_max_pc"):
@@ -260,6 +284,17 @@ class FiguresSettings(CommonSettings):
                 self._set(name, check_float(name, getattr(self, name), -1, 1))
         if self.input_layer is not None:
             check_choice("input_layer", self.input_layer, ("copy", "random"))
+        if self.depths is not None:
+            self._set("depths", check_depths("depths", self.depths, powers_of_two=False, maximum=100_000))
+        for name in ("betas", "gammas"):
+            value = getattr(self, name)
+            if value is not None:
+                numbers = tuple(float(v) for v in value)
+                if not numbers or any(not math.isfinite(v) for v in numbers) or len(set(numbers)) != len(numbers):
+                    raise SettingsError(name, f"{list(numbers)}: give distinct finite values (at least one)")
+                if name == "betas" and any(v < 0 for v in numbers):
+                    raise SettingsError(name, f"{list(numbers)}: every β must be ≥ 0")
+                self._set(name, numbers)
         if self.data is not None:
             try:
                 points = tuple((float(z), float(y)) for z, y in self.data)
@@ -538,6 +573,11 @@ def _two_d(s: FiguresSettings, device: torch.device, progress: bool) -> tuple[di
     return {"title": s.title, "paper": FIGURES[s.figure]["paper"], **result}, data
 
 
+def _chizat_phase(s: FiguresSettings, device: torch.device, progress: bool) -> tuple[dict, dict]:
+    result, data = chizat_figures.phase_figure(s, device, progress)
+    return {"title": s.title, "paper": FIGURES[s.figure]["paper"], **result}, data
+
+
 def _chizat_kernel(s: FiguresSettings, device: torch.device, progress: bool) -> tuple[dict, dict]:
     result, data = chizat_figures.kernel_figure(s, device, progress)
     return {"title": s.title, "paper": FIGURES[s.figure]["paper"], **result}, data
@@ -550,7 +590,7 @@ def _chizat_backward(s: FiguresSettings, device: torch.device, progress: bool) -
 
 COMPUTE = {"pf-function-space": _function_space, "pf-correlation": _correlation_figure, "pf-abc": _abc, "pf-2d": _two_d,
            "marion-fbm": _fbm, "chizat-maximal": _chizat, "chizat-backward": _chizat_backward,
-           "chizat-kernel": _chizat_kernel}
+           "chizat-kernel": _chizat_kernel, "chizat-phase": _chizat_phase}
 
 
 def estimate_mb(figure: str, settings: FiguresSettings) -> float:
@@ -564,6 +604,8 @@ def estimate_mb(figure: str, settings: FiguresSettings) -> float:
         return 3 * s.realisations * s.length * item * 4 / 2**20 + 300
     if s.figure == "chizat-maximal":
         return (64 * 2 * s.layers * s.hidden * s.width + len(s.kappas) * (s.layers + 1) * s.networks) * item / 2**20 + 300
+    if s.figure == "chizat-phase":  # every network's weights and states at the deepest depth, three times over
+        return 4 * s.networks * s.depths[-1] * (2 * s.hidden * s.width + 2 * s.width * s.inputs) * item / 2**20 + 300
     if s.figure == "chizat-kernel":  # a chunk's Jacobian rows (inputs · d of them, each over every block weight)
         params = 2 * s.layers * s.hidden * s.width
         return (3 * s.inputs * s.width * 32 * params + 4 * 32 * s.layers * s.width * s.inputs) * item / 2**20 + 300
@@ -629,7 +671,8 @@ class FiguresResult(StudyResult):
                 "marion-fbm": _fbm_table, "chizat-maximal": _chizat_table, "pf-abc": pf_figures.abc_table,
                 "pf-2d": pf_figures.two_d_table,
                 "chizat-backward": chizat_figures.backward_table,
-                "chizat-kernel": chizat_figures.kernel_table}[self.figure](self.numbers)
+                "chizat-kernel": chizat_figures.kernel_table,
+                "chizat-phase": chizat_figures.phase_table}[self.figure](self.numbers)
         lines = [f"{self.numbers['title']}", f"paper: {self.numbers['paper']}", text, "", "checks:"]
         lines += [check_line(c) for c in self.checks]
         lines += [f"verdict: {self.verdict}", f"wall time {self.run_info.wall_time_s:.1f} s"]
@@ -699,7 +742,7 @@ def _chizat_table(r: dict[str, Any]) -> str:
 def run(figure: str = "pf-function-space", settings: FiguresSettings | None = None, /, *, progress: bool = False,
         threads: int | None = 1, command_line: str | None = None, **overrides: Any) -> FiguresResult:
     """Make one figure (``pf-function-space``, ``pf-correlation``, ``pf-abc``, ``pf-2d``, ``marion-fbm``, ``chizat-maximal``,
-    ``chizat-backward``, ``chizat-kernel``).
+    ``chizat-backward``, ``chizat-kernel``, ``chizat-phase``).
 
     Args:
         figure: the figure; every setting overrides one of its defaults.
