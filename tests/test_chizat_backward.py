@@ -119,3 +119,20 @@ def test_the_phase_diagram_separates_lazy_ode_from_local_feature_learning():
     assert figures.run("chizat-phase", **{**size, "exponent_tolerance": 1e-4}).verdict == "FAIL"
     lacking = figures.run("chizat-phase", **{**size, "gammas": (0.5,)})
     assert lacking.verdict == "INCONCLUSIVE"
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--figure", "chizat-phase", "--depths", "32,8"], "--depths"),
+    (["--figure", "chizat-phase", "--betas", "-1,0.5"], "every β must be ≥ 0"),
+    (["--figure", "chizat-phase", "--gammas", "0,0"], "distinct"),
+    (["--figure", "chizat-phase", "--steps", "0"], "--steps"),
+    (["--figure", "chizat-phase", "--eta0", "0"], "--eta0"),
+    (["--figure", "chizat-kernel", "--inputs", "1"], "--inputs"),
+    (["--figure", "chizat-kernel", "--steps", "2"], "does not apply to the chizat-kernel figure"),
+    (["--figure", "pf-2d", "--inputs", "1"], "--inputs"),
+    (["--figure", "pf-2d", "--data", "0:1"], "does not apply to the pf-2d figure"),
+])
+def test_the_new_figures_refuse_bad_input_in_one_line(argv, needle, capsys):
+    assert figures.main([*argv, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and err.count("\n") == 1 and "Traceback" not in err
