@@ -46,6 +46,30 @@ __all__ = ["FAMILY_LEVEL", "backward_pass", "backward_table", "kernel_figure", "
 FAMILY_LEVEL = 0.01
 
 
+def _exponent_fit(values: np.ndarray, log_x: np.ndarray, resamples: int, seed: int,
+                  method: str = "BCa") -> dict[str, Any]:
+    """The exponent of a mean in x: the least-squares slope of log (mean over networks) on ``log_x``, with a paired
+    bootstrap over networks (the same networks at every x); ``values`` (x values, networks)."""
+    columns = [values[j] for j in range(values.shape[0])]
+
+    def exponent(*cols: np.ndarray, axis: int = -1) -> np.ndarray:
+        means = np.stack([np.mean(col, axis=axis) for col in cols], axis=-1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return slope(log_x, np.log(means))
+
+    low, high, how = paired_bootstrap(columns, exponent, resamples=resamples, confidence=0.95, seed=seed,
+                                      method=method)
+    return {"exponent": float(exponent(*columns)), "ci95": [low, high], "method": how}
+
+
+def _too_few_kappas(check: Check, kappas: Any) -> Check:
+    """An exponent check on fewer than 3 values of κ is INCONCLUSIVE: a slope, not a fit."""
+    if len(kappas) >= 3:
+        return check
+    return Check(check.name, "INCONCLUSIVE", "an exponent from fewer than 3 values of κ is a slope, not a fit: give "
+                                             "at least three --kappas")
+
+
 def backward_pass(s: Any, device: torch.device, progress: bool) -> tuple[dict[str, Any], dict[Any, Any]]:
     """The ``chizat-backward`` figure's numbers and plot data (module docstring); ``s``: resolved figure
     settings (width, hidden, layers, kappas, networks, sigma_u, sigma_v, exponent_tolerance, resamples)."""
@@ -76,18 +100,8 @@ def backward_pass(s: Any, device: torch.device, progress: bool) -> tuple[dict[st
         data[kappa] = {"sup_real": sup_real, "sup_frozen": sup_frozen}
     log_k2 = np.log(np.asarray(s.kappas, dtype=float) ** 2)
 
-    def exponent(*columns: np.ndarray, axis: int = -1) -> np.ndarray:
-        means = np.stack([np.mean(col, axis=axis) for col in columns], axis=-1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return slope(log_k2, np.log(means))
-
-    fits = {}
-    for name, spreads in (("real", real), ("frozen", frozen)):
-        columns = [spreads[j].max(axis=0) for j in range(len(alphas))]
-        point = float(exponent(*columns))
-        low, high, method = paired_bootstrap(columns, exponent, resamples=s.resamples, confidence=0.95,
-                                             seed=s.seed, method="BCa")
-        fits[name] = {"exponent": point, "ci95": [low, high], "method": method}
+    fits = {name: _exponent_fit(spreads.max(axis=1), log_k2, s.resamples, s.seed)   # E sup_ℓ S_b^ℓ per κ
+            for name, spreads in (("real", real), ("frozen", frozen))}
     exact_slope = float(slope(log_k2, np.log([e["exact_mean_start"] for e in per_kappa])))
     tol = s.exponent_tolerance
     worst = int(np.argmax(np.abs(z_scores)))
@@ -96,13 +110,11 @@ def backward_pass(s: Any, device: torch.device, progress: bool) -> tuple[dict[st
                  bool(np.all(np.abs(z_scores) <= z_limit)),
                  f"max |z| = {abs(z_scores[worst]):.2f} (κ = {s.kappas[worst]:g}) ≤ {z_limit:.2f}, the two-sided "
                  f"Bonferroni quantile at family level {FAMILY_LEVEL:g}").to_dict(),
-        interval_check(f"real backward: E sup_ℓ S_b^ℓ ∝ (MLα²)^p with p within 1 ± {tol:g}", fits["real"]["exponent"],
-                       tuple(fits["real"]["ci95"]), (1 - tol, 1 + tol), n,
-                       what=f"p = {fits['real']['exponent']:.3f}, the 95% interval").to_dict(),
+        _too_few_kappas(interval_check(
+            f"real backward: E sup_ℓ S_b^ℓ ∝ (MLα²)^p with p within 1 ± {tol:g}", fits["real"]["exponent"],
+            tuple(fits["real"]["ci95"]), (1 - tol, 1 + tol), n,
+            what=f"p = {fits['real']['exponent']:.3f}, the 95% interval"), s.kappas).to_dict(),
     ]
-    if len(s.kappas) < 3:
-        checks[1] = Check(checks[1]["check"], "INCONCLUSIVE", "an exponent from fewer than 3 values of κ is a "
-                          "slope, not a fit: give at least three --kappas").to_dict()
     result = {
         "width": d, "hidden": m, "layers": layers, "networks": n, "c": c,
         "sigma_u": s.sigma_u, "sigma_v": s.sigma_v, "loss": "½‖h^L − y‖², x, y ~ N(0, I_d)",
@@ -141,20 +153,6 @@ def backward_table(r: dict[str, Any]) -> str:
 KERNEL_EXPONENTS = {"kernel": "1/2", "gradient_v": "1/2", "gradient_u": "between 1/4 and 1/2", "gradient": "between 1/4 and 1/2"}
 
 
-def _exponent_fit(values: np.ndarray, log_k2: np.ndarray, resamples: int, seed: int) -> dict[str, Any]:
-    """The least-squares slope of log E[value] on log κ², with a paired bootstrap over networks (BCa)."""
-    columns = [values[j] for j in range(values.shape[0])]
-
-    def exponent(*cols: np.ndarray, axis: int = -1) -> np.ndarray:
-        means = np.stack([np.mean(col, axis=axis) for col in cols], axis=-1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return slope(log_k2, np.log(means))
-
-    low, high, method = paired_bootstrap(columns, exponent, resamples=resamples, confidence=0.95, seed=seed,
-                                         method="BCa")
-    return {"exponent": float(exponent(*columns)), "ci95": [low, high], "method": method}
-
-
 def kernel_figure(s: Any, device: torch.device, progress: bool) -> tuple[dict[str, Any], dict[Any, Any]]:
     """``chizat-kernel`` (lecture §3.2 and §3.3): at initialisation, the ResNet's empirical tangent kernel against
     the shallow kernel of M × L units, and its first-step gradient against eq. (5), for α = κ/√(ML).
@@ -181,10 +179,7 @@ def kernel_figure(s: Any, device: torch.device, progress: bool) -> tuple[dict[st
                             at_most=False, detail=f"exponent of the mean relative error in MLα² {fit['exponent']:.3f} "
                                                   f"[{fit['ci95'][0]:.3f}, {fit['ci95'][1]:.3f}] (expected "
                                                   f"{KERNEL_EXPONENTS[key]})")
-        if len(s.kappas) < 3:
-            check = Check(check.name, "INCONCLUSIVE", "an exponent from fewer than 3 values of κ is a slope, not a "
-                                                      "fit: give at least three --kappas")
-        checks.append(check.to_dict())
+        checks.append(_too_few_kappas(check, s.kappas).to_dict())
     result = {
         "width": d, "hidden": m, "layers": layers, "networks": n, "inputs": s.inputs, "sigma_u": s.sigma_u,
         "sigma_v": s.sigma_v, "loss": "½‖h^L(x_1) − y‖², x_i, y ~ N(0, I_d)", "fits": fits,
@@ -219,21 +214,6 @@ CLASSES = ("unstable", "trivial", "local feature learning", "lazy ODE")
 #: (β, γ) of depth-μP (α = L^{-1/2}, SGD learning rate constant in L) and of CompleteP (α = L^{-1}, SGD learning rate
 #: ∝ L): both on the line γ = 2β − 1 where the tangent kernel's scale, α² M L η ∝ L^{γ+1−2β}, is constant in L
 DEPTH_MUP, COMPLETE_P = (0.5, 0.0), (1.0, 1.0)
-
-
-def _slope_fit(values: np.ndarray, log_depths: np.ndarray, resamples: int, seed: int) -> dict[str, Any]:
-    """The exponent of the mean over networks in L (least squares in log–log) with a paired percentile bootstrap
-    over networks; values (depths, networks)."""
-    columns = [values[j] for j in range(values.shape[0])]
-
-    def exponent(*cols: np.ndarray, axis: int = -1) -> np.ndarray:
-        means = np.stack([np.mean(col, axis=axis) for col in cols], axis=-1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return slope(log_depths, np.log(means))
-
-    low, high, method = paired_bootstrap(columns, exponent, resamples=resamples, confidence=0.95, seed=seed,
-                                         method="percentile")
-    return {"exponent": float(exponent(*columns)), "ci95": [low, high], "method": method}
 
 
 def _classify(predictor: float, share: float, tau: float) -> str:
@@ -274,8 +254,8 @@ def phase_figure(s: Any, device: torch.device, progress: bool) -> tuple[dict[str
                 predictor = np.stack([r["predictor"].numpy() for r in runs])          # (depths, networks)
                 share = np.stack([r["share"].numpy() for r in runs])
                 finite = bool(np.all(np.isfinite(predictor)) and np.all(np.isfinite(share)))
-                fits = ({"predictor": _slope_fit(predictor, log_depths, s.resamples, s.seed),
-                         "share": _slope_fit(share, log_depths, s.resamples, s.seed)} if finite else
+                fits = ({"predictor": _exponent_fit(predictor, log_depths, s.resamples, s.seed, "percentile"),
+                         "share": _exponent_fit(share, log_depths, s.resamples, s.seed, "percentile")} if finite else
                         {"predictor": {"exponent": math.nan, "ci95": [math.nan, math.nan], "method": "not fitted"},
                          "share": {"exponent": math.nan, "ci95": [math.nan, math.nan], "method": "not fitted"}})
                 with np.errstate(invalid="ignore", over="ignore"):  # a diverged cell: inf/NaN, flagged by "finite"

@@ -306,8 +306,6 @@ class FiguresSettings(CommonSettings):
                 raise SettingsError("data", f"{list(points)}: every z must lie in [{INPUT_RANGE[0]:g}, "
                                             f"{INPUT_RANGE[1]:g}]")
             self._set("data", points)
-        if self.accepted is not None and self.draws is not None and self.accepted > self.draws:
-            raise SettingsError("accepted", f"{self.accepted} is more than the {self.draws} draws")
         if self.hursts is not None:
             values = tuple(float(h) for h in self.hursts)
             if not values:
@@ -338,6 +336,8 @@ def _resolve(figure: str, settings: FiguresSettings) -> FiguresSettings:
               **{k: getattr(settings, k) for k in given}}
     if figure.startswith("chizat") and values.get("sigma_u") is None:
         values["sigma_u"] = 1.0 / math.sqrt(values["width"])
+    if figure == "pf-abc" and values["accepted"] > values["draws"]:
+        raise SettingsError("accepted", f"{values['accepted']} is more than the {values['draws']} draws")
     if "show" in values:
         limit = values.get("draws", values.get("realisations"))
         values["show"] = min(values["show"], limit)
@@ -561,36 +561,19 @@ def _chizat(s: FiguresSettings, device: torch.device, progress: bool) -> tuple[d
     return result, data
 
 
-def _abc(s: FiguresSettings, device: torch.device, progress: bool) -> tuple[dict, dict]:
-    if s.accepted > s.draws:
-        raise SettingsError("accepted", f"{s.accepted} is more than the {s.draws} draws")
-    result, data = pf_figures.abc_figure(s, device, progress)
-    return {"title": s.title, "paper": FIGURES[s.figure]["paper"], **result}, data
+def _titled(compute: Any) -> Any:
+    """A figure module's compute, with the figure's title and paper added to its numbers."""
+    def run_figure(s: FiguresSettings, device: torch.device, progress: bool) -> tuple[dict, dict]:
+        result, data = compute(s, device, progress)
+        return {"title": s.title, "paper": FIGURES[s.figure]["paper"], **result}, data
+
+    return run_figure
 
 
-def _two_d(s: FiguresSettings, device: torch.device, progress: bool) -> tuple[dict, dict]:
-    result, data = pf_figures.two_d_figure(s, device, progress)
-    return {"title": s.title, "paper": FIGURES[s.figure]["paper"], **result}, data
-
-
-def _chizat_phase(s: FiguresSettings, device: torch.device, progress: bool) -> tuple[dict, dict]:
-    result, data = chizat_figures.phase_figure(s, device, progress)
-    return {"title": s.title, "paper": FIGURES[s.figure]["paper"], **result}, data
-
-
-def _chizat_kernel(s: FiguresSettings, device: torch.device, progress: bool) -> tuple[dict, dict]:
-    result, data = chizat_figures.kernel_figure(s, device, progress)
-    return {"title": s.title, "paper": FIGURES[s.figure]["paper"], **result}, data
-
-
-def _chizat_backward(s: FiguresSettings, device: torch.device, progress: bool) -> tuple[dict, dict]:
-    result, data = chizat_figures.backward_pass(s, device, progress)
-    return {"title": s.title, "paper": FIGURES[s.figure]["paper"], **result}, data
-
-
-COMPUTE = {"pf-function-space": _function_space, "pf-correlation": _correlation_figure, "pf-abc": _abc, "pf-2d": _two_d,
-           "marion-fbm": _fbm, "chizat-maximal": _chizat, "chizat-backward": _chizat_backward,
-           "chizat-kernel": _chizat_kernel, "chizat-phase": _chizat_phase}
+COMPUTE = {"pf-function-space": _function_space, "pf-correlation": _correlation_figure,
+           "pf-abc": _titled(pf_figures.abc_figure), "pf-2d": _titled(pf_figures.two_d_figure), "marion-fbm": _fbm,
+           "chizat-maximal": _chizat, "chizat-backward": _titled(chizat_figures.backward_pass),
+           "chizat-kernel": _titled(chizat_figures.kernel_figure), "chizat-phase": _titled(chizat_figures.phase_figure)}
 
 
 def estimate_mb(figure: str, settings: FiguresSettings) -> float:
