@@ -48,9 +48,11 @@ from validation import cli, runtime
 from validation.checks import FAIL, Check, measured_rate_check
 from validation.engine import StudyErrors
 from validation.pair_study import (
-    FIT_MODELS, KIND_DEFAULTS, PairSettings, RateFitSettings, SampleBlock, ShardingSettings, block_errors,
-    build_pair, estimate_mb, estimate_seconds, list_models, model_spec, study_errors_in_blocks,
+    PairSettings, RateFitSettings, ShardingSettings, build_pair, estimate_mb, estimate_seconds, list_models,
+    model_spec, study_errors_in_blocks,
 )
+# imported from here before 0.4; they live in validation.pair_study now
+from validation.pair_study import FIT_MODELS, KIND_DEFAULTS, SampleBlock, block_errors  # noqa: F401
 from validation.plots import Curve, draw_error_curves, new_axes
 from validation.results import RunInfo, StudyResult, rows_from_columns, utc_now
 from validation.settings import check_choice, make_settings, setting
@@ -59,9 +61,6 @@ from validation.stats import (
 )
 
 __all__ = ["ConvergenceSettings", "ConvergenceResult", "run", "main", "FLOOR_FACTORS"]
-
-# the pair-study layer's names that this module's users imported from here before 0.4 (validation.pair_study)
-_MOVED = (FIT_MODELS, KIND_DEFAULTS, SampleBlock, block_errors, estimate_mb, estimate_seconds, list_models)
 
 #: depths whose error is below this multiple of the reference floor — the RMS gap between the two references —
 #: are not fitted. SDE: the references are Euler with M and M/2 steps of the same path, so the gap is about the
