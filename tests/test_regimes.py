@@ -22,7 +22,7 @@ from limits.initialisation import (
 )
 from limits.seeding import generator
 from validation import phase, regimes
-from validation.regime_stats import classify, critical_beta, fit_slope, lemma14_bounds
+from validation.regime_stats import classify, critical_beta, fit_slope, lemma14_bounds, quantile_bound_check
 
 torch.set_num_threads(1)
 
@@ -225,3 +225,37 @@ def test_fig2_numbers_do_not_depend_on_the_workers():
     one = regimes.run("fig2", workers=1, **small).to_dict()["result"]
     two = regimes.run("fig2", workers=2, **small).to_dict()["result"]
     assert one == two and one["samples"] == small["samples"]
+
+
+def test_quantile_bound_check_decides_three_ways() -> None:
+    """Props. 2 / 6: the exceedance interval decides PASS, FAIL, or INCONCLUSIVE with the draws that settle it."""
+    rng = np.random.default_rng(0)
+    depth, beta, delta, level = 100, 0.5, 0.25, 1e-3
+    bound = 2.0 * depth ** (1 - 2 * beta) / delta               # 8: r² ≤ 8 with probability ≥ 3/4
+    small = np.sqrt(rng.uniform(0, 1, 400))                     # r² ≤ 1 always
+    assert quantile_bound_check(small, beta, depth, delta, level)["verdict"] == "PASS"
+    large = np.sqrt(rng.uniform(0, 2 * bound, 400))             # P(r² > bound) = ½ > δ
+    bad = quantile_bound_check(large, beta, depth, delta, level)
+    assert bad["verdict"] == "FAIL" and bad["interval"][0] > delta
+    few = quantile_bound_check(small[:10], beta, depth, delta, level)
+    assert few["verdict"] == "INCONCLUSIVE" and few["exceedances"] == 0
+    settled = quantile_bound_check(small[:few["samples_needed"]], beta, depth, delta, level)
+    assert settled["verdict"] == "PASS"
+    assert quantile_bound_check(small[:few["samples_needed"] - 1], beta, depth, delta, level)["verdict"] == "INCONCLUSIVE"
+    overflow = quantile_bound_check(np.full(400, np.inf), beta, depth, delta, level)
+    assert overflow["verdict"] == "FAIL" and overflow["exceedances"] == 400
+
+
+def test_sweep_checks_props_2_and_6_on_iid_weights_only() -> None:
+    """The fig1 sweep checks the quantile bounds at β ≥ ½ (Lα² ≤ 1); smooth weights have no such check."""
+    small = dict(depths=(16, 64, 256), samples=60, width=16)
+    iid = regimes.run("fig1", regimes.RegimesSettings(**small))
+    cells = iid.numbers["quantile_bounds"]
+    assert {c["beta"] for c in cells} == {0.5, 1.0} and {c["delta"] for c in cells} == {0.25, 0.5}
+    assert len(cells) == 2 * 3 * 2 * 2
+    check = next(c for c in iid.checks if c["check"].startswith("Props. 2 / 6"))
+    assert check["verdict"] == "PASS", check
+    assert all(c["slack"] > 1 for c in cells)
+    smooth = regimes.run("fig4", regimes.RegimesSettings(**small))
+    assert smooth.numbers["quantile_bounds"] == []
+    assert not any(c["check"].startswith("Props. 2 / 6") for c in smooth.checks)

@@ -31,6 +31,15 @@ its standard error too small, so a failure says nothing about the bound. A check
 when N ≥ 10 (e^{s²} − 1), with s the sample standard deviation of log r² (and no sample overflowed); a failed
 check below that is reported as unreliable, not counted. (s = 1 needs 17 draws, s = 1.5 needs 85, s = 2
 needs 536.)
+
+**Quantile bounds** (:func:`quantile_bound_check`): Props. 2 and 6 state, for i.i.d. weights and Lα² ≤ 1, that
+P(r² ≤ 2Lα²/δ) ≥ 1 − δ for every δ ∈ (0, 1) (r = r_h for Prop. 2, r_p for Prop. 6): the (1 − δ)-quantile of r²
+is at most 2Lα²/δ. Equivalently the exceedance probability p = P(r² > 2Lα²/δ) is at most δ. With k of N draws
+above the bound, the Clopper–Pearson interval of p at confidence 1 − level (level Bonferroni-shared by the
+sweep's cells, family-wise 1%) decides: PASS when its upper end is ≤ δ, FAIL when its lower end is > δ,
+INCONCLUSIVE otherwise (with no exceedance, N ≥ ln(level)/ln(1 − δ) draws settle it). The bound is Markov's
+inequality on Lemma 14's E r² ≤ (1 + α²)^L − 1 ≤ 2Lα², so it is loose by design; the quantile's slack
+(bound / quantile) is reported beside the verdict.
 """
 
 from __future__ import annotations
@@ -45,7 +54,7 @@ from .stats import paired_bootstrap, slope
 
 __all__ = [
     "TAU", "fit_slope", "classify", "critical_beta", "lemma14_bounds", "bounds_check", "lognormal_summary",
-    "finite_or_inf", "family_z", "fractional_critical_beta",
+    "finite_or_inf", "family_z", "fractional_critical_beta", "quantile_bound_check",
 ]
 
 TAU = 0.15
@@ -147,6 +156,28 @@ def bounds_check(r: np.ndarray, lower: float, upper: float, z: float = 3.0) -> d
         "reliable": reliable, "passed": inside,
         "verdict": "pass" if inside else ("fail" if reliable else "fail (too few samples for the tail: not counted)"),
     }
+
+
+def quantile_bound_check(r: np.ndarray, beta: float, depth: int, delta: float, level: float) -> dict[str, Any]:
+    """Props. 2 / 6: is P(r² > 2Lα²/δ) ≤ δ, α = L^-β? Clopper–Pearson interval of the exceedance probability at
+    confidence 1 − ``level`` (module doc); overflowed draws count as exceedances."""
+    r2 = finite_or_inf(r).ravel() ** 2
+    n = r2.size
+    bound = 2.0 * depth ** (1.0 - 2.0 * beta) / delta
+    k = int((r2 > bound).sum())
+    lower = float(stats.beta.ppf(level / 2, k, n - k + 1)) if k > 0 else 0.0
+    upper = float(stats.beta.isf(level / 2, k + 1, n - k)) if k < n else 1.0
+    quantile = float(np.quantile(r2, 1.0 - delta, method="inverted_cdf"))  # an order statistic: no inf − inf
+    if upper <= delta:
+        verdict = "PASS"
+    elif lower > delta:
+        verdict = "FAIL"
+    else:
+        verdict = "INCONCLUSIVE"
+    needed = math.ceil(math.log(level / 2) / math.log1p(-delta)) if verdict == "INCONCLUSIVE" and k == 0 else None
+    return {"beta": float(beta), "depth": int(depth), "delta": float(delta), "bound": bound, "quantile": quantile,
+            "slack": bound / quantile if quantile > 0 else math.inf, "exceedances": k, "samples": n,
+            "interval": [lower, upper], "verdict": verdict, "samples_needed": needed}
 
 
 def lognormal_summary(values: np.ndarray, bounds: tuple[float, float] | None = None) -> dict[str, Any]:

@@ -49,9 +49,9 @@ from validation import cli, runtime
 from validation.workers import run_tasks
 from validation.regime_stats import (
     TAU, bounds_check, classify, critical_beta, family_z, fit_slope, fractional_critical_beta, lemma14_bounds,
-    lognormal_summary,
+    lognormal_summary, quantile_bound_check,
 )
-from validation.checks import check_line, combine
+from validation.checks import Check, check_line, combine
 from validation.results import RunInfo, StudyResult, utc_now
 from validation.settings import (
     CommonSettings, SettingsError, check_choice, check_depths, check_float, check_int, check_workers, make_settings,
@@ -85,7 +85,7 @@ PAPER_FIG2 = {"bound_q1": 0.87, "bound_q3": 2.06, "empirical_q1": 1.21, "width":
 #: which settings apply to each kind of preset (the rest are refused when given)
 APPLIES = {
     "sweep": {"regime", "law", "lengthscale", "hurst", "block", "activation", "betas", "depths", "width", "n_in",
-              "samples", "inputs", "tau", "chunk_mb", "critical_tolerance", "noise_dtype"},
+              "samples", "inputs", "tau", "chunk_mb", "critical_tolerance", "noise_dtype", "deltas"},
     "distribution": {"regime", "law", "lengthscale", "hurst", "block", "activation", "betas", "depths", "width",
                      "n_in", "samples", "inputs", "chunk_mb", "workers", "scheduler", "noise_dtype"},
     "chizat": {"width", "hidden", "layers", "kappas", "betas", "depths", "samples", "sweep_samples", "sigma_u",
@@ -93,6 +93,8 @@ APPLIES = {
 }
 #: settings that apply only to one weight regime
 REGIME_ONLY = {"law": "iid", "lengthscale": "smooth", "hurst": "fractional"}
+#: the δ values of Props. 2 and 6 checked by default (decided by 50 draws per cell: see regime_stats)
+QUANTILE_DELTAS = (0.25, 0.5)
 #: β at least this far from the predicted critical β has a predicted class that is checked
 CLASS_MARGIN = 0.2
 
@@ -137,6 +139,11 @@ class RegimesSettings(CommonSettings):
                                 group="checks", default_text=str(TAU))
     critical_tolerance: float | None = setting(None, "the critical-β check: |estimate − prediction| ≤ this",
                                                parse=float, group="checks", default_text="0.1")
+    deltas: tuple[float, ...] | None = setting(None, "i.i.d. sweep: the δ values of Props. 2 and 6, P(r² ≤ 2Lα²/δ) ≥ "
+                                                     "1 − δ, checked at every β ≥ ½ and depth (comma list, each in "
+                                                     "(0, 1); with N draws and no exceedance a cell settles once "
+                                                     "N ≥ ln(level/2)/ln(1 − δ))", parse=parse_float_list,
+                                               group="checks", default_text="0.25,0.5")
     noise_dtype: str | None = setting(None, "i.i.d. and fractional weights: the type they are drawn in, then cast to "
                                             "--dtype (float32 draws faster; another draw for the seed). Unlike the "
                                             "strong-error studies (float32 by default: network and limit read the same "
@@ -192,6 +199,11 @@ class RegimesSettings(CommonSettings):
                 if not (math.isfinite(b) and b >= 0):
                     raise SettingsError("betas", f"β={b:g} is out of range (allowed: finite β ≥ 0)")
             self._set("betas", betas)
+        if self.deltas is not None:
+            deltas = tuple(float(x) for x in self.deltas)
+            if not deltas or any(not 0 < x < 1 for x in deltas):
+                raise SettingsError("deltas", f"{list(deltas)}: each δ must lie in (0, 1) (at least one)")
+            self._set("deltas", deltas)
         if self.kappas is not None:
             kappas = tuple(float(k) for k in self.kappas)
             if not kappas or any(not (math.isfinite(k) and k >= 0) for k in kappas):
@@ -245,7 +257,8 @@ def _resolve(preset: str, settings: RegimesSettings) -> RegimesSettings:
             raise SettingsError("betas", f"fig2 studies one β, got {list(values['betas'])}")
     elif len(values["depths"]) < 3:
         raise SettingsError("depths", f"{list(values['depths'])}: a sweep needs at least 3 depths to fit a slope")
-    for key, default in (("tau", TAU), ("critical_tolerance", 0.1), ("chunk_mb", 512.0), ("workers", 1)):
+    for key, default in (("tau", TAU), ("critical_tolerance", 0.1), ("chunk_mb", 512.0), ("workers", 1),
+                         ("deltas", QUANTILE_DELTAS)):
         if key in APPLIES[kind]:  # only what applies, so that the resolved settings replay the run
             values.setdefault(key, default)
     title = base["title"]  # the paper's caption, unless a setting it names differs from the paper's
@@ -365,12 +378,13 @@ def _sweep(s: RegimesSettings, device: torch.device, progress: bool) -> tuple[di
                 lo, hi = lemma14_bounds(beta, depth)
                 bounds.append({"beta": beta, "depth": depth,
                                **{key: bounds_check(data[key][i, j], lo, hi, z) for key in ("r_h", "r_p")}})
+    quantile_bounds = _quantile_bounds(s, data) if bounds else []
     result = {
         "title": s.title, "depths": depths, "betas": betas, "samples": s.samples * s.inputs,
         "rule": f"slope s of log median r on log L over L ≥ L_max/10: explosion if s > {s.tau}, "
                 f"identity if s < −{s.tau}, else non-trivial",
         "per_beta": per_beta, "critical_beta_estimate": estimate, "predicted_critical_beta": critical,
-        "bounds": bounds, "bounds_z": z,
+        "bounds": bounds, "bounds_z": z, "quantile_bounds": quantile_bounds,
         "bounds_note": "Lemma 14 / Prop. 7 apply to i.i.d. symmetric unit-variance weights only"
         if bounds else "no bounds: Lemma 14 / Prop. 7 need weights independent across layers",
     }
@@ -386,11 +400,40 @@ def _sweep(s: RegimesSettings, device: torch.device, progress: bool) -> tuple[di
                                  + (f"; {uncounted} failed but not counted: too few samples for the tail of r² "
                                     "(N < 10 (e^{s²} − 1), s the sd of log r²), where the sample mean is unreliable"
                                     if uncounted else "")})
+    if quantile_bounds:
+        checks.append(_quantile_check(quantile_bounds).to_dict())
     if not _checked_r_p(s):
         result["r_p_note"] = ("r_p not checked: with fractional weights its critical β lags H at finite depth and "
                               "width (docs/results/regimes.md); reported only")
     result["checks"] = checks
     return result, data
+
+
+def _quantile_bounds(s: RegimesSettings, data: dict[str, np.ndarray]) -> list[dict[str, Any]]:
+    """Props. 2 (r_h) and 6 (r_p) at every β ≥ ½ (Lα² ≤ 1), depth and δ; one Bonferroni family (1%)."""
+    cells = [(j, beta, i, depth) for j, beta in enumerate(s.betas) if beta >= 0.5 for i, depth in enumerate(s.depths)]
+    level = 0.01 / max(1, 2 * len(cells) * len(s.deltas))
+    return [{"quantity": key, **quantile_bound_check(data[key][i, j], beta, depth, delta, level)}
+            for j, beta, i, depth in cells for delta in s.deltas for key in ("r_h", "r_p")]
+
+
+def _quantile_check(cells: list[dict[str, Any]]) -> Check:
+    """One check over the cells of :func:`_quantile_bounds`: the worst cell's verdict."""
+    verdict = combine(c["verdict"] for c in cells)
+    worst = max(cells, key=lambda c: c["interval"][0] - c["delta"])
+    tightest = min(cells, key=lambda c: c["slack"])
+    detail = (f"{sum(c['verdict'] == 'PASS' for c in cells)}/{len(cells)} cells (β ≥ ½ × L × δ × r_h, r_p) with the "
+              f"exceedance interval ≤ δ; {sum(c['exceedances'] for c in cells)} exceedances in all; tightest: "
+              f"{tightest['quantity']} β = {tightest['beta']:g}, L = {tightest['depth']}, δ = {tightest['delta']:g}, "
+              f"(1 − δ)-quantile of r² {tightest['quantile']:.3g} against 2Lα²/δ = {tightest['bound']:.3g}")
+    if verdict == "FAIL":
+        detail += (f"; violated: {worst['quantity']} β = {worst['beta']:g}, L = {worst['depth']}, δ = "
+                   f"{worst['delta']:g}, {worst['exceedances']}/{worst['samples']} above the bound")
+    needed = [c["samples_needed"] for c in cells if c["verdict"] == "INCONCLUSIVE"]
+    settle = max(needed) if needed and None not in needed else None
+    if verdict == "INCONCLUSIVE":
+        detail += "; more draws would settle it" + (f" (about {settle} per cell)" if settle else "")
+    return Check("Props. 2 / 6 quantile bounds", verdict, detail, settle)
 
 
 def _classification_checks(per_beta: list[dict], quantities: Sequence[str], measured) -> list[dict]:
@@ -601,6 +644,18 @@ def _sweep_table(result: dict[str, Any]) -> str:
                      "s = sd log r²)")
     else:
         lines.append(result["bounds_note"])
+    if result.get("quantile_bounds"):
+        lines += ["", "Props. 2 / 6: P(r² ≤ 2Lα²/δ) ≥ 1 − δ (Lα² ≤ 1), every depth; slack = 2Lα²/δ over the (1 − δ)-quantile "
+                      "of r² (smallest over the depths), exceedances of the bound over all depths",
+                  f"{'':>4} {'β':>5} {'δ':>5} | {'min slack':>9} {'at L':>6} | {'above':>5} {'draws':>6} | verdict"]
+        groups: dict[tuple, list[dict]] = {}
+        for c in result["quantile_bounds"]:
+            groups.setdefault((c["quantity"], c["beta"], c["delta"]), []).append(c)
+        for (quantity, beta, delta), cells in groups.items():
+            tightest = min(cells, key=lambda c: c["slack"])
+            lines.append(f"{quantity:>4} {beta:>5g} {delta:>5g} | {tightest['slack']:>9.3g} {tightest['depth']:>6} | "
+                         f"{sum(c['exceedances'] for c in cells):>5} {sum(c['samples'] for c in cells):>6} | "
+                         f"{combine(c['verdict'] for c in cells)}")
     if "r_p_note" in result:
         lines.append(result["r_p_note"])
     return "\n".join(lines)
