@@ -63,11 +63,17 @@ def chizat_spread(
     dtype: torch.dtype = torch.float64,
     device: torch.device | str = "cpu",
     chunk: int = 64,
-) -> torch.Tensor:
+    moments: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """‖h^ℓ − x‖²/‖x‖² for ℓ = 0…L, shape (len(alphas), L + 1, networks).
 
     Network i (input x ~ N(0, I_d) and its weights) draws from the stream ``(*label, i)``; α values
     are columns sharing that network's weights.
+
+    With ``moments=True`` it also returns the first two moments of the normalised displacement
+    D^ℓ = (h^ℓ − x)/‖x‖ ∈ R^d over the networks — Σ_i D_i^ℓ, shape (len(alphas), L + 1, d), and Σ_i D_i^ℓ (D_i^ℓ)ᵀ,
+    shape (len(alphas), L + 1, d, d) — accumulated chunk by chunk, for the test of Prop. 2.1's E h^ℓ = x
+    (E D^ℓ = 0 given x, so also unconditionally). The spread is ‖D^ℓ‖², so the numbers it returns do not change.
     """
     _check_sizes(alphas, width=width, hidden=hidden, layers=layers, networks=networks, sigma_u=sigma_u,
                  sigma_v=sigma_v)
@@ -75,6 +81,9 @@ def chizat_spread(
     cols = len(alphas)
     alpha = torch.tensor(alphas, dtype=dtype, device=device).reshape(1, 1, cols)
     out = torch.empty((cols, layers + 1, networks), dtype=torch.float64)
+    if moments:
+        first = torch.zeros((cols, layers + 1, width), dtype=torch.float64)
+        second = torch.zeros((cols, layers + 1, width, width), dtype=torch.float64)
     for start in range(0, networks, chunk):
         stop = min(networks, start + chunk)
         us, vs, xs = [], [], []
@@ -92,8 +101,12 @@ def chizat_spread(
             pre = torch.bmm(U[ell], x + delta)
             delta.add_(torch.bmm(Vm[ell], torch.relu(pre)).mul_(alpha))
             spread.append(delta.square().sum(1) / x_norm2)
+            if moments:
+                d_norm = (delta / x_norm2.sqrt().unsqueeze(1)).to(torch.float64).cpu()     # (n, d, cols)
+                first[:, ell + 1] += d_norm.sum(0).T
+                second[:, ell + 1] += torch.einsum("nic,njc->cij", d_norm, d_norm)
         out[:, :, start:stop] = torch.stack(spread).permute(2, 0, 1).to(torch.float64).cpu()
-    return out
+    return (out, first, second) if moments else out
 
 
 def _draw_block_weights(seed: int, label: tuple, start: int, stop: int, width: int, hidden: int, layers: int,

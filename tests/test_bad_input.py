@@ -189,6 +189,8 @@ REGIMES = [
     (["--preset", "fig1", "--block", "res3", "--activation", "tanh"], "res3 uses ReLU"),
     (["--preset", "fig1", "--tau", "-1"], "--tau: -1.0 is out of range"),
     (["--preset", "fig1", "--critical-tolerance", "0"], "--critical-tolerance: 0.0 is out of range"),
+    (["--preset", "fig1", "--deltas", "0.5,1"], "--deltas: [0.5, 1.0]: each δ must lie in (0, 1)"),
+    (["--preset", "chizat", "--deltas", "0.5"], "--deltas"),
     (["--preset", "fig9"], "invalid choice: 'fig9'"),
     ([], "the following arguments are required: --preset"),
     (["--preset", "fig1", "--plot", "/proc/x.png"], "--plot /proc/x.png"),

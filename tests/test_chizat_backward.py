@@ -136,3 +136,30 @@ def test_the_new_figures_refuse_bad_input_in_one_line(argv, needle, capsys):
     assert figures.main([*argv, "--quiet"]) == 2
     err = capsys.readouterr().err
     assert needle in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_eq2_gradient_formula_is_autograd_on_every_block_weight():
+    """Chizat §1.2 eq. (2): ∇_{z^{j,ℓ}} loss = α D₂φ(h^{ℓ−1}, z^{j,ℓ})ᵀ b^ℓ with b^ℓ from eq. (3). For φ = v ρ(uᵀh):
+    ∇_u = α ρ'(uᵀh^{ℓ−1}) (vᵀb^ℓ) h^{ℓ−1} and ∇_v = α ρ(uᵀh^{ℓ−1}) b^ℓ — written out by hand against autograd."""
+    alpha, n = 0.3, 4
+    d, m, layers = SIZE["width"], SIZE["hidden"], SIZE["layers"]
+    x, y, U, V = _draw_block_weights(5, ("eq2",), 0, n, d, m, layers, SIZE["sigma_u"], SIZE["sigma_v"],
+                                     torch.float64, torch.device("cpu"))
+    U, V = U.clone().requires_grad_(True), V.clone().requires_grad_(True)
+    states = [x]
+    for ell in range(layers):
+        states.append(states[-1] + alpha * torch.bmm(V[ell], torch.relu(torch.bmm(U[ell], states[-1]))))
+    loss = 0.5 * (states[-1] - y).square().sum()
+    grad_u, grad_v = torch.autograd.grad(loss, (U, V))
+    with torch.no_grad():
+        b = states[-1] - y                                                  # b^L = ∇loss
+        by_hand_u, by_hand_v = torch.empty_like(U), torch.empty_like(V)
+        for ell in reversed(range(layers)):
+            h, pre = states[ell], torch.bmm(U[ell], states[ell])            # h^{ℓ−1} (0-based ell), u_jᵀ h
+            vb = torch.bmm(V[ell].transpose(1, 2), b)                       # (v_jᵀ b^ℓ)_j
+            by_hand_u[ell] = alpha * torch.bmm((pre > 0).double() * vb, h.transpose(1, 2))   # eq. (2), u part
+            by_hand_v[ell] = alpha * torch.bmm(b, torch.relu(pre).transpose(1, 2))          # eq. (2), v part
+            b = b + alpha * torch.bmm(U[ell].transpose(1, 2), (pre > 0).double() * vb)       # eq. (3)
+    torch.testing.assert_close(grad_u, by_hand_u, rtol=1e-10, atol=1e-13)
+    torch.testing.assert_close(grad_v, by_hand_v, rtol=1e-10, atol=1e-13)
+    assert grad_u.abs().max() > 1e-3 and grad_v.abs().max() > 1e-3          # not a comparison of zeros

@@ -118,7 +118,8 @@ def test_phase_and_regimes_take_a_float32_draw():
     assert grid32.keys() == grid64.keys() and grid32["main_r_h_median_log10"] != grid64["main_r_h_median_log10"]
     tiny = dict(samples=4, depths=(10, 100, 1000))  # regimes computes in float64 by default
     sweep = regimes.run("fig1", noise_dtype="float32", **tiny)
-    assert sweep.settings.noise_dtype == "float32" and sweep.verdict in ("PASS", "FAIL")
+    assert sweep.settings.noise_dtype == "float32" and sweep.verdict in ("PASS", "FAIL", "INCONCLUSIVE")  # 4 draws decide
+    # no quantile bound (Props. 2 / 6): with no exceedance they settle only at about 30 draws per cell
 
     def medians(result):  # per β, per depth: the median ratios r_h and r_p of the JSON's result section
         per_beta = result.to_dict()["result"]["per_beta"]

@@ -22,7 +22,7 @@ from limits.initialisation import (
 )
 from limits.seeding import generator
 from validation import phase, regimes
-from validation.regime_stats import classify, critical_beta, fit_slope, lemma14_bounds, quantile_bound_check
+from validation.regime_stats import classify, critical_beta, fit_slope, hotelling_zero_mean, lemma14_bounds, quantile_bound_check
 
 torch.set_num_threads(1)
 
@@ -259,3 +259,28 @@ def test_sweep_checks_props_2_and_6_on_iid_weights_only() -> None:
     smooth = regimes.run("fig4", regimes.RegimesSettings(**small))
     assert smooth.numbers["quantile_bounds"] == []
     assert not any(c["check"].startswith("Props. 2 / 6") for c in smooth.checks)
+
+
+def test_hotelling_zero_mean_detects_a_shift_and_not_noise() -> None:
+    """Chizat Prop. 2.1's E h^ℓ = x is tested by Hotelling's T²: uniform p under a zero mean, tiny p for a shift of
+    0.3 standard deviations in one coordinate of ten."""
+    rng = np.random.default_rng(1)
+    n, d = 600, 10
+    draws = rng.standard_normal((200, n, d))
+    _, p = hotelling_zero_mean(draws.sum(1), np.einsum("bni,bnj->bij", draws, draws), n)
+    assert 0.1 < np.mean(p < 0.1) * 10 < 1.9 and p.min() > 1e-4       # 200 null tests: about 20 below 0.1
+    shifted = draws[0] + np.eye(d)[0] * 0.3                             # z = 0.3 √600 ≈ 7 in that coordinate
+    _, p_shift = hotelling_zero_mean(shifted.sum(0), shifted.T @ shifted, n)
+    assert p_shift < 1e-4
+    with pytest.raises(ValueError, match="N=5 ≤ d=10"):
+        hotelling_zero_mean(draws[0, :5].sum(0), draws[0, :5].T @ draws[0, :5], 5)
+
+
+def test_chizat_moments_are_the_displacements_and_leave_the_spread_unchanged() -> None:
+    kw = dict(alphas=[0.1, 0.5], width=4, hidden=3, layers=6, networks=9, sigma_u=0.5, sigma_v=1.0, seed=2, chunk=4)
+    plain = chizat_spread(**kw)
+    spread, first, second = chizat_spread(**kw, moments=True)
+    assert torch.equal(plain, spread)
+    # Σ_i ‖D_i‖² is the trace of Σ D Dᵀ, and it is the spread summed over the networks
+    torch.testing.assert_close(torch.diagonal(second, dim1=-2, dim2=-1).sum(-1), spread.sum(-1))
+    assert first[:, 0].abs().max() == 0 and first[:, 1:].abs().max() > 0

@@ -40,6 +40,11 @@ sweep's cells, family-wise 1%) decides: PASS when its upper end is ≤ δ, FAIL 
 INCONCLUSIVE otherwise (with no exceedance, N ≥ ln(level)/ln(1 − δ) draws settle it). The bound is Markov's
 inequality on Lemma 14's E r² ≤ (1 + α²)^L − 1 ≤ 2Lα², so it is loose by design; the quantile's slack
 (bound / quantile) is reported beside the verdict.
+
+**Zero mean** (:func:`hotelling_zero_mean`): Chizat's Prop. 2.1 states E h^ℓ = x, a statement about a vector. From
+N draws of D = (h^ℓ − x)/‖x‖ ∈ R^d with mean m and sample covariance S, Hotelling's T² = N mᵀ S⁻¹ m, and
+(N − d) T² / (d (N − 1)) follows F(d, N − d) under E D = 0 for Gaussian D; the per-layer p-values are
+Bonferroni-combined (family-wise 1%). D is heavy-tailed at large α√(ML), where the F law is only approximate.
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ from .stats import paired_bootstrap, slope
 __all__ = [
     "TAU", "fit_slope", "classify", "critical_beta", "lemma14_bounds", "bounds_check", "lognormal_summary",
     "finite_or_inf", "family_z", "fractional_critical_beta", "quantile_bound_check",
+    "hotelling_zero_mean",
 ]
 
 TAU = 0.15
@@ -178,6 +184,20 @@ def quantile_bound_check(r: np.ndarray, beta: float, depth: int, delta: float, l
     return {"beta": float(beta), "depth": int(depth), "delta": float(delta), "bound": bound, "quantile": quantile,
             "slack": bound / quantile if quantile > 0 else math.inf, "exceedances": k, "samples": n,
             "interval": [lower, upper], "verdict": verdict, "samples_needed": needed}
+
+
+def hotelling_zero_mean(total: np.ndarray, total_outer: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Hotelling's test of E D = 0 from Σ D (…, d), Σ D Dᵀ (…, d, d) and the draw count N > d: (T², p-value),
+    each of shape (…) (module doc)."""
+    total, total_outer = np.asarray(total, dtype=np.float64), np.asarray(total_outer, dtype=np.float64)
+    d = total.shape[-1]
+    if n <= d:
+        raise ValueError(f"Hotelling's test needs more draws than dimensions: N={n} ≤ d={d}")
+    mean = total / n
+    cov = (total_outer - n * mean[..., :, None] * mean[..., None, :]) / (n - 1)
+    t2 = n * np.einsum("...i,...i->...", mean, np.linalg.solve(cov, mean[..., None])[..., 0])
+    p = stats.f.sf((n - d) * t2 / (d * (n - 1)), d, n - d)
+    return t2, p
 
 
 def lognormal_summary(values: np.ndarray, bounds: tuple[float, float] | None = None) -> dict[str, Any]:

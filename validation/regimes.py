@@ -49,7 +49,7 @@ from validation import cli, runtime
 from validation.workers import run_tasks
 from validation.regime_stats import (
     TAU, bounds_check, classify, critical_beta, family_z, fit_slope, fractional_critical_beta, lemma14_bounds,
-    lognormal_summary, quantile_bound_check,
+    hotelling_zero_mean, lognormal_summary, quantile_bound_check,
 )
 from validation.checks import Check, check_line, combine
 from validation.results import RunInfo, StudyResult, utc_now
@@ -512,7 +512,10 @@ def _chizat(s: RegimesSettings, device: torch.device, progress: bool) -> tuple[d
     alphas = [k / math.sqrt(m * layers) for k in s.kappas]
     common = dict(width=d, hidden=m, networks=n, sigma_u=s.sigma_u, sigma_v=s.sigma_v, seed=s.seed,
                   dtype=s.torch_dtype, device=device)
-    spread = chizat_spread(alphas, layers=layers, label=("chizat", "curves"), **common).numpy()
+    spread, first, second = (t.numpy() for t in chizat_spread(alphas, layers=layers, label=("chizat", "curves"),
+                                                              moments=True, **common))
+    _, mean_p = hotelling_zero_mean(first[:, 1:], second[:, 1:], n)          # (α, ℓ = 1…L)
+    mean_level = 0.01 / (len(alphas) * layers)
     z_max = family_z(len(alphas) * layers)
     per_alpha = []
     for i, (kappa, alpha) in enumerate(zip(s.kappas, alphas)):
@@ -523,9 +526,15 @@ def _chizat(s: RegimesSettings, device: torch.device, progress: bool) -> tuple[d
         positive = spread[i, -1][spread[i, -1] > 0]
         sd_log = float(np.log(positive).std(ddof=1)) if positive.size > 1 else math.nan
         worst = float(np.abs(z).max())
+        mean_displacement = first[i, -1] / n
         per_alpha.append({"kappa": kappa, "alpha": alpha, "expected": expected.tolist(), "mean": mean.tolist(),
                           "se": se.tolist(), "max_abs_z": worst, "z_at_L": float(z[-1]), "sd_log_at_L": sd_log,
-                          "verdict": "pass" if worst <= z_max else "fail"})
+                          "verdict": "pass" if worst <= z_max else "fail",
+                          "mean_zero_p": mean_p[i].tolist(), "mean_zero_min_p": float(mean_p[i].min()),
+                          "mean_displacement_at_L": float(np.linalg.norm(mean_displacement)),
+                          "mean_displacement_null_rms_at_L": float(math.sqrt(max(0.0, np.trace(second[i, -1]) / n
+                                                                           - mean_displacement @ mean_displacement)
+                                                                       / (n - 1)))})
     depths, betas = list(s.depths), list(s.betas)
     n = s.sweep_samples
     common["networks"] = n
@@ -546,6 +555,11 @@ def _chizat(s: RegimesSettings, device: torch.device, progress: bool) -> tuple[d
     estimate = critical_beta(betas, [e["slope"] for e in per_beta])
     checks = [{"check": f"exact spread, α√(ML) = {e['kappa']:g}", "passed": e["verdict"] == "pass",
                "detail": f"max |z| {e['max_abs_z']:.2f} ≤ {z_max:.2f}"} for e in per_alpha]
+    checks += [{"check": f"E h^ℓ = x (Prop. 2.1), α√(ML) = {e['kappa']:g}", "passed": e["mean_zero_min_p"] >= mean_level,
+                "detail": f"Hotelling's test of E (h^ℓ − x)/‖x‖ = 0 at every layer: smallest p {e['mean_zero_min_p']:.3g} "
+                          f"(≥ {mean_level:.2g}: Bonferroni, family-wise 1%); at ℓ = L ‖mean‖ "
+                          f"{e['mean_displacement_at_L']:.3g} (its size under E = 0: {e['mean_displacement_null_rms_at_L']:.3g})"}
+               for e in per_alpha]
     checks += _classification_checks(per_beta, ("r",), lambda e, key: e["class"])
     checks += _critical_checks(betas, {"r": estimate}, critical, s.critical_tolerance, ("r",))
     result = {
