@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import runpy
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -64,3 +65,41 @@ def test_nothing_names_a_file_the_package_does_not_ship():
                *ROOT.glob("docs/**/*.py"), ROOT / "README.md", ROOT / "mkdocs.yml", ROOT / "pyproject.toml"]
     offenders = [str(p.relative_to(ROOT)) for p in shipped if pattern.search(p.read_text())]
     assert not offenders, offenders
+
+
+def _page_commands(page: Path) -> list[str]:
+    return sorted(set(re.findall(r"`(python -m validation\.[^`]*)`", page.read_text(encoding="utf-8"))))
+
+
+@pytest.mark.parametrize("command_line", _page_commands(ROOT / "docs" / "papers.md"))
+def test_every_command_on_the_papers_page_parses(command_line):
+    """docs/papers.md names a command for every checked item: each parses with its flags, its settings are valid,
+    and the study accepts them for its model / preset / figure / experiment (its resolver refuses a flag that does
+    not apply) — without running it."""
+    import importlib
+
+    from validation import cli
+
+    words = shlex.split(command_line)
+    assert words[:2] == ["python", "-m"]
+    command = importlib.import_module(words[2]).COMMAND
+    args = cli.build_parser(command).parse_args(words[3:])      # a bad flag exits (SystemExit) here
+    settings = cli.settings_from_args(command, args)
+    positional = [getattr(args, name) for name in command.positional]
+    resolve = _RESOLVERS.get(words[2])
+    if resolve is not None:                                       # refuses a flag that does not apply
+        resolve(*positional, settings)
+
+
+def _resolvers() -> dict:
+    """Each study's settings resolver for its model / preset / figure / experiment (the studies without a positional
+    choice validate every setting when the settings object is built)."""
+    from validation import figures, pair_study, regimes, solvers
+    from validation.training import study as training
+
+    return {"validation.regimes": regimes._resolve, "validation.figures": figures._resolve,
+            "validation.training": training.resolve, "validation.convergence": pair_study.resolve_sizes,
+            "validation.solvers": solvers._resolve}
+
+
+_RESOLVERS = _resolvers()
