@@ -37,19 +37,21 @@ ReLU: Hypothesis 2).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import torch
 
-from ..checks import check_line, combine
+from limits.seeding import generator
+
+from ..checks import Check, check_line, combine, interval_check
 from .experiment import Experiment, depth_axis, mean_interval, number, power_fit
 from .networks import CohenNet
 from .sweep import Configuration
 from .trainer import evaluate, train
 from .weights import noise_quadratic_variation, table1, trend, window
 
-__all__ = ["CohenScaling", "DECISION_THRESHOLD"]
+__all__ = ["CohenScaling", "DECISION_THRESHOLD", "remark21_control"]
 
 #: Hypothesis 1 when the interval of the noise exponent q lies below −this, Hypothesis 2 when above
 DECISION_THRESHOLD = 0.1
@@ -113,7 +115,7 @@ class CohenScaling(Experiment):
             denoised["delta"] = torch.sign(params["delta"])
         loss_denoised, _ = evaluate(net, dataset.x_train, dataset.y_train, dataset.task,
                                     forward=lambda x: net.forward(x, denoised))
-        return {"dataset": p["dataset"], "activation": p["activation"], "depth": p["depth"],
+        return {"dataset": p["dataset"], "activation": p["activation"], "depth": p["depth"], "width": dataset.n_in,
                 "A": [_statistics(A[r]) for r in range(net.replicates)],
                 "b": [_statistics(b[r]) for r in range(net.replicates)],
                 "delta_max": deltas.double().cpu().tolist(),
@@ -137,26 +139,8 @@ class CohenScaling(Experiment):
                 delta = fit(np.array([row["delta_max"] for row in rows]), 0)
                 entry["alpha"] = _negated(delta)
                 for t_index, tensor in enumerate(("A", "b")):
-                    column = lambda q: np.array([[rep[q] for rep in row[tensor]] for row in rows])  # noqa: E731, B023
-                    cumsum = fit(column("cumsum_norm"), 1 + 10 * t_index)
-                    beta = _one_minus(cumsum)
-                    # L^β̂ max_k ||A_(k+1) − A_k|| with β̂ = 1 − slope(cumsum): its exponent is
-                    # 1 + slope(max increment / cumsum norm), one paired bootstrap for both fits
-                    scaled = _plus_one(fit(column("max_increment") / column("cumsum_norm"), 2 + 10 * t_index))
-                    low, high = scaled["ci"]
-                    if low is not None and high is not None and high < -DECISION_THRESHOLD:
-                        decision = "Hypothesis 1"
-                    elif low is not None and low > -DECISION_THRESHOLD:
-                        decision = "Hypothesis 2"
-                    else:
-                        decision = "undecided"
-                    entry[tensor] = {"beta": beta, "cumsum_norm": cumsum,
-                                     "max_norm": fit(column("max_norm"), 4 + 10 * t_index),
-                                     "root_sum_squares": fit(column("root_sum_squares"), 5 + 10 * t_index),
-                                     "max_increment": fit(column("max_increment"), 6 + 10 * t_index),
-                                     "scaled_increments": scaled, "noise_qv": fit(column("noise_qv"), 3 + 10 * t_index),
-                                     "noise_qv_at_deepest": float(np.mean(column("noise_qv")[-1])),
-                                     "decision": decision}
+                    statistics = [[rep for rep in row[tensor]] for row in rows]
+                    entry[tensor] = _procedure(statistics, lambda values, offset: fit(values, offset + 10 * t_index))  # noqa: B023
                 ratios = []
                 for row in rows:
                     r = [dn / tr for dn, tr in zip(row["denoised_loss"], row["train_loss"])
@@ -176,7 +160,15 @@ class CohenScaling(Experiment):
                                decision == entry["expected"],
                                "detail": f"{decision} (paper: {entry['expected']}); exponent of the β̂-scaled norm of "
                                          f"increments {_ci(entry['A']['scaled_increments'], 0)}"})
-        return {"decision_threshold": DECISION_THRESHOLD, "groups": groups, "checks": checks,
+        controls = {}
+        for d_index, dataset in enumerate(settings.datasets):
+            width = records[f"{dataset}-{settings.activations[0]}-L{depths[0]}"].get("width")
+            if width is None:  # a checkpoint written before the control existed
+                continue
+            controls[dataset] = remark21_control(depths, width, settings.replicates, settings.seed + 1000 + d_index,
+                                                 confidence=settings.confidence, resamples=settings.resamples)
+            checks += controls[dataset]["checks"]
+        return {"decision_threshold": DECISION_THRESHOLD, "groups": groups, "controls": controls, "checks": checks,
                 "verdict": combine(checks)}
 
     def table(self, result):
@@ -200,6 +192,11 @@ class CohenScaling(Experiment):
             ratio = e["denoised_loss_ratio"][-1]
             lines.append(f"{key:28s} {_ci(B['beta'])} {_ci(B['scaled_increments'], 24)}  {B['decision']:14s}  "
                          f"{number(ratio['geometric_mean'])} [{number(ratio['ci'][0])}, {number(ratio['ci'][1])}]")
+        for dataset, c in n.get("controls", {}).items():
+            A = c["A"]
+            lines.append(f"{'control: i.i.d. (Rem. 2.1), ' + dataset:28s} β̂_A {_ci(A['beta'])}  max norm "
+                         f"{_ci(_plain(A['max_norm']))}  root sum sq. {_ci(_plain(A['root_sum_squares']))}  −ν "
+                         f"{_ci(A['scaled_increments'], 0)}  decision on A {A['decision']}, on b {c['b']['decision']}")
         lines.append("")
         lines.append(f"rule (Cohen et al. Step 3): Hypothesis 1 when the interval of −ν, the exponent of "
                      f"L^β̂ max_k ||A_(k+1) − A_k||, lies below −{DECISION_THRESHOLD:g} (the rescaled weights become "
@@ -256,6 +253,75 @@ class CohenScaling(Experiment):
                         f"{s.replicates} replicates, {int(round(100 * s.confidence))}% paired-bootstrap intervals); "
                         f"verdict {n['verdict']}", fontsize=9)
         figure.tight_layout()
+
+
+#: the control's margins: Remark 2.1's weights have max_k ‖A_k‖ ∝ L^-1/2 (up to a max over L layers of
+#: χ-distributed norms, a drift of about 0.01 in the exponent at d = 25) and a root sum of squares of order 1
+CONTROL_MARGIN = 0.05
+
+
+def remark21_control(depths: Sequence[int], width: int, replicates: int, seed: int, *, confidence: float,
+                     resamples: int) -> dict[str, Any]:
+    """Cohen et al. Remark 2.1 as a negative control of the §2.3 procedure: untrained i.i.d. weights
+    A_k,mn ~ N(0, L⁻¹d⁻²), b_k,n ~ N(0, L⁻¹d⁻¹) — the increments of a matrix Brownian motion, d⁻¹(W^A_{(k+1)/L} −
+    W^A_{k/L}): Hypothesis 2 with no trend (Ā = 0) — put through the same :func:`_procedure` as trained weights.
+
+    Expected: the decision is Hypothesis 2; max_k ‖A_k‖ ~ L^-1/2 (each weight is of order L^-1/2) and the root sum
+    of squares ~ L^0 (finite quadratic variation, their Step 5). Step 2's β̂ = 1 − slope(‖Σ_k A_k‖) is about 1, not
+    ½: Σ_k A_k = W^A_1/d is of order 1 at every depth, and with no trend the cumulative sum measures only the noise
+    (eq. 7 with Ā = 0); it is reported, not checked. Replicate r at depth L draws from the stream
+    ``("cohen-remark-2.1", L, r)``."""
+    statistics = {"A": [], "b": []}
+    for depth in depths:
+        rows = {"A": [], "b": []}
+        for r in range(replicates):
+            gen = generator(seed, "cohen-remark-2.1", depth, r)
+            A = torch.randn((depth, width, width), generator=gen, dtype=torch.float64) / (math.sqrt(depth) * width)
+            b = torch.randn((depth, width), generator=gen, dtype=torch.float64) / math.sqrt(depth * width)
+            rows["A"].append(_statistics(A))
+            rows["b"].append(_statistics(b))
+        for tensor in rows:
+            statistics[tensor].append(rows[tensor])
+    fit = lambda values, offset: power_fit(depths, values, confidence=confidence, resamples=resamples,  # noqa: E731
+                                           seed=seed + offset)
+    out: dict[str, Any] = {"width": width, **{t: _procedure(statistics[t], lambda v, o: fit(v, o + 10 * i))  # noqa: B023
+                                              for i, t in enumerate(("A", "b"))}}
+    A, samples = out["A"], replicates * len(depths)
+    level = f"the {int(round(100 * confidence))}% interval"
+    checks = [Check.of("Remark 2.1 control (i.i.d. weights): decision on A is Hypothesis 2", A["decision"] == "Hypothesis 2",
+                       f"{A['decision']}; −ν {_ci(A['scaled_increments'], 0)}")]
+    for quantity, theory, words in (("max_norm", -0.5, "max_k ‖A_k‖ ~ L^-1/2"),
+                                    ("root_sum_squares", 0.0, "root sum of squares ~ L^0")):
+        f = A[quantity]
+        if f["slope"] is None or None in f["ci"]:
+            checks.append(Check.of(f"Remark 2.1 control: {words}", False, "the fit is undefined"))
+            continue
+        checks.append(interval_check(f"Remark 2.1 control: {words}", f["slope"], tuple(f["ci"]),
+                                     (theory - CONTROL_MARGIN, theory + CONTROL_MARGIN), samples, what=level,
+                                     confidence=confidence))
+    out["checks"] = [c.to_dict() for c in checks]
+    return out
+
+
+def _procedure(statistics: list[list[dict[str, float]]], fit) -> dict[str, Any]:
+    """Steps 2–5 of Cohen et al. §2.3 on one weight tensor: ``statistics[depth][replicate]`` are its Table 1
+    quantities (:func:`_statistics`), ``fit(values, offset)`` the power fit over the depths (a bootstrap seed
+    offset per quantity). β̂ = 1 − slope of the cumulative-sum norm; −ν the exponent of L^β̂ max_k ‖A_{k+1} − A_k‖,
+    1 + the slope of max increment / cumulative-sum norm in one paired bootstrap; the decision (module doc)."""
+    column = lambda q: np.array([[rep[q] for rep in row] for row in statistics])  # noqa: E731
+    cumsum = fit(column("cumsum_norm"), 1)
+    scaled = _plus_one(fit(column("max_increment") / column("cumsum_norm"), 2))
+    low, high = scaled["ci"]
+    if low is not None and high is not None and high < -DECISION_THRESHOLD:
+        decision = "Hypothesis 1"
+    elif low is not None and low > -DECISION_THRESHOLD:
+        decision = "Hypothesis 2"
+    else:
+        decision = "undecided"
+    return {"beta": _one_minus(cumsum), "cumsum_norm": cumsum, "max_norm": fit(column("max_norm"), 4),
+            "root_sum_squares": fit(column("root_sum_squares"), 5), "max_increment": fit(column("max_increment"), 6),
+            "scaled_increments": scaled, "noise_qv": fit(column("noise_qv"), 3),
+            "noise_qv_at_deepest": float(np.mean(column("noise_qv")[-1])), "decision": decision}
 
 
 def _negated(fit: dict[str, Any]) -> dict[str, Any]:
