@@ -47,7 +47,7 @@ from .smooth import SmoothGaussianProcess
 
 __all__ = [
     "Regime", "IIDRegime", "SmoothRegime", "FractionalRegime", "Block", "RatioResult",
-    "propagate", "measure_ratios", "explosion_mask", "check_betas", "check_depth", "IID_LAWS",
+    "propagate", "measure_ratios", "explosion_mask", "check_betas", "check_depth", "IID_LAWS", "largest_real_eigenvalue",
 ]
 
 IID_LAWS = ("uniform", "normal", "rademacher")
@@ -231,7 +231,9 @@ class Block:
 class RatioResult:
     """Per (network, column): r_h = ‖h_L − h_0‖/‖h_0‖, r_p = ‖p_0 − p_L‖/‖p_L‖, the norm ratios
     n_h = ‖h_L‖/‖h_0‖ and n_p = ‖p_0‖/‖p_L‖ (Marion et al. Fig. 2), and optionally the per-layer
-    squared norms ‖h_k‖², shape (L+1, n, C). In :func:`measure_ratios` each has shape
+    squared norms ‖h_k‖², shape (L+1, n, C), the largest ratio over the layers r_h_max =
+    max_k ‖h_k − h_0‖/‖h_0‖ (Marion et al. Prop. 13), and the largest real eigenvalue of each network's first
+    weight V_0 (NaN when it has none; shape (n,)). In :func:`measure_ratios` the ratios have shape
     (len(betas), networks, inputs)."""
 
     r_h: torch.Tensor
@@ -239,6 +241,8 @@ class RatioResult:
     n_h: torch.Tensor
     n_p: torch.Tensor
     h_norms2: torch.Tensor | None = None
+    r_h_max: torch.Tensor | None = None
+    v0_eigenvalue: torch.Tensor | None = None
 
 
 def propagate(
@@ -250,6 +254,7 @@ def propagate(
     block: Block = Block(),
     backward: bool = True,
     record_norms: bool = False,
+    track_max: bool = False,
 ) -> RatioResult:
     """Run n networks on C columns each, forward then (optionally) backward.
 
@@ -261,6 +266,7 @@ def propagate(
         block: the residual block g.
         backward: also run the backward recursion for r_p (else r_p is NaN).
         record_norms: also return ‖h_k‖² for k = 0…L.
+        track_max: also return r_h_max = max_k ‖h_k − h_0‖/‖h_0‖ (a running maximum: no per-layer storage).
 
     Returns:
         :class:`RatioResult` with r_h, r_p of shape (n, C).
@@ -283,6 +289,8 @@ def propagate(
         delta.add_(torch.bmm(V[k], sigma(pre)).mul_(alpha))
         if norms is not None:
             norms.append((h0 + delta).square().sum(1))
+        if track_max:
+            largest = torch.maximum(largest, delta.square().sum(1)) if k else delta.square().sum(1)
     h0_norm = h0.norm(dim=1)
     r_h = delta.norm(dim=1) / h0_norm
     n_h = (h0 + delta).norm(dim=1) / h0_norm
@@ -300,7 +308,20 @@ def propagate(
         p_norm = p_last.norm(dim=1)
         r_p = dp.norm(dim=1) / p_norm
         n_p = (p_last + dp).norm(dim=1) / p_norm
-    return RatioResult(r_h, r_p, n_h, n_p, torch.stack(norms) if norms is not None else None)
+    return RatioResult(r_h, r_p, n_h, n_p, torch.stack(norms) if norms is not None else None,
+                       largest.sqrt() / h0_norm if track_max else None)
+
+
+def largest_real_eigenvalue(matrices: torch.Tensor) -> torch.Tensor:
+    """The largest real eigenvalue of each matrix of a batch (…, d, d) (float64; NaN where every eigenvalue is
+    complex). An eigenvalue counts as real when its imaginary part is below 10⁻⁹ of the spectral radius (a real
+    eigenvalue's computed imaginary part is exactly 0 in LAPACK's real Schur form, so the tolerance only guards
+    against rounding)."""
+    values = torch.linalg.eigvals(matrices.double().cpu())
+    radius = values.abs().amax(dim=-1, keepdim=True)
+    real = values.imag.abs() <= 1e-9 * radius
+    return torch.where(real, values.real, torch.full_like(values.real, -math.inf)).amax(dim=-1).nan_to_num(
+        nan=math.nan, neginf=math.nan)
 
 
 def explosion_mask(r: torch.Tensor) -> torch.Tensor:
@@ -326,8 +347,11 @@ def measure_ratios(
     progress: Callable[[int], None] | None = None,
     first: int = 0,
     noise_dtype: torch.dtype | None = None,
+    track_max: bool = False,
 ) -> RatioResult:
-    """r_h, r_p, n_h, n_p for ``networks`` networks × ``inputs`` inputs × every β, at one depth.
+    """r_h, r_p, n_h, n_p for ``networks`` networks × ``inputs`` inputs × every β, at one depth; with ``track_max``
+    also r_h_max = max_k ‖h_k − h_0‖/‖h_0‖ and the largest real eigenvalue of each network's V_0 (Marion et al.
+    Prop. 13: :class:`RatioResult`).
 
     Network i draws its weights from streams labelled ``(*label, "net", i)`` (so results do not
     depend on how networks are chunked, or split between processes: ``first`` numbers the networks
@@ -347,8 +371,9 @@ def measure_ratios(
     item = torch.finfo(dtype).bits // 8
     per_net = 2 * depth * width * width * item + depth * width * columns * (1 if block.is_relu else item) * 2
     chunk = max(1, min(networks, int(memory_mb * 2**20 // max(per_net, 1))))
-    fields = ("r_h", "r_p", "n_h", "n_p")
+    fields = ("r_h", "r_p", "n_h", "n_p") + (("r_h_max",) if track_max else ())
     out = {name: torch.empty((networks, columns), dtype=dtype) for name in fields}
+    eigenvalues = torch.empty(networks, dtype=torch.float64) if track_max else None
     scratch = torch.empty((2, depth, width, width), dtype=dtype, device=device)
     V_chunk = torch.empty((depth, chunk, width, width), dtype=dtype, device=device)
     W_chunk = torch.empty_like(V_chunk)
@@ -368,10 +393,13 @@ def measure_ratios(
             ps.append(B)
         count = stop - start
         result = propagate(torch.stack(h0s), V_chunk[:, :count], W_chunk[:, :count], alpha, torch.stack(ps), block,
-                           backward)
+                           backward, track_max=track_max)
         for name in fields:
             out[name][start:stop] = getattr(result, name).cpu()
+        if eigenvalues is not None:
+            eigenvalues[start:stop] = largest_real_eigenvalue(V_chunk[0, :count])
         if progress is not None:
             progress(count)
     shape = (networks, len(betas), inputs)
-    return RatioResult(**{name: out[name].reshape(shape).transpose(0, 1) for name in fields})
+    return RatioResult(**{name: out[name].reshape(shape).transpose(0, 1) for name in fields},
+                       v0_eigenvalue=eigenvalues)

@@ -284,3 +284,31 @@ def test_chizat_moments_are_the_displacements_and_leave_the_spread_unchanged() -
     # Σ_i ‖D_i‖² is the trace of Σ D Dᵀ, and it is the spread summed over the networks
     torch.testing.assert_close(torch.diagonal(second, dim1=-2, dim2=-1).sum(-1), spread.sum(-1))
     assert first[:, 0].abs().max() == 0 and first[:, 1:].abs().max() > 0
+
+
+def test_largest_real_eigenvalue() -> None:
+    from limits.initialisation import largest_real_eigenvalue
+
+    rotation = torch.tensor([[0.0, -1.0], [1.0, 0.0]])                    # eigenvalues ±i: none real
+    shear = torch.tensor([[2.0, 1.0], [0.0, -3.0]])                       # 2 and −3
+    block = torch.zeros(3, 3)
+    block[:2, :2], block[2, 2] = rotation, -0.5                            # ±i and −0.5
+    assert largest_real_eigenvalue(shear[None])[0].item() == pytest.approx(2.0)
+    assert largest_real_eigenvalue(block[None])[0].item() == pytest.approx(-0.5)
+    assert math.isnan(largest_real_eigenvalue(rotation[None])[0].item())
+
+
+def test_prop13_max_over_layers_explodes_below_beta_one_and_is_checked_only_where_it_applies() -> None:
+    """Marion et al. Prop. 13 (linear res-1, smooth weights): max_k ‖h_k − h_0‖/‖h_0‖ explodes for β < 1; it is at
+    least the ratio at k = L; the check is made only in the proposition's setting."""
+    small = dict(depths=(16, 64, 256), samples=12, width=12, betas=(0.5, 1.0))
+    run = regimes.run("prop13", regimes.RegimesSettings(**small))
+    m = run.numbers["max_over_layers"]
+    assert m["applies"] and 0 < m["with_positive_eigenvalue"] <= 12
+    assert np.all(run.data["r_h_max"] >= run.data["r_h"] * (1 - 1e-12))
+    checks = [c for c in run.checks if c["check"].startswith("Prop. 13")]
+    assert len(checks) == 1 and checks[0]["verdict"] == "PASS" and "β = 0.5" in checks[0]["check"]
+    assert m["per_beta"][1]["class"] == "non-trivial"
+    res3 = regimes.run("fig4", regimes.RegimesSettings(**small, max_over_layers=True))
+    assert not res3.numbers["max_over_layers"]["applies"]
+    assert not any(c["check"].startswith("Prop. 13") for c in res3.checks)

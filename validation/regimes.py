@@ -4,6 +4,7 @@
     python -m validation.regimes --preset fig2 --dtype float32 --workers 2   # Fig. 2: β = ½, L = 1000, d = 100,
                                                    # 10⁴ draws, about 10 min on 2 cores
     python -m validation.regimes --preset fig4     # Fig. 4 + 5: smooth weights, β ∈ {½, 1, 2}
+    python -m validation.regimes --preset prop13   # Prop. 13: linear res-1, smooth weights, max_k over the layers
     python -m validation.regimes --preset chizat   # Chizat Prop. 2.1, 2LP blocks
     python -m validation.regimes --preset fig1 --regime fractional --hurst 0.8 --betas 0.6,0.8,1
 
@@ -17,7 +18,12 @@ explosion / non-trivial / identity (rule: :mod:`validation.regime_stats`) and ch
 * every β at least 0.2 away from the prediction is classified as the theory says (explosion below,
   identity above), and β at the prediction as non-trivial;
 * the Lemma 14 / Prop. 7 bounds hold, for i.i.d. weights (Bonferroni-corrected, family-wise 1%);
-* fig2: the paper's quartile bounds, at the paper's size; chizat: the exact spread at every layer.
+* Props. 2 / 6 for i.i.d. weights at β ≥ ½: P(r² ≤ 2Lα²/δ) ≥ 1 − δ at every depth and δ of ``--deltas``
+  (Clopper–Pearson intervals of the exceedance probability, three-valued; :mod:`validation.regime_stats`);
+* ``--max-over-layers`` (the prop13 preset): Prop. 13, max_k ‖h_k − h_0‖/‖h_0‖ explodes at every β ≤ 0.8 for linear
+  res-1 with smooth weights, over the networks whose V_0 has a positive real eigenvalue;
+* fig2: the paper's quartile bounds, at the paper's size; chizat: the exact spread at every layer, and E h^ℓ = x
+  (Hotelling's test at every layer).
 
 The gradient ratio r_p is checked like r_h, except with fractional weights (H ≠ ½), where its critical β
 lags H at finite depth and width (measured in docs/results/regimes.md) and the paper claims nothing; it is
@@ -25,7 +31,7 @@ reported there, not checked. PASS when every check passes.
 
 Python: ``validation.regimes.run("fig1", samples=20)`` returns a :class:`RegimesResult`.
 
-Exit status: 0 PASS, 1 FAIL, 2 bad input, 3 internal error.
+Exit status: 0 PASS, 1 FAIL, 4 INCONCLUSIVE, 2 bad input, 3 internal error.
 """
 
 from __future__ import annotations
@@ -49,7 +55,7 @@ from validation import cli, runtime
 from validation.workers import run_tasks
 from validation.regime_stats import (
     TAU, bounds_check, classify, critical_beta, family_z, fit_slope, fractional_critical_beta, lemma14_bounds,
-    hotelling_zero_mean, lognormal_summary, quantile_bound_check,
+    finite_or_inf, hotelling_zero_mean, lognormal_summary, quantile_bound_check,
 )
 from validation.checks import Check, check_line, combine
 from validation.results import RunInfo, StudyResult, utc_now
@@ -73,6 +79,10 @@ PRESETS: dict[str, dict[str, Any]] = {
     "fig2": dict(kind="distribution", regime="iid", law="uniform", block="res3", betas=(0.5,), depths=(1000,),
                  width=100, n_in=64, samples=10_000, inputs=1,
                  title="Fig. 2: res-3, i.i.d. uniform, β = 1/2, L = 1000, d = 100"),
+    "prop13": dict(kind="sweep", regime="smooth", lengthscale=0.1, block="res1", activation="identity",
+                   betas=(0.25, 0.5, 0.75, 1.0, 2.0), depths=PAPER_DEPTHS, width=40, n_in=64, samples=50, inputs=1,
+                   max_over_layers=True,
+                   title="Prop. 13: linear res-1, smooth RBF weights (ℓ = 0.1), d = 40: max_k ‖h_k − h_0‖/‖h_0‖"),
     "chizat": dict(kind="chizat", width=40, hidden=16, layers=100, kappas=(0.25, 1.0, 4.0),
                    betas=(0.25, 0.5, 1.0), depths=PAPER_DEPTHS, samples=1000, sweep_samples=100, sigma_u=None,
                    sigma_v=1.0, title="Chizat Prop. 2.1: ResNet with ReLU 2LP blocks"),
@@ -85,7 +95,7 @@ PAPER_FIG2 = {"bound_q1": 0.87, "bound_q3": 2.06, "empirical_q1": 1.21, "width":
 #: which settings apply to each kind of preset (the rest are refused when given)
 APPLIES = {
     "sweep": {"regime", "law", "lengthscale", "hurst", "block", "activation", "betas", "depths", "width", "n_in",
-              "samples", "inputs", "tau", "chunk_mb", "critical_tolerance", "noise_dtype", "deltas"},
+              "samples", "inputs", "tau", "chunk_mb", "critical_tolerance", "noise_dtype", "deltas", "max_over_layers"},
     "distribution": {"regime", "law", "lengthscale", "hurst", "block", "activation", "betas", "depths", "width",
                      "n_in", "samples", "inputs", "chunk_mb", "workers", "scheduler", "noise_dtype"},
     "chizat": {"width", "hidden", "layers", "kappas", "betas", "depths", "samples", "sweep_samples", "sigma_u",
@@ -158,6 +168,10 @@ class RegimesSettings(CommonSettings):
     scheduler: str | None = setting(None, "fig2: run the blocks on Dask instead: local:N (a local cluster of N "
                                           "single-threaded workers) or tcp://HOST:PORT (a running scheduler)",
                                     group="run and output", default_text="none: --workers local processes")
+    max_over_layers: bool | None = setting(None, "sweep: also measure max_k ‖h_k − h_0‖/‖h_0‖ over the layers and the "
+                                                 "largest real eigenvalue of each network's V_0 (Marion et al. Prop. "
+                                                 "13; checked for linear res-1 with smooth weights)",
+                                           action="store_true", group="model")
     # resolved from the preset (not flags)
     preset: str = setting("fig1", "the paper setting", cli=False)
     kind: str = setting("sweep", "sweep, distribution or chizat (from the preset)", cli=False)
@@ -258,11 +272,12 @@ def _resolve(preset: str, settings: RegimesSettings) -> RegimesSettings:
     elif len(values["depths"]) < 3:
         raise SettingsError("depths", f"{list(values['depths'])}: a sweep needs at least 3 depths to fit a slope")
     for key, default in (("tau", TAU), ("critical_tolerance", 0.1), ("chunk_mb", 512.0), ("workers", 1),
-                         ("deltas", QUANTILE_DELTAS)):
+                         ("deltas", QUANTILE_DELTAS), ("max_over_layers", False)):
         if key in APPLIES[kind]:  # only what applies, so that the resolved settings replay the run
             values.setdefault(key, default)
     title = base["title"]  # the paper's caption, unless a setting it names differs from the paper's
-    named = ("regime", "law", "lengthscale", "hurst", "block", "activation", "width", "depths", "betas")
+    named = ("regime", "law", "lengthscale", "hurst", "block", "activation", "width", "depths", "betas",
+             "max_over_layers")
     if kind != "chizat" and any(k in base and values.get(k) != base[k] for k in named):
         title = f"res-{values['block'][-1]}, {_regime_name(values)}, d = {values['width']}"
     return dataclasses.replace(settings, **values, preset=name, kind=kind, title=title)
@@ -350,14 +365,20 @@ def _sweep(s: RegimesSettings, device: torch.device, progress: bool) -> tuple[di
     """r_h, r_p over depths × β; classification, critical β, bounds, checks."""
     regime, block = _regime(s), Block(s.block, s.activation)
     depths, betas = list(s.depths), list(s.betas)
-    data = {k: np.empty((len(depths), len(betas), s.samples * s.inputs)) for k in ("r_h", "r_p", "n_h", "n_p")}
+    keys = ("r_h", "r_p", "n_h", "n_p") + (("r_h_max",) if s.max_over_layers else ())
+    data = {k: np.empty((len(depths), len(betas), s.samples * s.inputs)) for k in keys}
+    if s.max_over_layers:
+        data["v0_eigenvalue"] = np.empty((len(depths), s.samples))
     with _bar(len(depths) * s.samples, f"{s.preset} {regime.name}", progress) as bar:
         for i, depth in enumerate(depths):
             res = measure_ratios(regime, depth, betas, s.samples, s.inputs, s.width, s.n_in, block, seed=s.seed,
                                  label=("regimes", s.preset), dtype=s.torch_dtype, device=device,
-                                 memory_mb=s.chunk_mb, progress=bar.update, noise_dtype=_noise_dtype(s))
-            for key in data:
+                                 memory_mb=s.chunk_mb, progress=bar.update, noise_dtype=_noise_dtype(s),
+                                 track_max=bool(s.max_over_layers))
+            for key in keys:
                 data[key][i] = getattr(res, key).reshape(len(betas), -1).double().numpy()
+            if s.max_over_layers:
+                data["v0_eigenvalue"][i] = res.v0_eigenvalue.numpy()
     critical = predicted_critical_beta(s)
     per_beta = []
     for j, beta in enumerate(betas):
@@ -402,11 +423,58 @@ def _sweep(s: RegimesSettings, device: torch.device, progress: bool) -> tuple[di
                                     if uncounted else "")})
     if quantile_bounds:
         checks.append(_quantile_check(quantile_bounds).to_dict())
+    if s.max_over_layers:
+        result["max_over_layers"] = _max_over_layers(s, data)
+        checks += result["max_over_layers"]["checks"]
     if not _checked_r_p(s):
         result["r_p_note"] = ("r_p not checked: with fractional weights its critical β lags H at finite depth and "
                               "width (docs/results/regimes.md); reported only")
     result["checks"] = checks
     return result, data
+
+
+def _prop13_applies(s: RegimesSettings) -> bool:
+    """Prop. 13 is proved for res-1 with σ = identity and smooth (Lipschitz) weights."""
+    return s.regime == "smooth" and s.block == "res1" and get_activation(s.activation).name == "identity"
+
+
+def _max_over_layers(s: RegimesSettings, data: dict[str, np.ndarray]) -> dict[str, Any]:
+    """Marion et al. Prop. 13: linear res-1, smooth weights, β ∈ (0, 1), 𝒱_0ᵀ with a positive eigenvalue ⇒
+    max_k ‖h_k − h_0‖/‖h_0‖ → ∞ almost surely. The networks whose V_0 has a positive real eigenvalue at every
+    depth are kept (the condition; Götze & Jalowy: probability ≥ 1 − 1/d for large d), and the slope of the
+    median max-ratio is classified like r_h. Checked: every β ≤ 1 − 0.2 is an explosion (β ≥ 1 is outside the
+    proposition: Prop. 12 bounds it), when the setting is the proposition's."""
+    eigen = data["v0_eigenvalue"]
+    positive = np.all(np.nan_to_num(eigen, nan=-1.0) > 0, axis=0)                    # per network
+    keep = np.repeat(positive, s.inputs)
+    per_beta = []
+    for j, beta in enumerate(s.betas):
+        fit = fit_slope(list(s.depths), data["r_h_max"][:, j][:, keep], seed=s.seed)
+        others = finite_or_inf(data["r_h_max"][-1, j][~keep])
+        per_beta.append({"beta": beta, **fit, "class": classify(fit["slope"], s.tau),
+                         "median": np.median(finite_or_inf(data["r_h_max"][:, j][:, keep]), axis=1).tolist(),
+                         "median_at_deepest_without": float(np.median(others)) if others.size else None})
+    out: dict[str, Any] = {
+        "networks": int(s.samples), "with_positive_eigenvalue": int(positive.sum()),
+        "lower_bound_fraction": 1.0 - 1.0 / s.width,
+        "largest_real_eigenvalue_median": float(np.nanmedian(eigen[0])) if np.isfinite(eigen[0]).any() else None,
+        "per_beta": per_beta, "applies": _prop13_applies(s), "checks": [],
+    }
+    if not out["applies"]:
+        out["note"] = "Prop. 13 is proved for linear res-1 with smooth weights: reported, not checked"
+        return out
+    if positive.sum() < 2:
+        out["checks"].append(Check.of("Prop. 13: max_k ratio explodes for β < 1", False,
+                                      f"only {int(positive.sum())} networks have a V_0 with a positive eigenvalue").to_dict())
+        return out
+    for e in per_beta:
+        if e["beta"] <= 1.0 - CLASS_MARGIN and e["beta"] > 0:
+            lo, hi = e["ci95"]
+            out["checks"].append(Check.of(
+                f"Prop. 13: max_k ‖h_k − h_0‖/‖h_0‖ explodes at β = {e['beta']:g}", e["class"] == "explosion",
+                f"slope {e['slope']:.3f} [{lo:.3f}, {hi:.3f}] > {s.tau:g}: {e['class']} ({int(positive.sum())}/"
+                f"{s.samples} networks with a positive eigenvalue of V_0)").to_dict())
+    return out
 
 
 def _quantile_bounds(s: RegimesSettings, data: dict[str, np.ndarray]) -> list[dict[str, Any]]:
@@ -670,6 +738,19 @@ def _sweep_table(result: dict[str, Any]) -> str:
             lines.append(f"{quantity:>4} {beta:>5g} {delta:>5g} | {tightest['slack']:>9.3g} {tightest['depth']:>6} | "
                          f"{sum(c['exceedances'] for c in cells):>5} {sum(c['samples'] for c in cells):>6} | "
                          f"{combine(c['verdict'] for c in cells)}")
+    if "max_over_layers" in result:
+        m = result["max_over_layers"]
+        lines += ["", f"max over the layers, max_k ‖h_k − h_0‖/‖h_0‖ (Prop. 13), over the {m['with_positive_eigenvalue']}/"
+                      f"{m['networks']} networks whose V_0 has a positive real eigenvalue (at least 1 − 1/d = "
+                      f"{m['lower_bound_fraction']:.3f} expected for large d)",
+                  f"{'β':>6} | {'slope [95% CI]':>26} | {'regime':>12} | median max_k ratio @Lmax | the others' median"]
+        for e in m["per_beta"]:
+            lo, hi = e["ci95"]
+            others = e["median_at_deepest_without"]
+            lines.append(f"{e['beta']:>6g} | {e['slope']:>8.3f} [{lo:>7.3f}, {hi:>7.3f}] | {e['class']:>12} | "
+                         f"{e['median'][-1]:>24.4g} | {'—' if others is None else f'{others:.4g}'}")
+        if "note" in m:
+            lines.append(m["note"])
     if "r_p_note" in result:
         lines.append(result["r_p_note"])
     return "\n".join(lines)

@@ -2,9 +2,9 @@
 (H, β) (Fig. 9), for res-1 h_{k+1} = h_k + L^{-β} σ(h_k) V_kᵀ (:class:`~validation.training.networks.Res1Net`).
 
 **marion-fig8.** Res-1 networks of width d at several depths L are trained (Adam, the learning rate
-divided by 10 half-way, as in the paper) from two initialisations: i.i.d. N(0, 1/d) entries with
-β = ½ (the neural-SDE regime) and smooth RBF-Gaussian-process entries with β = 1 (the neural-ODE
-regime). For the trained weights, as functions of the layer index (:mod:`validation.training.weights`):
+divided by 10 half-way, as in the paper) from the three initialisations of Fig. 8: i.i.d. N(0, 1/d) entries
+with β = ½ (the neural-SDE regime), smooth RBF-Gaussian-process entries with β = 1 (the neural-ODE
+regime), and i.i.d. entries with β = 1 (``iid-beta1``: the identity regime, white-noise weights). For the trained weights, as functions of the layer index (:mod:`validation.training.weights`):
 
 * the **layer-to-layer change** max_k ‖V_{k+1} − V_k‖: order L^{-1} for a C¹ function of k/L, order 1
   for i.i.d. weights (white noise, no continuity) — the regularity Fig. 8 shows;
@@ -14,7 +14,7 @@ regime). For the trained weights, as functions of the layer index (:mod:`validat
 
 Each quantity's exponent in L is fitted (least squares of the replicates' mean log on log L) with a
 paired-bootstrap interval over replicates, for the trained weights, for the same networks'
-initial weights (theory: i.i.d. 0, −½, 0; smooth −1, −1, −1) and for their difference (the exponent of
+initial weights (theory: i.i.d. 0, −½, 0; smooth −1, −1, −1; i.i.d. at β = 1: 0, −1, −1) and for their difference (the exponent of
 trained/initial, paired by replicate). **Check**: training keeps the initial regularity — the interval of
 every exponent's change lies within ±0.1 of 0.
 
@@ -53,6 +53,10 @@ INITIALISATIONS = {
             "expected": {"max_weight_change": 0.0, "max_increment": -0.5, "quadratic_variation": 0.0}},
     "smooth": {"beta": 1.0, "label": "smooth RBF GP (ℓ = 0.1), β = 1",
                "expected": {"max_weight_change": -1.0, "max_increment": -1.0, "quadratic_variation": -1.0}},
+    # Fig. 8's third panel: i.i.d. weights in the identity regime (β = 1 > ½): the weights stay white noise, and the
+    # path W's increments are L^-1 max_k ‖V_k‖ (order L^-1, up to the maximum's log) with quadratic variation L^-1
+    "iid-beta1": {"beta": 1.0, "regime": "iid", "label": "i.i.d. N(0, 1/d), β = 1",
+                  "expected": {"max_weight_change": 0.0, "max_increment": -1.0, "quadratic_variation": -1.0}},
 }
 QUANTITIES = {"max_weight_change": "max_k ||V_{k+1} - V_k||",
               "max_increment": "max_k ||W_{k+1} - W_k||",
@@ -73,7 +77,7 @@ class MarionFig8(Experiment):
              "weights, smooth from smooth weights")
     smoke = dict(depths=(4, 8, 16), width=6, epochs=1, replicates=3, train_size=256, batch_size=64, resamples=200)
     preset = dict(dataset="digits", depths=(16, 32, 64, 128, 256), width=30, activation="relu",
-                  inits=("iid", "smooth"), epochs=10, batch_size=64, optimizer="adam", learning_rates=(1e-3,),
+                  inits=("iid", "smooth", "iid-beta1"), epochs=10, batch_size=64, optimizer="adam", learning_rates=(1e-3,),
                   replicates=8)
 
     def configurations(self, settings):
@@ -90,7 +94,8 @@ class MarionFig8(Experiment):
         beta = INITIALISATIONS[init]["beta"]
         label = (self.name, configuration.key)
         net = Res1Net(replicates=settings.replicates, depth=depth, width=settings.width, n_in=dataset.n_in,
-                      n_out=dataset.n_out, beta=beta, regime=weight_regime(init), activation=settings.activation,
+                      n_out=dataset.n_out, beta=beta, regime=weight_regime(INITIALISATIONS[init].get("regime", init)),
+                      activation=settings.activation,
                       seed=settings.seed, label=label, dtype=settings.torch_dtype, device=device)
         initial = net.snapshot()["V"]
         history = train(net, dataset, epochs=settings.epochs, batch_size=settings.batch_size,
@@ -162,7 +167,7 @@ class MarionFig8(Experiment):
         s, numbers = result.settings, result.numbers
         axes = figure.subplots(1, 3)
         deepest = s.depths[-1]
-        colours = {"iid": "tab:blue", "smooth": "tab:orange"}
+        colours = {"iid": "tab:blue", "smooth": "tab:orange", "iid-beta1": "tab:green"}
         for init in s.inits:
             record = result.records[f"{init}-L{deepest}"]
             k = np.arange(1, deepest + 1)

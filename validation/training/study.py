@@ -87,9 +87,9 @@ class TrainingSettings(CommonSettings):
     activations: tuple[str, ...] | None = setting(None, "cohen-scaling: set-ups, comma list of tanh (shared "
                                                         "δ ≥ 0) and relu (one δ_k per layer)",
                                                   parse=_parse_names, group="model", default_text="tanh,relu")
-    inits: tuple[str, ...] | None = setting(None, "marion-fig8: initialisations, comma list of iid (β = 1/2) "
-                                                  "and smooth (β = 1)", parse=_parse_names, group="model",
-                                            default_text="iid,smooth")
+    inits: tuple[str, ...] | None = setting(None, "marion-fig8: initialisations, comma list of iid (i.i.d., β = 1/2), "
+                                                  "smooth (β = 1) and iid-beta1 (i.i.d., β = 1)", parse=_parse_names,
+                                            group="model", default_text="iid,smooth,iid-beta1")
     hursts: tuple[float, ...] | None = setting(None, "marion-fig9: Hurst indices H of the fBm initialisation "
                                                      "('a:b:n' or a comma list)", parse=parse_grid, group="model",
                                                default_text="0.1,0.3,0.5,0.7,0.85,0.95")
@@ -167,7 +167,7 @@ class TrainingSettings(CommonSettings):
                 raise SettingsError("learning_rates", "give at least one learning rate")
             self._set("learning_rates", rates)
         for name, allowed in (("datasets", tuple(DATASETS)), ("activations", ("tanh", "relu")),
-                              ("inits", ("iid", "smooth"))):
+                              ("inits", ("iid", "smooth", "iid-beta1"))):
             values = getattr(self, name)
             if values is not None:
                 if not values:
