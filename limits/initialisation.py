@@ -281,6 +281,7 @@ def propagate(
     saved = torch.empty((depth, n, d, columns), dtype=keep_dtype, device=h0.device) if backward else None
     delta = torch.zeros_like(h0)
     norms = [h0.square().sum(1)] if record_norms else None
+    largest = torch.zeros_like(h0[:, 0]) if track_max else None     # max_k ‖h_k − h_0‖², k = 0 included
     for k in range(depth):
         h = h0 + delta
         pre = torch.bmm(W[k], h) if block.uses_w else h
@@ -290,7 +291,7 @@ def propagate(
         if norms is not None:
             norms.append((h0 + delta).square().sum(1))
         if track_max:
-            largest = torch.maximum(largest, delta.square().sum(1)) if k else delta.square().sum(1)
+            largest = torch.maximum(largest, delta.square().sum(1))
     h0_norm = h0.norm(dim=1)
     r_h = delta.norm(dim=1) / h0_norm
     n_h = (h0 + delta).norm(dim=1) / h0_norm

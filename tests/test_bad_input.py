@@ -192,6 +192,7 @@ REGIMES = [
     (["--preset", "fig1", "--deltas", "0.5,1"], "--deltas: [0.5, 1.0]: each δ must lie in (0, 1)"),
     (["--preset", "chizat", "--deltas", "0.5"], "--deltas"),
     (["--preset", "fig2", "--max-over-layers"], "--max-over-layers: does not apply to the fig2 preset"),
+    (["--preset", "assumptions", "--betas", "0.5"], "--betas: does not apply to the assumptions preset"),
     (["--preset", "fig9"], "invalid choice: 'fig9'"),
     ([], "the following arguments are required: --preset"),
     (["--preset", "fig1", "--plot", "/proc/x.png"], "--plot /proc/x.png"),

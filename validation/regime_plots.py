@@ -132,3 +132,26 @@ def plot_chizat(result: dict[str, Any], spread: np.ndarray, sweep: np.ndarray, a
     ax.legend(fontsize=7)
     ax.grid(True, which="major", alpha=0.3)
     return fig
+
+
+def plot_assumptions(result: dict[str, Any], ax: Any = None) -> Any:
+    """Marion et al.'s (A₂) and (A₄): the mean ratios m₂ and a₄ of every block at the three inputs, against the
+    band [½, 1] the propositions need (hollow markers: outside their class)."""
+    fig, grid = new_grid(1, 2, ax, figsize=(12, 4.6))
+    rows = result["rows"]
+    labels = [f"{r['block']} {r['activation'].replace('0.7071067811865476', '1/√2')}"
+              + ("" if r["law"] == "—" else f"\n{r['law']}") for r in rows]
+    for ax, key, title in ((grid[0][0], "m2", "(A₂): E‖g(h)‖²/‖h‖²"), (grid[0][1], "a4", "(A₄): E‖∂g·q‖²/‖q‖²")):
+        ax.axhspan(0.5, 1.0, color="tab:green", alpha=0.12, label="[½, 1]: the propositions' band")
+        for j, (name, marker) in enumerate(zip(result["inputs"], ("o", "s", "^"))):
+            for i, r in enumerate(rows):
+                mean, se = r[key]["mean"][j], r[key]["se"][j]
+                ax.errorbar(i + (j - 1) * 0.2, mean, yerr=2 * se, fmt=marker, color=f"C{j}",
+                            mfc=f"C{j}" if r["inside"] else "none", ms=5,
+                            label=f"h = {name}" if i == 0 else None)
+        ax.set_xticks(range(len(rows)), labels, rotation=60, ha="right", fontsize=6.5)
+        ax.set_title(title, fontsize=10)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"{result['title']}, d = {result['width']}, {result['samples']} draws (hollow: outside the class)",
+                 fontsize=10)
+    return fig

@@ -5,6 +5,7 @@
                                                    # 10⁴ draws, about 10 min on 2 cores
     python -m validation.regimes --preset fig4     # Fig. 4 + 5: smooth weights, β ∈ {½, 1, 2}
     python -m validation.regimes --preset prop13   # Prop. 13: linear res-1, smooth weights, max_k over the layers
+    python -m validation.regimes --preset assumptions   # Props. 1, 5, Lemma 16: (A₂), (A₄) block by block
     python -m validation.regimes --preset chizat   # Chizat Prop. 2.1, 2LP blocks
     python -m validation.regimes --preset fig1 --regime fractional --hurst 0.8 --betas 0.6,0.8,1
 
@@ -22,6 +23,7 @@ explosion / non-trivial / identity (rule: :mod:`validation.regime_stats`) and ch
   (Clopper–Pearson intervals of the exceedance probability, three-valued; :mod:`validation.regime_stats`);
 * ``--max-over-layers`` (the prop13 preset): Prop. 13, max_k ‖h_k − h_0‖/‖h_0‖ explodes at every β ≤ 0.8 for linear
   res-1 with smooth weights, over the networks whose V_0 has a positive real eigenvalue;
+* assumptions: (A₂) and (A₄) of every block in Props. 1 and 5's class (:mod:`validation.regime_assumptions`);
 * fig2: the paper's quartile bounds, at the paper's size; chizat: the exact spread at every layer, and E h^ℓ = x
   (Hotelling's test at every layer).
 
@@ -51,7 +53,7 @@ from limits.activations import get_activation
 from limits.chizat import chizat_constant, chizat_expected_spread, chizat_spread
 from limits.fractional import check_hurst
 from limits.initialisation import IID_LAWS, Block, FractionalRegime, IIDRegime, Regime, SmoothRegime, measure_ratios
-from validation import cli, runtime
+from validation import cli, regime_assumptions, runtime
 from validation.workers import run_tasks
 from validation.regime_stats import (
     TAU, bounds_check, classify, critical_beta, family_z, fit_slope, fractional_critical_beta, lemma14_bounds,
@@ -83,6 +85,8 @@ PRESETS: dict[str, dict[str, Any]] = {
                    betas=(0.25, 0.5, 0.75, 1.0, 2.0), depths=PAPER_DEPTHS, width=40, n_in=64, samples=50, inputs=1,
                    max_over_layers=True,
                    title="Prop. 13: linear res-1, smooth RBF weights (ℓ = 0.1), d = 40: max_k ‖h_k − h_0‖/‖h_0‖"),
+    "assumptions": dict(kind="assumptions", width=40, samples=20_000,
+                        title="Marion et al. (A₂), (A₄): Props. 1 and 5, Lemma 16, the eighth moment"),
     "chizat": dict(kind="chizat", width=40, hidden=16, layers=100, kappas=(0.25, 1.0, 4.0),
                    betas=(0.25, 0.5, 1.0), depths=PAPER_DEPTHS, samples=1000, sweep_samples=100, sigma_u=None,
                    sigma_v=1.0, title="Chizat Prop. 2.1: ResNet with ReLU 2LP blocks"),
@@ -98,6 +102,7 @@ APPLIES = {
               "samples", "inputs", "tau", "chunk_mb", "critical_tolerance", "noise_dtype", "deltas", "max_over_layers"},
     "distribution": {"regime", "law", "lengthscale", "hurst", "block", "activation", "betas", "depths", "width",
                      "n_in", "samples", "inputs", "chunk_mb", "workers", "scheduler", "noise_dtype"},
+    "assumptions": {"width", "samples"},
     "chizat": {"width", "hidden", "layers", "kappas", "betas", "depths", "samples", "sweep_samples", "sigma_u",
                "sigma_v", "tau", "critical_tolerance"},
 }
@@ -242,7 +247,9 @@ def _resolve(preset: str, settings: RegimesSettings) -> RegimesSettings:
     refuse_inapplicable(given, APPLIES[kind], f"the {name} preset ({kind})")
     values = {**{k: v for k, v in base.items() if k not in ("kind", "title")},
               **{k: getattr(settings, k) for k in given}}
-    if kind != "chizat":
+    if kind == "assumptions":
+        pass
+    elif kind != "chizat":
         values.setdefault("law", "uniform")
         values.setdefault("lengthscale", 0.1)
         values.setdefault("activation", "relu")
@@ -269,7 +276,7 @@ def _resolve(preset: str, settings: RegimesSettings) -> RegimesSettings:
             raise SettingsError("depths", f"fig2 studies one depth, got {list(values['depths'])}")
         if len(values["betas"]) != 1:
             raise SettingsError("betas", f"fig2 studies one β, got {list(values['betas'])}")
-    elif len(values["depths"]) < 3:
+    elif kind != "assumptions" and len(values["depths"]) < 3:
         raise SettingsError("depths", f"{list(values['depths'])}: a sweep needs at least 3 depths to fit a slope")
     for key, default in (("tau", TAU), ("critical_tolerance", 0.1), ("chunk_mb", 512.0), ("workers", 1),
                          ("deltas", QUANTILE_DELTAS), ("max_over_layers", False)):
@@ -278,7 +285,7 @@ def _resolve(preset: str, settings: RegimesSettings) -> RegimesSettings:
     title = base["title"]  # the paper's caption, unless a setting it names differs from the paper's
     named = ("regime", "law", "lengthscale", "hurst", "block", "activation", "width", "depths", "betas",
              "max_over_layers")
-    if kind != "chizat" and any(k in base and values.get(k) != base[k] for k in named):
+    if kind not in ("chizat", "assumptions") and any(k in base and values.get(k) != base[k] for k in named):
         title = f"res-{values['block'][-1]}, {_regime_name(values)}, d = {values['width']}"
     return dataclasses.replace(settings, **values, preset=name, kind=kind, title=title)
 
@@ -327,6 +334,8 @@ def estimate_mb(preset: str, settings: RegimesSettings) -> float:
     except SettingsError:
         return 0.0  # the run itself reports the bad setting
     item = 4 if s.dtype == "float32" else 8
+    if s.kind == "assumptions":
+        return 3 * regime_assumptions.CHUNK * s.width**2 * item / 2**20 + 300
     if s.kind == "chizat":
         layers = max(s.layers, max(s.depths))
         per_net = 2 * layers * s.hidden * s.width * item
@@ -345,7 +354,7 @@ def estimate_seconds(preset: str, settings: RegimesSettings) -> float:
         s = _resolve(preset, settings)
     except SettingsError:
         return 0.0
-    if s.kind == "chizat":
+    if s.kind in ("chizat", "assumptions"):
         return 0.0
     units = s.samples * sum(s.depths) * s.width ** 2 * (2 + len(s.betas) * s.inputs)
     return 9e-9 * units * (0.4 if s.dtype == "float32" else 1.0) / (s.workers or 1)
@@ -643,6 +652,12 @@ def _chizat(s: RegimesSettings, device: torch.device, progress: bool) -> tuple[d
     return result, {"spread": spread, "sweep": sweep}
 
 
+def _assumptions(s: RegimesSettings, device: torch.device, progress: bool) -> tuple[dict, dict]:
+    """Marion et al.'s (A₂)/(A₄) block by block (:mod:`validation.regime_assumptions`; on the CPU)."""
+    numbers, data = regime_assumptions.assumptions(s.width, s.samples, s.seed, s.torch_dtype)
+    return {**numbers, "title": s.title}, data
+
+
 # ------------------------------------------------------------------------------------------------ result
 @dataclass
 class RegimesResult(StudyResult):
@@ -678,7 +693,8 @@ class RegimesResult(StudyResult):
 
     def table(self) -> str:
         kind = self.settings.kind
-        text = {"sweep": _sweep_table, "distribution": _distribution_table, "chizat": _chizat_table}[kind](self.numbers)
+        text = {"sweep": _sweep_table, "distribution": _distribution_table, "chizat": _chizat_table,
+                "assumptions": regime_assumptions.assumptions_table}[kind](self.numbers)
         lines = [text, "", "checks:"]
         lines += [check_line(c) for c in self.checks]
         lines += [f"verdict: {self.verdict}", f"wall time {self.run_info.wall_time_s:.1f} s"]
@@ -691,6 +707,8 @@ class RegimesResult(StudyResult):
             return regime_plots.plot_sweep(self.numbers, self.data, ax)
         if self.settings.kind == "distribution":
             return regime_plots.plot_distribution(self.data["n_h"], self.data["n_p"], self.numbers, ax)
+        if self.settings.kind == "assumptions":
+            return regime_plots.plot_assumptions(self.numbers, ax)
         return regime_plots.plot_chizat(self.numbers, self.data["spread"], self.data["sweep"], ax)
 
 
@@ -813,7 +831,8 @@ def run(preset: str = "fig1", settings: RegimesSettings | None = None, /, *, pro
     device = resolve_device(settings.device)
     with runtime.threads(threads):
         started, clock = utc_now(), time.perf_counter()
-        compute = {"sweep": _sweep, "distribution": _distribution, "chizat": _chizat}[settings.kind]
+        compute = {"sweep": _sweep, "distribution": _distribution, "chizat": _chizat,
+                   "assumptions": _assumptions}[settings.kind]
         numbers, data = compute(settings, device, progress)
         info = RunInfo.capture(seed=settings.seed, dtype=settings.dtype, device=device, started=started,
                                wall_time_s=time.perf_counter() - clock, command=command_line)
