@@ -332,3 +332,18 @@ def test_assumptions_a2_a4_measured_block_by_block() -> None:
     res3 = rows[("res3", "relu", "normal")]
     assert all(abs(m - 0.5) < 4 * s for m, s in zip(res3["m2"]["mean"], res3["m2"]["se"]))
     assert 1 / 16 < res3["C"] < 1.0                  # the eighth moment: ≥ (E m₂)⁴ = 1/16, finite
+
+
+def test_prop3_cells_only_where_the_conditions_hold_and_the_lower_bound_can_fail() -> None:
+    """Prop. 3's lower bound (i) needs d ≥ 64 (none at d = 40) and is decided by the share of draws at or below it."""
+    from validation.regime_stats import exceedance_check
+
+    small = dict(depths=(16, 64, 256), samples=30, width=16)
+    run = regimes.run("fig1", regimes.RegimesSettings(**small))
+    cells = run.numbers["prop3_bounds"]["cells"]
+    assert cells and {c["bound_kind"] for c in cells} == {"(ii) upper"}
+    assert 1 / 16 < run.numbers["prop3_bounds"]["C"] < 1
+    too_small = exceedance_check(np.full(200, 0.5), 1.0, 0.25, 1e-3, above=False)   # every draw ≤ the lower bound
+    assert too_small["verdict"] == "FAIL" and too_small["exceedances"] == 200
+    fine = exceedance_check(np.full(200, 2.0), 1.0, 0.25, 1e-3, above=False)
+    assert fine["verdict"] == "PASS" and fine["slack"] == 2.0

@@ -43,7 +43,7 @@ from limits.seeding import generator
 from .checks import Check
 from .regime_stats import family_z
 
-__all__ = ["ROWS", "INPUTS", "assumptions", "assumptions_table"]
+__all__ = ["ROWS", "INPUTS", "assumptions", "assumptions_table", "eighth_moment_constant"]
 
 #: (block, activation, law of √d W, inside the propositions' class); res-1 has no W ("—")
 ROWS: tuple[tuple[str, str, str, bool], ...] = (
@@ -116,6 +116,14 @@ def _ratios(block: Block, law: str, h: torch.Tensor, q: torch.Tensor, samples: i
         parts["m8"].append(m2.pow(4).numpy())
         parts["a4"].append(a4.numpy())
     return {key: np.concatenate(value) for key, value in parts.items()}
+
+
+def eighth_moment_constant(block: Block, law: str, width: int, samples: int, seed: int, dtype: torch.dtype) -> float:
+    """An estimate of (A₂)'s C = sup_h E‖g(h, θ)‖⁸/‖h‖⁸: the largest sample mean over the three inputs of
+    :data:`INPUTS` (a lower estimate of the supremum; the coordinate vectors are its likely maximisers)."""
+    h, q = _inputs(width, seed, dtype)
+    values = _ratios(block, law, h, q, samples, seed, ("eighth-moment", block.kind, block.activation, law), dtype)
+    return float(values["m8"].mean(0).max())
 
 
 def assumptions(width: int, samples: int, seed: int, dtype: torch.dtype) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -60,7 +60,7 @@ from .stats import paired_bootstrap, slope
 __all__ = [
     "TAU", "fit_slope", "classify", "critical_beta", "lemma14_bounds", "bounds_check", "lognormal_summary",
     "finite_or_inf", "family_z", "fractional_critical_beta", "quantile_bound_check",
-    "hotelling_zero_mean",
+    "hotelling_zero_mean", "exceedance_check",
 ]
 
 TAU = 0.15
@@ -164,16 +164,15 @@ def bounds_check(r: np.ndarray, lower: float, upper: float, z: float = 3.0) -> d
     }
 
 
-def quantile_bound_check(r: np.ndarray, beta: float, depth: int, delta: float, level: float) -> dict[str, Any]:
-    """Props. 2 / 6: is P(r² > 2Lα²/δ) ≤ δ, α = L^-β? Clopper–Pearson interval of the exceedance probability at
-    confidence 1 − ``level`` (module doc); overflowed draws count as exceedances."""
-    r2 = finite_or_inf(r).ravel() ** 2
+def exceedance_check(r2: np.ndarray, bound: float, delta: float, level: float, *, above: bool) -> dict[str, Any]:
+    """Is P(r² > bound) ≤ δ (``above``), or P(r² ≤ bound) ≤ δ (not ``above``)? The Clopper–Pearson interval of that
+    exceedance probability at confidence 1 − ``level`` decides (module doc); non-finite draws count as +∞."""
+    r2 = finite_or_inf(r2).ravel()
     n = r2.size
-    bound = 2.0 * depth ** (1.0 - 2.0 * beta) / delta
-    k = int((r2 > bound).sum())
+    k = int((r2 > bound).sum() if above else (r2 <= bound).sum())
     lower = float(stats.beta.ppf(level / 2, k, n - k + 1)) if k > 0 else 0.0
     upper = float(stats.beta.isf(level / 2, k + 1, n - k)) if k < n else 1.0
-    quantile = float(np.quantile(r2, 1.0 - delta, method="inverted_cdf"))  # an order statistic: no inf − inf
+    quantile = float(np.quantile(r2, 1.0 - delta if above else delta, method="inverted_cdf"))  # an order statistic
     if upper <= delta:
         verdict = "PASS"
     elif lower > delta:
@@ -181,9 +180,19 @@ def quantile_bound_check(r: np.ndarray, beta: float, depth: int, delta: float, l
     else:
         verdict = "INCONCLUSIVE"
     needed = math.ceil(math.log(level / 2) / math.log1p(-delta)) if verdict == "INCONCLUSIVE" and k == 0 else None
-    return {"beta": float(beta), "depth": int(depth), "delta": float(delta), "bound": bound, "quantile": quantile,
-            "slack": bound / quantile if quantile > 0 else math.inf, "exceedances": k, "samples": n,
-            "interval": [lower, upper], "verdict": verdict, "samples_needed": needed}
+    if above:
+        slack = bound / quantile if quantile > 0 else math.inf
+    else:
+        slack = quantile / bound if bound > 0 else math.inf
+    return {"delta": float(delta), "bound": float(bound), "quantile": quantile, "slack": slack, "exceedances": k,
+            "samples": n, "interval": [lower, upper], "verdict": verdict, "samples_needed": needed}
+
+
+def quantile_bound_check(r: np.ndarray, beta: float, depth: int, delta: float, level: float) -> dict[str, Any]:
+    """Props. 2 / 6: is P(r² > 2Lα²/δ) ≤ δ, α = L^-β? (:func:`exceedance_check`, module doc.)"""
+    bound = 2.0 * depth ** (1.0 - 2.0 * beta) / delta
+    r2 = finite_or_inf(r).ravel() ** 2
+    return {"beta": float(beta), "depth": int(depth), **exceedance_check(r2, bound, delta, level, above=True)}
 
 
 def hotelling_zero_mean(total: np.ndarray, total_outer: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:

@@ -6,6 +6,7 @@
     python -m validation.regimes --preset fig4     # Fig. 4 + 5: smooth weights, β ∈ {½, 1, 2}
     python -m validation.regimes --preset prop13   # Prop. 13: linear res-1, smooth weights, max_k over the layers
     python -m validation.regimes --preset assumptions   # Props. 1, 5, Lemma 16: (A₂), (A₄) block by block
+    python -m validation.regimes --preset prop3    # Prop. 3's bounds where they apply (d = 64, L ≤ 4096)
     python -m validation.regimes --preset chizat   # Chizat Prop. 2.1, 2LP blocks
     python -m validation.regimes --preset fig1 --regime fractional --hurst 0.8 --betas 0.6,0.8,1
 
@@ -21,6 +22,8 @@ explosion / non-trivial / identity (rule: :mod:`validation.regime_stats`) and ch
 * the Lemma 14 / Prop. 7 bounds hold, for i.i.d. weights (Bonferroni-corrected, family-wise 1%);
 * Props. 2 / 6 for i.i.d. weights at β ≥ ½: P(r² ≤ 2Lα²/δ) ≥ 1 − δ at every depth and δ of ``--deltas``
   (Clopper–Pearson intervals of the exceedance probability, three-valued; :mod:`validation.regime_stats`);
+* Prop. 3 (i)/(ii) for i.i.d. weights at every (β, L, δ) where its conditions hold (C estimated; the prop3
+  preset reaches (i), which needs d ≥ 64 and L in the thousands);
 * ``--max-over-layers`` (the prop13 preset): Prop. 13, max_k ‖h_k − h_0‖/‖h_0‖ explodes at every β ≤ 0.8 for linear
   res-1 with smooth weights, over the networks whose V_0 has a positive real eigenvalue;
 * assumptions: (A₂) and (A₄) of every block in Props. 1 and 5's class (:mod:`validation.regime_assumptions`);
@@ -57,7 +60,7 @@ from validation import cli, regime_assumptions, runtime
 from validation.workers import run_tasks
 from validation.regime_stats import (
     TAU, bounds_check, classify, critical_beta, family_z, fit_slope, fractional_critical_beta, lemma14_bounds,
-    finite_or_inf, hotelling_zero_mean, lognormal_summary, quantile_bound_check,
+    exceedance_check, finite_or_inf, hotelling_zero_mean, lognormal_summary, quantile_bound_check,
 )
 from validation.checks import Check, check_line, combine
 from validation.results import RunInfo, StudyResult, utc_now
@@ -85,6 +88,9 @@ PRESETS: dict[str, dict[str, Any]] = {
                    betas=(0.25, 0.5, 0.75, 1.0, 2.0), depths=PAPER_DEPTHS, width=40, n_in=64, samples=50, inputs=1,
                    max_over_layers=True,
                    title="Prop. 13: linear res-1, smooth RBF weights (ℓ = 0.1), d = 40: max_k ‖h_k − h_0‖/‖h_0‖"),
+    "prop3": dict(kind="sweep", regime="iid", law="uniform", block="res3", betas=(0.4, 0.45, 0.5, 0.6),
+                  depths=(1024, 2048, 4096), width=64, n_in=64, samples=50, inputs=1,
+                  title="Prop. 3: res-3, i.i.d. uniform, d = 64, L ≥ 1024 (where its lower bound (i) applies)"),
     "assumptions": dict(kind="assumptions", width=40, samples=20_000,
                         title="Marion et al. (A₂), (A₄): Props. 1 and 5, Lemma 16, the eighth moment"),
     "chizat": dict(kind="chizat", width=40, hidden=16, layers=100, kappas=(0.25, 1.0, 4.0),
@@ -409,12 +415,13 @@ def _sweep(s: RegimesSettings, device: torch.device, progress: bool) -> tuple[di
                 bounds.append({"beta": beta, "depth": depth,
                                **{key: bounds_check(data[key][i, j], lo, hi, z) for key in ("r_h", "r_p")}})
     quantile_bounds = _quantile_bounds(s, data) if bounds else []
+    prop3 = _prop3_bounds(s, data, block) if bounds else None
     result = {
         "title": s.title, "depths": depths, "betas": betas, "samples": s.samples * s.inputs,
         "rule": f"slope s of log median r on log L over L ≥ L_max/10: explosion if s > {s.tau}, "
                 f"identity if s < −{s.tau}, else non-trivial",
         "per_beta": per_beta, "critical_beta_estimate": estimate, "predicted_critical_beta": critical,
-        "bounds": bounds, "bounds_z": z, "quantile_bounds": quantile_bounds,
+        "bounds": bounds, "bounds_z": z, "quantile_bounds": quantile_bounds, "prop3_bounds": prop3,
         "bounds_note": "Lemma 14 / Prop. 7 apply to i.i.d. symmetric unit-variance weights only"
         if bounds else "no bounds: Lemma 14 / Prop. 7 need weights independent across layers",
     }
@@ -431,7 +438,9 @@ def _sweep(s: RegimesSettings, device: torch.device, progress: bool) -> tuple[di
                                     "(N < 10 (e^{s²} − 1), s the sd of log r²), where the sample mean is unreliable"
                                     if uncounted else "")})
     if quantile_bounds:
-        checks.append(_quantile_check(quantile_bounds).to_dict())
+        checks.append(_exceedance_summary("Props. 2 / 6 quantile bounds", quantile_bounds).to_dict())
+    if prop3 is not None and prop3["cells"]:
+        checks.append(_exceedance_summary("Prop. 3 bounds", prop3["cells"]).to_dict())
     if s.max_over_layers:
         result["max_over_layers"] = _max_over_layers(s, data)
         checks += result["max_over_layers"]["checks"]
@@ -494,23 +503,64 @@ def _quantile_bounds(s: RegimesSettings, data: dict[str, np.ndarray]) -> list[di
             for j, beta, i, depth in cells for delta in s.deltas for key in ("r_h", "r_p")]
 
 
-def _quantile_check(cells: list[dict[str, Any]]) -> Check:
-    """One check over the cells of :func:`_quantile_bounds`: the worst cell's verdict."""
+#: the sub-Gaussian constant s of the package's laws of √d V: uniform, normal and Rademacher are strictly
+#: sub-Gaussian (variance proxy = variance = 1)
+SUB_GAUSSIAN_S = 1.0
+#: draws of W for the eighth-moment constant C of Prop. 3's conditions
+C_SAMPLES = 4000
+
+
+def _prop3_bounds(s: RegimesSettings, data: dict[str, np.ndarray], block: Block) -> dict[str, Any]:
+    """Marion et al. Prop. 3, at every (β, L, δ) where its conditions hold (Cor. 4 (iii) is its β = ½ case):
+
+    (i)  d ≥ 64, α² ≤ 2/((√C s⁴ + 4√C + 16 s⁴) d) and 2L exp(−d/(64α²s²)) ≤ δ/11 ⇒
+         P(r_h² > exp(3Lα²/8 − √(11Lα²/(dδ))) − 1) ≥ 1 − δ;
+    (ii) α² ≤ 1/(√C (d + 128 s⁴)) ⇒ P(r_h² < exp(Lα² + √(5Lα²/(dδ))) + 1) ≥ 1 − δ;
+
+    with s = 1 (:data:`SUB_GAUSSIAN_S`) and C estimated by :func:`validation.regime_assumptions.
+    eighth_moment_constant`. Each is checked as an exceedance probability ≤ δ (Clopper–Pearson, Bonferroni over
+    the cells, family-wise 1%); a lower bound ≤ 0 says nothing and is skipped."""
+    C = regime_assumptions.eighth_moment_constant(block, s.law, s.width, C_SAMPLES, s.seed, s.torch_dtype)
+    root, sg, d = math.sqrt(C), SUB_GAUSSIAN_S, s.width
+    planned = []
+    for j, beta in enumerate(s.betas):
+        for i, depth in enumerate(s.depths):
+            a2 = depth ** (-2.0 * beta)
+            la2 = depth * a2
+            for delta in s.deltas:
+                if (d >= 64 and a2 <= 2.0 / ((root * sg**4 + 4 * root + 16 * sg**4) * d)
+                        and 2 * depth * math.exp(-d / (64 * a2 * sg**2)) <= delta / 11):
+                    lower = math.expm1(3 * la2 / 8 - math.sqrt(11 * la2 / (d * delta)))
+                    if lower > 0:
+                        planned.append(("(i) lower", j, i, beta, depth, delta, lower, False))
+                if a2 <= 1.0 / (root * (d + 128 * sg**4)):
+                    upper = math.exp(la2 + math.sqrt(5 * la2 / (d * delta))) + 1
+                    planned.append(("(ii) upper", j, i, beta, depth, delta, upper, True))
+    level = 0.01 / max(1, len(planned))
+    cells = [{"bound_kind": kind, "beta": beta, "depth": depth,
+              **exceedance_check(data["r_h"][i, j] ** 2, bound, delta, level, above=above)}
+             for kind, j, i, beta, depth, delta, bound, above in planned]
+    return {"C": C, "s": sg, "width": d, "cells": cells,
+            "note": "(i) needs d ≥ 64" if d < 64 else ""}
+
+
+def _exceedance_summary(name: str, cells: list[dict[str, Any]]) -> Check:
+    """One check over exceedance cells (:func:`validation.regime_stats.exceedance_check`): the worst verdict."""
     verdict = combine(c["verdict"] for c in cells)
-    worst = max(cells, key=lambda c: c["interval"][0] - c["delta"])
     tightest = min(cells, key=lambda c: c["slack"])
-    detail = (f"{sum(c['verdict'] == 'PASS' for c in cells)}/{len(cells)} cells (β ≥ ½ × L × δ × r_h, r_p) with the "
-              f"exceedance interval ≤ δ; {sum(c['exceedances'] for c in cells)} exceedances in all; tightest: "
-              f"{tightest['quantity']} β = {tightest['beta']:g}, L = {tightest['depth']}, δ = {tightest['delta']:g}, "
-              f"(1 − δ)-quantile of r² {tightest['quantile']:.3g} against 2Lα²/δ = {tightest['bound']:.3g}")
+    label = lambda c: f"{c.get('quantity') or c.get('bound_kind')} β = {c['beta']:g}, L = {c['depth']}"  # noqa: E731
+    detail = (f"{sum(c['verdict'] == 'PASS' for c in cells)}/{len(cells)} cells with the exceedance interval ≤ δ; "
+              f"{sum(c['exceedances'] for c in cells)} exceedances in all; tightest: {label(tightest)}, δ = "
+              f"{tightest['delta']:g}, quantile of r² {tightest['quantile']:.3g} against the bound {tightest['bound']:.3g}")
     if verdict == "FAIL":
-        detail += (f"; violated: {worst['quantity']} β = {worst['beta']:g}, L = {worst['depth']}, δ = "
-                   f"{worst['delta']:g}, {worst['exceedances']}/{worst['samples']} above the bound")
+        worst = max(cells, key=lambda c: c["interval"][0] - c["delta"])
+        detail += (f"; violated: {label(worst)}, δ = {worst['delta']:g}, {worst['exceedances']}/{worst['samples']} "
+                   "beyond the bound")
     needed = [c["samples_needed"] for c in cells if c["verdict"] == "INCONCLUSIVE"]
     settle = max(needed) if needed and None not in needed else None
     if verdict == "INCONCLUSIVE":
         detail += "; more draws would settle it" + (f" (about {settle} per cell)" if settle else "")
-    return Check("Props. 2 / 6 quantile bounds", verdict, detail, settle)
+    return Check(name, verdict, detail, settle)
 
 
 def _classification_checks(per_beta: list[dict], quantities: Sequence[str], measured) -> list[dict]:
@@ -746,16 +796,18 @@ def _sweep_table(result: dict[str, Any]) -> str:
         lines.append(result["bounds_note"])
     if result.get("quantile_bounds"):
         lines += ["", "Props. 2 / 6: P(r² ≤ 2Lα²/δ) ≥ 1 − δ (Lα² ≤ 1), every depth; slack = 2Lα²/δ over the (1 − δ)-quantile "
-                      "of r² (smallest over the depths), exceedances of the bound over all depths",
-                  f"{'':>4} {'β':>5} {'δ':>5} | {'min slack':>9} {'at L':>6} | {'above':>5} {'draws':>6} | verdict"]
-        groups: dict[tuple, list[dict]] = {}
-        for c in result["quantile_bounds"]:
-            groups.setdefault((c["quantity"], c["beta"], c["delta"]), []).append(c)
-        for (quantity, beta, delta), cells in groups.items():
-            tightest = min(cells, key=lambda c: c["slack"])
-            lines.append(f"{quantity:>4} {beta:>5g} {delta:>5g} | {tightest['slack']:>9.3g} {tightest['depth']:>6} | "
-                         f"{sum(c['exceedances'] for c in cells):>5} {sum(c['samples'] for c in cells):>6} | "
-                         f"{combine(c['verdict'] for c in cells)}")
+                      "of r² (smallest over the depths), exceedances of the bound over all depths"]
+        lines += _exceedance_rows(result["quantile_bounds"], "quantity")
+    prop3 = result.get("prop3_bounds")
+    if prop3 is not None:
+        lines += ["", f"Prop. 3 (Cor. 4 (iii) at β = ½) on r_h², where its conditions hold (C = {prop3['C']:.4g}, the "
+                      f"eighth moment of the block, estimated; s = {prop3['s']:g}): (i) P(r² > e^(3Lα²/8 − √(11Lα²/(dδ))) − 1) "
+                      "≥ 1 − δ (d ≥ 64), (ii) P(r² < e^(Lα² + √(5Lα²/(dδ))) + 1) ≥ 1 − δ; slack = how far the quantile is "
+                      "inside the bound (ratio)"]
+        if prop3["cells"]:
+            lines += _exceedance_rows(prop3["cells"], "bound_kind")
+        else:
+            lines.append("no (β, L, δ) meets the conditions" + (f" — {prop3['note']}" if prop3["note"] else ""))
     if "max_over_layers" in result:
         m = result["max_over_layers"]
         lines += ["", f"max over the layers, max_k ‖h_k − h_0‖/‖h_0‖ (Prop. 13), over the {m['with_positive_eigenvalue']}/"
@@ -772,6 +824,20 @@ def _sweep_table(result: dict[str, Any]) -> str:
     if "r_p_note" in result:
         lines.append(result["r_p_note"])
     return "\n".join(lines)
+
+
+def _exceedance_rows(cells: list[dict[str, Any]], kind: str) -> list[str]:
+    """Exceedance cells grouped by (kind, β, δ) over the depths: the smallest slack, the exceedances, the verdict."""
+    lines = [f"{'':>10} {'β':>5} {'δ':>5} | {'min slack':>9} {'at L':>6} | {'beyond':>6} {'draws':>6} | verdict"]
+    groups: dict[tuple, list[dict]] = {}
+    for c in cells:
+        groups.setdefault((c[kind], c["beta"], c["delta"]), []).append(c)
+    for (name, beta, delta), group in groups.items():
+        tightest = min(group, key=lambda c: c["slack"])
+        lines.append(f"{name:>10} {beta:>5g} {delta:>5g} | {tightest['slack']:>9.3g} {tightest['depth']:>6} | "
+                     f"{sum(c['exceedances'] for c in group):>6} {sum(c['samples'] for c in group):>6} | "
+                     f"{combine(c['verdict'] for c in group)}")
+    return lines
 
 
 def _beta_text(value: float | None) -> str:
