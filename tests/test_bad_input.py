@@ -193,6 +193,8 @@ REGIMES = [
     (["--preset", "chizat", "--deltas", "0.5"], "--deltas"),
     (["--preset", "fig2", "--max-over-layers"], "--max-over-layers: does not apply to the fig2 preset"),
     (["--preset", "assumptions", "--betas", "0.5"], "--betas: does not apply to the assumptions preset"),
+    (["--preset", "chizat", "--hiddens", "4,0"], "--hiddens: 0 is out of range"),
+    (["--preset", "chizat", "--hidden-samples", "1"], "--hidden-samples: 1 is out of range"),
     (["--preset", "fig9"], "invalid choice: 'fig9'"),
     ([], "the following arguments are required: --preset"),
     (["--preset", "fig1", "--plot", "/proc/x.png"], "--plot /proc/x.png"),

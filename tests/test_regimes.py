@@ -347,3 +347,17 @@ def test_prop3_cells_only_where_the_conditions_hold_and_the_lower_bound_can_fail
     assert too_small["verdict"] == "FAIL" and too_small["exceedances"] == 200
     fine = exceedance_check(np.full(200, 2.0), 1.0, 0.25, 1e-3, above=False)
     assert fine["verdict"] == "PASS" and fine["slack"] == 2.0
+
+
+def test_chizat_hidden_sweep_shows_that_ML_alpha_squared_is_the_variable() -> None:
+    """Chizat §2.1: at α = 1/√(ML) the spread at L is the same for every M; at α = 1/√L it grows like e^{cM}."""
+    run = regimes.run("chizat", regimes.RegimesSettings(width=10, layers=20, samples=50, sweep_samples=20,
+                                                        depths=(10, 20, 40), hiddens=(2, 8, 32), hidden_samples=300))
+    sweep = run.numbers["hidden_sweep"]
+    check = next(c for c in run.checks if c["check"].startswith("§2.1"))
+    assert check["passed"], check
+    ml = [r["ml"]["exact"] for r in sweep["rows"]]
+    assert max(ml) - min(ml) < 1e-12                                      # one value: MLα² = 1 at every M
+    forgot = [r["l_only"]["mean"] for r in sweep["rows"]]
+    assert forgot[0] < forgot[1] < forgot[2] and forgot[2] > 10 * sweep["m_free"]
+    assert all(abs(r["l_only"]["z"]) < 6 for r in sweep["rows"][:2])       # the exact (1 + cM/L)^L − 1 holds there too

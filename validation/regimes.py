@@ -94,7 +94,8 @@ PRESETS: dict[str, dict[str, Any]] = {
     "assumptions": dict(kind="assumptions", width=40, samples=20_000,
                         title="Marion et al. (A₂), (A₄): Props. 1 and 5, Lemma 16, the eighth moment"),
     "chizat": dict(kind="chizat", width=40, hidden=16, layers=100, kappas=(0.25, 1.0, 4.0),
-                   betas=(0.25, 0.5, 1.0), depths=PAPER_DEPTHS, samples=1000, sweep_samples=100, sigma_u=None,
+                   betas=(0.25, 0.5, 1.0), depths=PAPER_DEPTHS, samples=1000, sweep_samples=100, hiddens=(4, 16, 64),
+                   hidden_samples=400, sigma_u=None,
                    sigma_v=1.0, title="Chizat Prop. 2.1: ResNet with ReLU 2LP blocks"),
 }
 ALIASES = {"fig3": "fig1", "fig5": "fig4"}
@@ -109,7 +110,8 @@ APPLIES = {
     "distribution": {"regime", "law", "lengthscale", "hurst", "block", "activation", "betas", "depths", "width",
                      "n_in", "samples", "inputs", "chunk_mb", "workers", "scheduler", "noise_dtype"},
     "assumptions": {"width", "samples"},
-    "chizat": {"width", "hidden", "layers", "kappas", "betas", "depths", "samples", "sweep_samples", "sigma_u",
+    "chizat": {"width", "hidden", "layers", "kappas", "betas", "depths", "samples", "sweep_samples", "hiddens",
+               "hidden_samples", "sigma_u",
                "sigma_v", "tau", "critical_tolerance"},
 }
 #: settings that apply only to one weight regime
@@ -151,6 +153,10 @@ class RegimesSettings(CommonSettings):
     sweep_samples: int | None = setting(None, "chizat: networks per depth in the β sweep", parse=int,
                                         default_text="100")
     hidden: int | None = setting(None, "chizat: hidden units M per block", parse=int, default_text="16")
+    hiddens: tuple[int, ...] | None = setting(None, "chizat: hidden widths M of the M sweep (§2.1: the spread depends "
+                                                    "on MLα² alone), comma list, each ≥ 1", parse=parse_int_list,
+                                              default_text="4,16,64")
+    hidden_samples: int | None = setting(None, "chizat: networks per M in the M sweep", parse=int, default_text="400")
     layers: int | None = setting(None, "chizat: depth L of the per-layer curves", parse=int, default_text="100")
     kappas: tuple[float, ...] | None = setting(None, "chizat: α = κ/√(ML) for the per-layer curves, each ≥ 0",
                                                parse=parse_float_list, default_text="0.25,1,4")
@@ -190,7 +196,13 @@ class RegimesSettings(CommonSettings):
 
     def check(self) -> None:
         super().check()
-        ints = {"width": 1, "n_in": 1, "samples": 2, "inputs": 1, "sweep_samples": 2, "hidden": 1, "layers": 1}
+        ints = {"width": 1, "n_in": 1, "samples": 2, "inputs": 1, "sweep_samples": 2, "hidden": 1, "layers": 1,
+                "hidden_samples": 2}
+        if self.hiddens is not None:
+            hiddens = tuple(check_int("hiddens", m, 1, 100_000) for m in self.hiddens)
+            if not hiddens:
+                raise SettingsError("hiddens", "give at least one M")
+            self._set("hiddens", hiddens)
         check_workers(self)
         if self.noise_dtype is not None:
             check_choice("noise_dtype", self.noise_dtype, ("float32", "float64"))
@@ -662,6 +674,7 @@ def _chizat(s: RegimesSettings, device: torch.device, progress: bool) -> tuple[d
                           "mean_displacement_null_rms_at_L": float(math.sqrt(max(0.0, np.trace(second[i, -1]) / n
                                                                            - mean_displacement @ mean_displacement)
                                                                        / (n - 1)))})
+    hidden_sweep = _chizat_hidden_sweep(s, device)
     depths, betas = list(s.depths), list(s.betas)
     n = s.sweep_samples
     common["networks"] = n
@@ -687,6 +700,7 @@ def _chizat(s: RegimesSettings, device: torch.device, progress: bool) -> tuple[d
                           f"(≥ {mean_level:.2g}: Bonferroni, family-wise 1%); at ℓ = L ‖mean‖ "
                           f"{e['mean_displacement_at_L']:.3g} (its size under E = 0: {e['mean_displacement_null_rms_at_L']:.3g})"}
                for e in per_alpha]
+    checks += hidden_sweep["checks"]
     checks += _classification_checks(per_beta, ("r",), lambda e, key: e["class"])
     checks += _critical_checks(betas, {"r": estimate}, critical, s.critical_tolerance, ("r",))
     result = {
@@ -697,9 +711,42 @@ def _chizat(s: RegimesSettings, device: torch.device, progress: bool) -> tuple[d
         "per_alpha": per_alpha, "depths": depths, "per_beta": per_beta,
         "rule": f"α = (ML)^-β; slope s of log median ‖h^L − x‖/‖x‖ on log L (top decade): explosion if "
                 f"s > {s.tau}, identity if s < −{s.tau}, else non-trivial",
-        "critical_beta_estimate": estimate, "predicted_critical_beta": critical, "checks": checks,
+        "critical_beta_estimate": estimate, "predicted_critical_beta": critical, "hidden_sweep": hidden_sweep,
+        "checks": checks,
     }
     return result, {"spread": spread, "sweep": sweep}
+
+
+def _chizat_hidden_sweep(s: RegimesSettings, device: torch.device) -> dict[str, Any]:
+    """Chizat §2.1, α = Θ(1/√(ML)): at depth L = ``layers`` and each M of ``hiddens``, two scalings on the same
+    networks — α = 1/√(ML), where E‖h^L − x‖²/‖x‖² = (1 + c/L)^L − 1 whatever M is (MLα² = 1), and α = 1/√L,
+    which forgets M: (1 + cM/L)^L − 1 ≈ e^{cM} − 1. Checks: with α = 1/√(ML) the mean spread at every M lies within
+    z standard errors of the M-free value (z Bonferroni over the M's, family-wise 1%); the contrast is reported."""
+    layers, n = s.layers, s.hidden_samples
+    c = chizat_constant(s.width, s.sigma_u, s.sigma_v)
+    z = family_z(len(s.hiddens))
+    rows, worst = [], 0.0
+    for m in s.hiddens:
+        alphas = [1.0 / math.sqrt(m * layers), 1.0 / math.sqrt(layers)]
+        spread = chizat_spread(alphas, width=s.width, hidden=m, layers=layers, networks=n, sigma_u=s.sigma_u,
+                               sigma_v=s.sigma_v, seed=s.seed, label=("chizat", "hidden", m), dtype=s.torch_dtype,
+                               device=device)[:, -1, :].numpy()                      # (2, n): the spread at ℓ = L
+        entry: dict[str, Any] = {"hidden": m}
+        for key, column, alpha in (("ml", 0, alphas[0]), ("l_only", 1, alphas[1])):
+            exact = float(chizat_expected_spread(alpha, m, layers, c)[-1])
+            mean, se = float(spread[column].mean()), float(spread[column].std(ddof=1) / math.sqrt(n))
+            entry[key] = {"alpha": alpha, "mean": mean, "se": se, "exact": exact,
+                          "z": (mean - exact) / se if se > 0 else 0.0}
+        worst = max(worst, abs(entry["ml"]["z"]))
+        rows.append(entry)
+    m_free = float(chizat_expected_spread(1.0 / math.sqrt(layers), 1, layers, c)[-1])
+    hiddens = ", ".join(str(r["hidden"]) for r in rows)
+    means = ", ".join(f"{r['ml']['mean']:.4g}" for r in rows)
+    check = Check.of("§2.1: at α = 1/√(ML) the spread does not depend on M", worst <= z,
+                     f"mean ‖h^L − x‖²/‖x‖² at M = {hiddens}: {means} against (1 + c/L)^L − 1 = {m_free:.4g}; "
+                     f"max |z| {worst:.2f} ≤ {z:.2f}")
+    return {"layers": layers, "networks": n, "c": c, "m_free": m_free, "z": z, "rows": rows,
+            "checks": [check.to_dict()]}
 
 
 def _assumptions(s: RegimesSettings, device: torch.device, progress: bool) -> tuple[dict, dict]:
@@ -880,6 +927,15 @@ def _chizat_table(result: dict[str, Any]) -> str:
                      f"{e['median'][-1]:.4g}")
     lines.append(f"critical β (zero of the slope): {_beta_text(result['critical_beta_estimate'])}; predicted "
                  f"{result['predicted_critical_beta']:g}")
+    h = result.get("hidden_sweep")
+    if h is not None:
+        lines += ["", f"M sweep at L = {h['layers']} ({h['networks']} networks per M): mean ‖h^L − x‖²/‖x‖² [± s.e.] "
+                      "at α = 1/√(ML) (MLα² = 1) and at α = 1/√L (M forgotten), each against its exact value",
+                  f"{'M':>6} | {'α = 1/√(ML)':>22} {'exact':>8} {'z':>6} | {'α = 1/√L':>24} {'exact':>10}"]
+        for r in h["rows"]:
+            ml, lo = r["ml"], r["l_only"]
+            lines.append(f"{r['hidden']:>6} | {ml['mean']:>12.4g} ± {ml['se']:<7.2g} {ml['exact']:>8.4g} {ml['z']:>6.2f} | "
+                         f"{lo['mean']:>12.4g} ± {lo['se']:<9.2g} {lo['exact']:>10.4g}")
     return "\n".join(lines)
 
 
