@@ -1,5 +1,5 @@
 """Figures for ``python -m validation.figures`` (Peluchetti & Favaro Fig. 1, 3, 4; Marion et al. Fig. 6;
-Chizat Remark 2.2 and §3.1; P&F App. B.1 and B.4), titled like the papers' panels."""
+Chizat Remark 2.2 and §3.1; P&F App. B.1 and B.4, §3.4), titled like the papers' panels."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def plot(figure: str, numbers: dict[str, Any], data: dict[Any, Any], ax: Any = N
     return {"pf-function-space": plot_function_space, "pf-correlation": plot_correlation,
             "marion-fbm": plot_fbm, "chizat-maximal": plot_chizat,
             "chizat-backward": plot_chizat_backward, "pf-abc": plot_abc,
-            "pf-2d": plot_two_d, "chizat-kernel": plot_chizat_kernel,
+            "pf-2d": plot_two_d, "pf-qualitative": plot_qualitative, "chizat-kernel": plot_chizat_kernel,
             "chizat-phase": plot_chizat_phase}[figure](numbers, data, ax)
 
 
@@ -219,6 +219,63 @@ def plot_two_d(numbers: dict[str, Any], data: dict[Any, Any], ax: Any = None) ->
             panel.set_aspect("equal")
     fig.suptitle(f"Peluchetti & Favaro App. B.4: 2-D function samples of $x_{{T,1}}(z)$, D = {numbers['width']}, "
                  f"L = {numbers['depth']}", fontsize=11)
+    return fig
+
+
+def plot_qualitative(numbers: dict[str, Any], data: dict[Any, Any], ax: Any = None) -> Any:
+    """P&F §3.4: the pair (x_{T,1}(0), x_{T,1}(1)) of the SC_tanh limit beside Gaussian draws of its covariance; the
+    squared Mahalanobis distances of the pairs against χ²_2; the SD of each coordinate at z = 1 and the correlation
+    of coordinate pairs by |i − j|, models against the planted non-exchangeable controls."""
+    fig, axes = new_grid(2, 2, ax, figsize=(10.5, 8.4))
+    (scatter, qq), (spread, pairs) = axes
+    entries = {(m["model"], m["kind"]): m for m in numbers["models"]}
+    z = numbers["inputs"]
+    limit = data[("SC_tanh", "sde")][:, 0, :]
+    gaussian_key = next(k for k in data if isinstance(k, tuple) and k[1] == "gaussian")
+    gaussian = data[gaussian_key][:, 0, :]
+    scatter.scatter(gaussian[:, 0], gaussian[:, 1], s=3, alpha=0.35, color="tab:gray", label="Gaussian, same covariance")
+    scatter.scatter(limit[:, 0], limit[:, 1], s=3, alpha=0.45, color="tab:blue", label="limit SDE")
+    scatter.set_xlabel(f"$x_{{T,1}}(z = {z[0]:g})$")
+    scatter.set_ylabel(f"$x_{{T,1}}(z = {z[1]:g})$")
+    b2 = entries[("SC_tanh", "sde")]["gaussianity"]["b2"]
+    scatter.set_title(f"{_NAMES['SC_tanh']} limit: the pair at z = {z[0]:g}, {z[1]:g}\nMardia b_2 = {b2:.2f} "
+                      f"(Gaussian: 8)", fontsize=10)
+    scatter.legend(fontsize=7, markerscale=3)
+    for key, colour in ((("SC_tanh", "sde"), "tab:blue"), (("SC_swish", "sde"), "tab:orange"),
+                        (gaussian_key, "tab:gray")):
+        pair = data[key][:, 0, :]
+        centred = pair - pair.mean(axis=0)
+        white = np.linalg.solve(np.linalg.cholesky(centred.T @ centred / len(pair)), centred.T).T
+        distances = np.sort(np.sum(white * white, axis=1))
+        expected = -2 * np.log1p(-(np.arange(1, len(pair) + 1) - 0.5) / len(pair))  # χ²_2 quantiles
+        qq.plot(expected, distances, ".", ms=2.5, color=colour, label=f"{key[0]} {key[1]}")
+    top = qq.get_xlim()[1]
+    qq.plot([0, top], [0, top], "k--", lw=0.8)
+    qq.set_xlabel(r"$\chi^2_2$ quantile")
+    qq.set_ylabel("squared Mahalanobis distance")
+    qq.set_title("Q–Q against the Gaussian's χ²₂ (a straight line if Gaussian)", fontsize=10)
+    qq.legend(fontsize=7, markerscale=3)
+    for (model, kind), entry in entries.items():
+        if kind in ("resnet", "sde", "planted"):
+            sd = np.asarray(entry["coordinate_sd"])
+            style = "o-" if kind == "planted" else ".--"
+            spread.plot(np.arange(1, len(sd) + 1), sd, style, ms=4, label=f"{model} {kind}")
+            values = data[(model, kind)][:, :, 1]
+            corr = np.corrcoef(values.T)
+            lags = np.arange(1, len(sd))
+            pairs.plot(lags, [np.mean(np.diagonal(corr, lag)) for lag in lags], style, ms=4, label=f"{model} {kind}")
+    spread.set_xlabel("coordinate d")
+    spread.set_ylabel(f"SD of $x_{{T,d}}(z = {z[1]:g})$")
+    spread.set_title("each coordinate's SD: equal if exchangeable", fontsize=10)
+    spread.legend(fontsize=6)
+    pairs.set_xlabel("|i − j|")
+    pairs.set_ylabel(f"mean corr($x_{{T,i}}, x_{{T,j}}$) at z = {z[1]:g}")
+    pairs.set_title("pair correlations by distance: flat if exchangeable", fontsize=10)
+    pairs.legend(fontsize=6)
+    for panel in axes.ravel():
+        panel.grid(True, alpha=0.3)
+    fig.suptitle(f"Peluchetti & Favaro §3.4: D = {numbers['width']}, L = {numbers['depth']}, {numbers['draws']} draws",
+                 fontsize=11)
     return fig
 
 

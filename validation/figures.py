@@ -7,6 +7,7 @@
     python -m validation.figures --figure chizat-backward     # Chizat §3.1: the backward pass → the identity
     python -m validation.figures --figure pf-abc              # P&F App. B.1: ABC posteriors of SR and EO priors
     python -m validation.figures --figure pf-2d               # P&F App. B.4: 2-D function samples
+    python -m validation.figures --figure pf-qualitative      # P&F §3.4: exchangeable, not Gaussian
     python -m validation.figures --list
 
 Every default run is small (under a minute on 2 cores); the paper's sizes are flags (docs/howto/figures.md).
@@ -43,6 +44,11 @@ containing the bound (more draws would settle it: :func:`validation.checks.bound
   the data (a bootstrap interval of the log ratio of mean accepted distances, below 0).
 * ``pf-2d``: Peluchetti & Favaro's App. B.4, function samples of SC_tanh and SC_swish over z ∈ [−2, 2]², with
   pf-function-space's non-degeneracy check (:mod:`validation.pf_figures`).
+* ``pf-qualitative``: Peluchetti & Favaro's §3.4 — with fully i.i.d. parameters the D output coordinates are
+  exchangeable (a within-row permutation test, not rejected at ``--alpha``), and the joint law of
+  (x_{T,1}(0), x_{T,1}(1)) is not Gaussian (Mardia's tests, rejected), for SC_tanh and SC_swish, ResNet and limit
+  SDE; planted controls (non-exchangeable bias covariances, Gaussian draws) must come out the other way
+  (:mod:`validation.pf_figures`).
 * ``chizat-kernel``: the same ResNet's tangent kernel and first gradient at initialisation against the shallow
   network's of M × L units (the lecture's §3.2–3.3); their relative errors must vanish as MLα² → 0.
 * ``chizat-phase``: the lecture's Fig. 1 — a few gradient steps at α = L^-β/√M, η = η₀ L^γ over a (β, γ)
@@ -118,6 +124,11 @@ FIGURES: dict[str, dict[str, Any]] = {
         title="Peluchetti & Favaro (2020) Appendix B.4: 2-D function samples of x_{T,1}(z)",
         paper="App. B.4, Fig. 4: 2-D function samples of x_{T,1} for SC_tanh and SC_swish (L = D = 500), complementing "
               "Fig. 3"),
+    "pf-qualitative": dict(
+        width=8, depth=64, draws=2000, sigma_w=1.0, sigma_b=1.0, sde_factor=4, alpha=0.01, resamples=499,
+        title="Peluchetti & Favaro (2020) §3.4: exchangeable coordinates, a non-Gaussian joint law",
+        paper="§3.4 (stated without a figure): with fully i.i.d. parameters the law of the x_{t,d} is exchangeable "
+              "across d; p(x_T(z), x_T(z') | x_0) is not Gaussian (the limit is not a Gaussian process)"),
     "marion-fbm": dict(
         hursts=(0.2, 0.5, 0.8), length=1024, realisations=500, show=3, hurst_tolerance=0.02, resamples=400,
         title="Marion et al. (2022) Fig. 6: fractional Brownian motion B^H",
@@ -155,6 +166,7 @@ SMOKE = {
     "pf-correlation": dict(width=4, depth=4, inputs=6, draws=40, eoc_width=4, eoc_depth=6, resamples=20),
     "pf-abc": dict(width=4, depth=4, eoc_width=4, eoc_depth=6, inputs=6, draws=60, accepted=5, resamples=50, show=3),
     "pf-2d": dict(width=4, depth=4, inputs=5, draws=24, resamples=20, show=2),
+    "pf-qualitative": dict(width=6, depth=16, draws=800, sde_factor=2, resamples=199),
     "marion-fbm": dict(length=64, realisations=40, resamples=20, show=2),
     "chizat-maximal": dict(width=6, hidden=4, layers=10, networks=60, resamples=50),
     "chizat-backward": dict(width=4, hidden=4, layers=8, networks=60, resamples=50),
@@ -174,14 +186,14 @@ class FiguresSettings(CommonSettings):
     """Settings of the figures study; ``None`` means the figure's default."""
 
     width: int | None = setting(None, "P&F: ResNet width D; chizat: width d", parse=int, group="model",
-                                default_text="the figure's (32; chizat 40)")
+                                default_text="the figure's (32; pf-qualitative 8; chizat 40)")
     depth: int | None = setting(None, "P&F: ResNet depth L (Δt = 1/L)", parse=int, group="model",
                                 default_text="64")
     inputs: int | None = setting(None, "P&F: inputs z equally spaced on [−2, 2] (pf-2d: per axis of [−2, 2]²); "
                                        "chizat-kernel: inputs x ~ N(0, I_d) of the kernel", parse=int, group="model",
                                  default_text="100; pf-correlation 40; pf-2d 25; chizat-kernel 3")
     draws: int | None = setting(None, "P&F: function draws (independent networks)", parse=int, group="model",
-                                default_text="200; pf-correlation 1000")
+                                default_text="200; pf-correlation 1000; pf-qualitative 2000")
     show: int | None = setting(None, "draws (realisations) drawn in each panel", parse=int, group="model",
                                default_text="5; marion-fbm 3")
     sigma_w: float | None = setting(None, "P&F ResNet: σ_w (ΔW ~ N(0, σ_w²Δt/D))", parse=float, group="model",
@@ -191,8 +203,9 @@ class FiguresSettings(CommonSettings):
     input_layer: str | None = setting(None, "P&F ResNet input: copy (x_0 = z·1, the paper's SC models) or random "
                                             "(x_0 = W_I z, W_I ~ N(0, I), the paper's SR models)",
                                       choices=("copy", "random"), group="model", default_text="copy")
-    sde_factor: int | None = setting(None, "pf-function-space: Euler steps of the SDE per ResNet layer, on the "
-                                           "same Brownian path", parse=int, group="model", default_text="8")
+    sde_factor: int | None = setting(None, "pf-function-space, pf-qualitative: Euler steps of the SDE per ResNet "
+                                           "layer, on the same Brownian path (pf-qualitative: a power of two)",
+                                     parse=int, group="model", default_text="8; pf-qualitative 4")
     eoc_width: int | None = setting(None, "P&F: width of the edge-of-chaos feed-forward networks", parse=int,
                                     group="model", default_text="48")
     eoc_depth: int | None = setting(None, "P&F: layers of the edge-of-chaos feed-forward networks", parse=int,
@@ -235,6 +248,9 @@ class FiguresSettings(CommonSettings):
                                                       "≥ this", parse=float, group="checks", default_text="0.8")
     resnet_max_correlation: float | None = setting(None, "pf-correlation: each ResNet's minimum correlation ≤ "
                                                          "this", parse=float, group="checks", default_text="0.5")
+    alpha: float | None = setting(None, "pf-qualitative: the level of its tests (exchangeability not rejected, "
+                                        "Gaussianity rejected, and the planted controls the other way)", parse=float,
+                                  group="checks", default_text="0.01")
     hurst_tolerance: float | None = setting(None, "marion-fbm: |Ĥ − H| ≤ this", parse=float, group="checks",
                                             default_text="0.02")
     doob_constant: float | None = setting(None, "chizat: the constant of E[sup S] ≤ C E[S^L] (Doob: 4)",
@@ -255,8 +271,9 @@ class FiguresSettings(CommonSettings):
                                  default_text="0.05")
     steps: int | None = setting(None, "chizat-phase: full-batch gradient steps", parse=int, group="model",
                                 default_text="3")
-    resamples: int | None = setting(None, "bootstrap resamples of every interval", parse=int, group="checks",
-                                    default_text="400; chizat 1000")
+    resamples: int | None = setting(None, "bootstrap resamples of every interval; pf-qualitative: permutations of "
+                                          "its exchangeability test", parse=int, group="checks",
+                                    default_text="400; chizat 1000; pf-qualitative 499")
     # resolved from the figure (not flags)
     figure: str = setting("pf-function-space", "the figure", cli=False)
     title: str = setting("", "the figure's title", cli=False)
@@ -282,6 +299,8 @@ class FiguresSettings(CommonSettings):
         for name in ("eoc_min_correlation", "resnet_max_correlation"):
             if getattr(self, name) is not None:
                 self._set(name, check_float(name, getattr(self, name), -1, 1))
+        if self.alpha is not None:
+            self._set("alpha", check_float("alpha", self.alpha, 0, 1, strict_min=True, strict_max=True))
         if self.input_layer is not None:
             check_choice("input_layer", self.input_layer, ("copy", "random"))
         if self.depths is not None:
@@ -336,6 +355,9 @@ def _resolve(figure: str, settings: FiguresSettings) -> FiguresSettings:
               **{k: getattr(settings, k) for k in given}}
     if figure.startswith("chizat") and values.get("sigma_u") is None:
         values["sigma_u"] = 1.0 / math.sqrt(values["width"])
+    if figure == "pf-qualitative" and values["sde_factor"] & (values["sde_factor"] - 1):
+        raise SettingsError("sde_factor", f"{values['sde_factor']} must be a power of two for pf-qualitative (its fine "
+                                          "steps are summed pairwise)")
     if figure == "pf-abc" and values["accepted"] > values["draws"]:
         raise SettingsError("accepted", f"{values['accepted']} is more than the {values['draws']} draws")
     if "show" in values:
@@ -571,7 +593,8 @@ def _titled(compute: Any) -> Any:
 
 
 COMPUTE = {"pf-function-space": _function_space, "pf-correlation": _correlation_figure,
-           "pf-abc": _titled(pf_figures.abc_figure), "pf-2d": _titled(pf_figures.two_d_figure), "marion-fbm": _fbm,
+           "pf-abc": _titled(pf_figures.abc_figure), "pf-2d": _titled(pf_figures.two_d_figure),
+           "pf-qualitative": _titled(pf_figures.qualitative_figure), "marion-fbm": _fbm,
            "chizat-maximal": _chizat, "chizat-backward": _titled(chizat_figures.backward_pass),
            "chizat-kernel": _titled(chizat_figures.kernel_figure), "chizat-phase": _titled(chizat_figures.phase_figure)}
 
@@ -583,6 +606,9 @@ def estimate_mb(figure: str, settings: FiguresSettings) -> float:
     except SettingsError:
         return 0.0
     item = 4 if s.dtype == "float32" else 8
+    if s.figure == "pf-qualitative":  # a chunk's fine increments; all draws' outputs; a batch of permutations
+        chunk = min(500, s.draws) * (s.sde_factor * (s.width**2 + s.width) + 16 * s.width) * item
+        return (chunk + 16 * s.draws * s.width * 8 + 4 * 2**22 * 8) / 2**20 + 300
     if s.figure == "marion-fbm":
         return 3 * s.realisations * s.length * item * 4 / 2**20 + 300
     if s.figure == "chizat-maximal":
@@ -605,6 +631,10 @@ def estimate_seconds(figure: str, settings: FiguresSettings) -> float:
         s = _resolve(figure, settings)
     except SettingsError:
         return 0.0
+    if s.figure == "pf-qualitative":  # 4 models with sde_factor + 1 passes, 2 planted; ~1e-8 s per permuted value
+        passes = 2 * (2 * s.sde_factor + 1) + 2
+        return (5e-10 * passes * s.draws * s.depth * 2 * s.width**2 + 1.5e-8 * 4 * s.draws * s.depth * s.sde_factor
+                * (s.width**2 + s.width) + 1e-8 * 6 * 2 * s.resamples * s.draws * s.width)
     if s.figure in ("pf-function-space", "pf-correlation", "pf-abc", "pf-2d"):
         factor = (s.sde_factor or 0) + 1 if s.figure == "pf-function-space" else 1
         models = 1 if s.figure == "pf-abc" else 2  # of each kind: SC_tanh and SC_swish, EO_tanh and EO_ReLU
@@ -652,7 +682,7 @@ class FiguresResult(StudyResult):
     def table(self) -> str:
         text = {"pf-function-space": _function_space_table, "pf-correlation": _correlation_table,
                 "marion-fbm": _fbm_table, "chizat-maximal": _chizat_table, "pf-abc": pf_figures.abc_table,
-                "pf-2d": pf_figures.two_d_table,
+                "pf-2d": pf_figures.two_d_table, "pf-qualitative": pf_figures.qualitative_table,
                 "chizat-backward": chizat_figures.backward_table,
                 "chizat-kernel": chizat_figures.kernel_table,
                 "chizat-phase": chizat_figures.phase_table}[self.figure](self.numbers)
@@ -724,7 +754,8 @@ def _chizat_table(r: dict[str, Any]) -> str:
 
 def run(figure: str = "pf-function-space", settings: FiguresSettings | None = None, /, *, progress: bool = False,
         threads: int | None = 1, command_line: str | None = None, **overrides: Any) -> FiguresResult:
-    """Make one figure (``pf-function-space``, ``pf-correlation``, ``pf-abc``, ``pf-2d``, ``marion-fbm``, ``chizat-maximal``,
+    """Make one figure (``pf-function-space``, ``pf-correlation``, ``pf-abc``, ``pf-2d``, ``pf-qualitative``,
+    ``marion-fbm``, ``chizat-maximal``,
     ``chizat-backward``, ``chizat-kernel``, ``chizat-phase``).
 
     Args:

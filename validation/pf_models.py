@@ -10,7 +10,7 @@ not depend on how many are drawn.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import torch
@@ -21,7 +21,8 @@ from limits.brownian import tree_sum
 from limits.peluchetti_favaro import PFBlock
 from limits.seeding import generator
 
-__all__ = ["eoc_sigma_w", "pf_noise", "resnet_outputs", "eoc_outputs", "pc_fractions", "top_pc_fraction"]
+__all__ = ["eoc_sigma_w", "pf_noise", "resnet_outputs", "block_outputs", "eoc_outputs", "pc_fractions",
+           "top_pc_fraction"]
 
 
 def eoc_sigma_w(activation: str, sigma_b: float) -> float:
@@ -115,6 +116,56 @@ def resnet_outputs(s: Any, activation: str, z: np.ndarray, draws: int, sde_facto
         if sde_factor:
             sde_out[start:start + size] = x_sde[:, :, 0].double().cpu().numpy()
         bar.update(size)
+    return net_out, sde_out
+
+
+def block_outputs(block: PFBlock, z: Sequence[float], depth: int, draws: int, sde_factor: int | None, *, seed: int,
+                  labels: tuple[object, ...], chunk: int = 500, device: torch.device | str = "cpu",
+                  bar: tqdm | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """Every coordinate of x_T(z) of the P&F ResNet with any :class:`PFBlock` (any covariance family), and of the
+    Euler scheme of its limit SDE on ``sde_factor``× finer steps of the same Brownian path, shape (draws, D, K).
+
+    Input copied, x_0 = z_k 1_D (the paper's SC models). Per draw one weight path (ΔB^W, ΔB^b) is applied to the
+    K inputs; with Δt = 1/L and h = Δt/``sde_factor`` the fine increments ε_j ~ N(0, h I_{D²+D}) give
+
+        ResNet:  x ← x + φ(Δt (μ^W ψ(x) + μ^b) + noise(Σ_j ε_j, ψ(x)))     (:meth:`PFBlock.network_step`),
+        SDE:     x ← x + h drift(x) + φ'(0) noise(ε_j, ψ(x)),  j = 1 … sde_factor   (Euler–Maruyama),
+
+    with ``noise`` = :meth:`PFBlock.noise`, the same code for the fully i.i.d. block and the others. Draws come in
+    chunks of ``chunk``; chunk c reads the stream (seed, "figures", *labels, c), so the first draws do not depend on
+    how many are drawn. ``sde_factor`` None: the ResNet alone (second output None); it must be a power of two.
+    """
+    factor = sde_factor or 1
+    if factor & (factor - 1):
+        raise ValueError(f"sde_factor={factor} must be a power of two (the fine steps are summed pairwise)")
+    dtype, d = block.r_in.dtype, block.width
+    zt = torch.as_tensor(z, dtype=dtype, device=device).reshape(-1)
+    k = zt.shape[0]
+    channels = d * d + d
+    dt, fine_scale = 1.0 / depth, math.sqrt(1.0 / (depth * factor))
+    net_out = np.empty((draws, d, k))
+    sde_out = np.empty((draws, d, k)) if sde_factor else None
+
+    def noise(dW: torch.Tensor, x: torch.Tensor) -> torch.Tensor:  # one weight draw applied to the K states
+        return block.noise(dW.repeat_interleave(k, 0), block.psi(x).reshape(-1, d)).reshape(x.shape)
+
+    for c, start in enumerate(range(0, draws, chunk)):
+        size = min(chunk, draws - start)
+        gen = generator(seed, "figures", *labels, c, device=device)
+        x_net = zt[None, :, None].expand(size, k, d).clone()
+        x_sde = x_net.clone()
+        for _ in range(depth):
+            fine = torch.randn((factor, size, channels), generator=gen, dtype=dtype, device=device).mul_(fine_scale)
+            coarse = tree_sum(fine) if factor > 1 else fine[0]
+            x_net = x_net + block.phi(dt * block.mean_drift(block.psi(x_net)) + noise(coarse, x_net))
+            if sde_factor:
+                for j in range(factor):
+                    x_sde = x_sde + (dt / factor) * block.drift(x_sde) + block.phi.d1 * noise(fine[j], x_sde)
+        net_out[start:start + size] = x_net.transpose(1, 2).double().cpu().numpy()
+        if sde_out is not None:
+            sde_out[start:start + size] = x_sde.transpose(1, 2).double().cpu().numpy()
+        if bar is not None:
+            bar.update(size)
     return net_out, sde_out
 
 
