@@ -52,7 +52,8 @@ from .pairs import ModelConfig, ODEPair, OptionSpec, PairError, SDEPair, number_
 from .seeding import generator
 from .smooth import SmoothGaussianProcess
 
-__all__ = ["Trend", "CohenLimit", "CohenSDE", "CohenSDENaive", "CohenODE", "ode_rate", "third_derivative_at_zero"]
+__all__ = ["Trend", "CohenLimit", "CohenODELimit", "CohenSDE", "CohenSDENaive", "CohenODE", "CohenODENoise", "ode_rate",
+           "third_derivative_at_zero"]
 
 TREND_KINDS = ("smooth", "constant", "zero")
 
@@ -140,7 +141,10 @@ class CohenLimit(ItoLimit):
         self.noise_channels = pair.noise_dim
 
     def f(self, t, y: torch.Tensor) -> torch.Tensor:
-        drift = self.pair.activation.d1 * self.pair.trend(t, y)
+        if self.pair.beta == 1.0:
+            drift = self.pair.activation.d1 * self.pair.trend(t, y)
+        else:  # β > 1: the trend L^{-β}Ā sums to L^{1−β} → 0 and drops out of the limit (Thm 4.4, 1_{β=1})
+            drift = torch.zeros_like(y)
         if self.pair.corrected:
             drift = drift + self.pair.correction(y)
         return drift
@@ -178,9 +182,11 @@ class _CohenBase:
 
 
 class CohenSDE(_CohenBase, SDEPair):
-    """Cohen et al. α = 0, β = 1: h ← h + σ(A_k h + b_k) ↔ the Itô-corrected SDE (module docstring).
+    """Cohen et al. α = 0, β ≥ 1: h ← h + σ(A_k h + b_k), A_k = L^{-β}Ā + ΔW^A ↔ the Itô-corrected SDE (module
+    docstring). β = 1 (the default) keeps the trend in the limit; β > 1 drops it (Thm 4.4's 1_{β=1}): the network's
+    trend then adds L^{1−β} in all, and the strong rate is min(½, β − 1).
 
-    Uses ``width``, ``activation`` (default shifted-softplus, σ''(0) = 1/2; any C³ σ with σ(0) = 0),
+    Uses ``width``, ``activation`` (default shifted-softplus, σ''(0) = 1/2; any C³ σ with σ(0) = 0), ``beta`` (≥ 1),
     ``lengthscale`` (ℓ of a smooth trend), ``input_dim`` and the settings in ``option_specs``.
     """
 
@@ -210,23 +216,40 @@ class CohenSDE(_CohenBase, SDEPair):
 
     def __init__(self, config: ModelConfig, samples: int, seed: int = 0, dtype: torch.dtype = torch.float64,
                  device: torch.device | str = "cpu") -> None:
-        if config.beta is not None and config.beta != 1.0:
-            raise PairError(f"{self.name} is the β = 1 regime (α = 0); got --beta {config.beta:g} "
-                            "(use cohen-ode for 0 < β < 1)")
+        beta, alpha = self.exponents(config.beta)                   # checked before anything is built
         super().__init__(config, samples, seed, dtype, device)
+        self.beta, self.alpha = beta, alpha
         self.s_a, self.s_b = self.option("s_a"), self.option("s_b")
         self.trend = self._make_trend()
 
+    def exponents(self, beta: float | None) -> tuple[float, float]:
+        """(β, α) from ``--beta`` (None: 1): α = 0, β ≥ 1."""
+        beta = 1.0 if beta is None else beta
+        if not (isinstance(beta, (int, float)) and math.isfinite(beta) and beta >= 1):
+            raise PairError(f"{self.name} is the α = 0 regime, β ≥ 1; got --beta {beta:g} "
+                            "(use cohen-ode or cohen-ode-noise for 0 ≤ β < 1)")
+        return float(beta), 0.0
+
     @property
     def theory_rate(self) -> float:
-        return 0.5
+        """½ at β = 1; min(½, β − 1) for β > 1, where the dropped trend leaves a bias of order L^{1−β}."""
+        return 0.5 if self.beta == 1.0 else min(0.5, self.beta - 1.0)
+
+    @property
+    def next_order(self) -> float:
+        """q of e = C L^-r (1 + c L^-q): 1 at β = 1 (the pair-study default); for β > 1 the error is the noise's
+        L^-1/2 plus the dropped trend's L^{1−β}, so q = |½ − (β − 1)| (1 where they coincide, β = 3/2)."""
+        if self.beta == 1.0:
+            return 1.0
+        gap = abs(0.5 - (self.beta - 1.0))
+        return gap if gap > 0 else 1.0
 
     @property
     def noise_dim(self) -> int:
         return self.width * self.width + self.width
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "lengthscale": self.lengthscale,
+        return {**super().describe(), "lengthscale": self.lengthscale, "beta": self.beta, "alpha": self.alpha,
                 "ito_correction": self.corrected, "sigma_d1": self.activation.d1, "sigma_d2": self.activation.d2}
 
     def noise(self, dW: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
@@ -243,11 +266,13 @@ class CohenSDE(_CohenBase, SDEPair):
         return ito_correction(self.activation.d2, self.quadratic_variation(h))
 
     def preactivation(self, h: torch.Tensor, t: float, dt: float, dW: torch.Tensor) -> torch.Tensor:
-        """A_k h + b_k = dt (Ā_t h + b̄_t) + ΔW^A h + ΔW^b (with dt = 1/L, β = 1)."""
-        return dt * self.trend(t, h) + self.noise(dW, h)
+        """A_k h + b_k = dt^β (Ā_t h + b̄_t) + ΔW^A h + ΔW^b (dt = 1/L)."""
+        return dt**self.beta * self.trend(t, h) + self.noise(dW, h)
 
     def network_step(self, h: torch.Tensor, t: float, dt: float, dW: torch.Tensor) -> torch.Tensor:
-        return h + self.activation(self.preactivation(h, t, dt, dW))
+        """h + L^{-α} σ(A_k h + b_k), α = 0 here."""
+        step = self.activation(self.preactivation(h, t, dt, dW))
+        return h + (step if self.alpha == 0.0 else dt**self.alpha * step)
 
     def limit_sde(self) -> CohenLimit:
         return CohenLimit(self)
@@ -275,6 +300,72 @@ class CohenSDENaive(CohenSDE):
     def theory_rate(self) -> float:
         """0: the error tends to a non-zero constant (the missing drift ½σ''(0)Q integrated over [0, 1])."""
         return 0.0
+
+
+class CohenODELimit(CohenLimit):
+    """dH = σ'(0)(Ā_t H + b̄_t) dt, an ODE handed to torchsde as an SDE of zero diffusion (so that the network and
+    the reference read the same Brownian path: only the network uses it)."""
+
+    def f(self, t, y: torch.Tensor) -> torch.Tensor:
+        return self.pair.activation.d1 * self.pair.trend(t, y)
+
+    def g_prod(self, t, y: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return torch.zeros_like(y)
+
+    def diffusion_matrix(self, t, y: torch.Tensor) -> torch.Tensor:
+        return torch.zeros((*y.shape, self.noise_channels), dtype=y.dtype, device=y.device)
+
+    def stratonovich_correction(self, t, y: torch.Tensor) -> torch.Tensor:
+        return torch.zeros_like(y)
+
+
+class CohenODENoise(CohenSDE):
+    """Cohen et al. Thm 4.4, second part: 0 < α < 1, α + β = 1, under Hypothesis 2 (noise present):
+    h ← h + L^{-α} σ(L^{-β}(Ā h + b̄) + ΔW^A h + ΔW^b) ↔ the ODE dH/dt = σ'(0)(Ā_t H + b̄_t) — the same ODE as
+    without noise (Thm 4.3, cohen-ode): Hypotheses 1 and 2 have one limit (their §4.4).
+
+    Expanding the step as in cohen-ode, the error has three parts: the noise's martingale L^{-α} Σ_k ΔW_k h_k and
+    the Itô term ½σ''(0) L^{-α} Q dt summed (both of order L^{-α}), the Taylor defect of the trend (L^{-β}, or
+    L^{-2β} when σ''(0) = 0) and the Euler error L^{-1}: the strong rate is min(α, ode rate(σ, β)) =
+    min(1 − β, β) for σ''(0) ≠ 0. The default β = 0.7 (α = 0.3) makes the noise the leading term.
+    """
+
+    name = "cohen-ode-noise"
+    description = ("Cohen et al. h + L^-alpha sigma(L^-beta (A h + b) + dW^A h + dW^b), alpha + beta = 1  <->  the "
+                   "noise-free linear ODE dH/dt = sigma'(0)(A_t H + b_t)")
+    theory_source = "docs/theory.md §3b; Cohen et al. 2021, Thm 4.4 (ODE limit under Hypothesis 2)"
+    corrected = False
+    default_beta: ClassVar[float] = 0.7
+    default_study: ClassVar[dict[str, Any]] = {
+        "depths": [8, 16, 32, 64, 128, 256, 512, 1024], "samples": 1000, "reference_steps": 8192, "width": 6,
+    }
+
+    def __init__(self, config: ModelConfig, samples: int, seed: int = 0, dtype: torch.dtype = torch.float64,
+                 device: torch.device | str = "cpu") -> None:
+        super().__init__(config, samples, seed, dtype, device)
+        self._rate = min(self.alpha, ode_rate(self.activation, self.beta))
+
+    def exponents(self, beta: float | None) -> tuple[float, float]:
+        """(β, α) from ``--beta`` (None: 0.7): 0 < β < 1, α = 1 − β."""
+        beta = self.default_beta if beta is None else beta
+        if not (isinstance(beta, (int, float)) and math.isfinite(beta) and 0 < beta < 1):
+            raise PairError(f"{self.name}: β = {beta} is out of range (allowed: 0 < β < 1, α = 1 − β)")
+        return float(beta), 1.0 - float(beta)
+
+    @property
+    def theory_rate(self) -> float:
+        return self._rate
+
+    @property
+    def next_order(self) -> float:
+        """q of e = C L^-r (1 + c L^-q): the gap from r to the next exponent among the noise's α, the Taylor terms
+        (β, 2β if σ''(0) ≠ 0; 2β, 4β otherwise) and the Euler term 1."""
+        taylor = {self.beta, 2 * self.beta} if self.activation.d2 != 0 else {2 * self.beta, 4 * self.beta}
+        above = sorted(x for x in {self.alpha, 1.0, *taylor} if x > self._rate + 1e-12)
+        return above[0] - self._rate if above else 1.0
+
+    def limit_sde(self) -> CohenODELimit:
+        return CohenODELimit(self)
 
 
 # ----------------------------------------------------------------------------------------------- ODE regime
@@ -309,6 +400,9 @@ def ode_rate(activation: Activation, beta: float) -> float:
 class CohenODE(_CohenBase, ODEPair):
     """Cohen et al. 0 < α < 1, α + β = 1, no noise: h ← h + L^{-α} σ(L^{-β}(Ā h + b̄)) ↔ dH/dt = σ'(0)(Ā H + b̄).
 
+    ``--beta 0`` (α = 1) is Cohen et al.'s own parametrisation of the neural ODE (§4.2): h ← h + L^{-1} σ(Ā h + b̄)
+    ↔ dH/dt = σ(Ā H + b̄), of which the network is the Euler scheme (rate 1).
+
     Uses ``width``, ``activation`` (default shifted-softplus; smooth, σ(0) = 0), ``beta`` (default 0.3),
     ``lengthscale`` (smooth trend) and ``input_dim``. With a constant or zero trend (the default) the limit
     is solved exactly by a matrix exponential; with a smooth trend by torchdiffeq.
@@ -340,13 +434,14 @@ class CohenODE(_CohenBase, ODEPair):
     def __init__(self, config: ModelConfig, samples: int, seed: int = 0, dtype: torch.dtype = torch.float64,
                  device: torch.device | str = "cpu") -> None:
         beta = self.default_beta if config.beta is None else config.beta
-        if not (isinstance(beta, (int, float)) and math.isfinite(beta) and 0 < beta < 1):
-            raise PairError(f"cohen-ode: β = {beta} is out of range (allowed: 0 < β < 1, α = 1 − β)")
+        if not (isinstance(beta, (int, float)) and math.isfinite(beta) and 0 <= beta < 1):
+            raise PairError(f"cohen-ode: β = {beta} is out of range (allowed: 0 ≤ β < 1, α = 1 − β)")
         super().__init__(config, samples, seed, dtype, device)
         self.beta = float(beta)
         self.alpha = 1.0 - self.beta
         self.trend = self._make_trend()
-        self._rate = ode_rate(self.activation, self.beta)
+        # β = 0 (α = 1, Cohen et al. §4.2): the network is the Euler scheme of the neural ODE dH = σ(Ā H + b̄) dt
+        self._rate = 1.0 if self.beta == 0 else ode_rate(self.activation, self.beta)
 
     @property
     def theory_rate(self) -> float:
@@ -358,6 +453,8 @@ class CohenODE(_CohenBase, ODEPair):
         term L^-1 and the Taylor terms L^-kβ (k = 1, 2 if σ''(0) ≠ 0; k = 2, 4 if σ''(0) = 0; docs/theory.md §3b).
         With the defaults (β = 0.3, shifted softplus) q = 0.7: the local slopes' deficit shrinks ×0.62 per
         doubling of L, 2^-0.7."""
+        if self.beta == 0:
+            return 1.0                                      # Euler: e = C L^-1 (1 + c L^-1)
         if self.activation.d2 != 0:
             exponents = {self.beta, 2 * self.beta, 1.0}
         elif abs(third_derivative_at_zero(self.activation)) > 1e-12:
@@ -371,7 +468,13 @@ class CohenODE(_CohenBase, ODEPair):
         return {**super().describe(), "beta": self.beta, "alpha": self.alpha, "lengthscale": self.lengthscale,
                 "sigma_d1": self.activation.d1, "sigma_d2": self.activation.d2,
                 "sigma_d3": third_derivative_at_zero(self.activation),
-                "limit_solver": "matrix exponential (exact)" if self.trend.constant else "torchdiffeq"}
+                "limit": "neural ODE dH/dt = σ(Ā H + b̄)" if self.beta == 0 else "linear ODE dH/dt = σ'(0)(Ā H + b̄)",
+                "limit_solver": "matrix exponential (exact)" if self._linear_exact else "torchdiffeq"}
+
+    @property
+    def _linear_exact(self) -> bool:
+        """The limit is linear with constant coefficients (β > 0, constant trend): solved by a matrix exponential."""
+        return self.beta > 0 and self.trend.constant
 
     def weights(self, t: torch.Tensor) -> tuple[torch.Tensor, ...]:
         return self.trend.values(t)
@@ -383,6 +486,9 @@ class CohenODE(_CohenBase, ODEPair):
         return h + dt**self.alpha * self.activation(dt**self.beta * y)
 
     def limit_field(self, t, h):
+        """σ'(0)(Ā_t h + b̄_t) for β > 0 (Thm 4.3); σ(Ā_t h + b̄_t) for β = 0, α = 1 (§4.2: the neural ODE)."""
+        if self.beta == 0:
+            return self.activation(self.trend(t, h))
         return self.activation.d1 * self.trend(t, h)
 
     def solve_limit(self, h0, times, rtol, atol, method="dopri5"):
@@ -392,7 +498,7 @@ class CohenODE(_CohenBase, ODEPair):
         exp(σ'(0) Δ G) is computed once and applied step after step (exact flow, rounding only); other
         grids get one matrix exponential per time. A smooth trend is solved by torchdiffeq.
         """
-        if not self.trend.constant:
+        if not self._linear_exact:
             return super().solve_limit(h0, times, rtol, atol, method)
         n, d = h0.shape
         gen = torch.zeros((n, d + 1, d + 1), dtype=h0.dtype, device=h0.device)

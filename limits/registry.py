@@ -14,7 +14,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Mapping
 
-from .cohen import CohenODE, CohenSDE, CohenSDENaive
+from .cohen import CohenODE, CohenODENoise, CohenSDE, CohenSDENaive
 import torch
 
 from .pairs import ModelConfig, Pair, PairError
@@ -28,7 +28,7 @@ __all__ = ["PAIRS", "pair_names", "get_pair", "make_pair"]
 #: name → pair class, for every pair the package ships
 PAIRS: Mapping[str, type[Pair]] = MappingProxyType({
     cls.name: cls for cls in (Res1SDE, Res1ODE, Res2ODE, Res3ODE, Res2Midpoint, Res2RK4, CohenSDE, CohenSDENaive,
-                              CohenODE, PFPair)
+                              CohenODE, CohenODENoise, PFPair)
 })
 
 

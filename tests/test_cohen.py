@@ -156,10 +156,34 @@ def test_cohen_ode_exact_limit_matches_torchdiffeq():
     assert torch.allclose(pair.solve_limit(h0, uneven, 1e-10, 1e-10), exact[[0, 1, 5, 8]], rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("beta", [0.0, 1.0, 1.5, -0.2, float("nan")])
+@pytest.mark.parametrize("beta", [1.0, 1.5, -0.2, float("nan")])
 def test_cohen_ode_rejects_beta_outside_unit_interval(beta):
-    with pytest.raises(PairError, match=r"β = .* out of range .*0 < β < 1"):
+    with pytest.raises(PairError, match=r"β = .* out of range .*0 ≤ β < 1"):
         CohenODE(ModelConfig(width=2, beta=beta), 2)
+
+
+def test_cohen_parametrisations_at_the_edges_of_theorem_4_4():
+    """β = 0 (α = 1): the network is the Euler step of the neural ODE dH = σ(Ā H + b̄) dt — the same function;
+    cohen-sde with β > 1 drops the trend from its limit; cohen-ode-noise's limit is the noise-free ODE."""
+    from limits.cohen import CohenODENoise
+
+    euler = CohenODE(ModelConfig(width=3, beta=0.0), 4, seed=1)
+    h = torch.randn(4, 3, dtype=torch.float64)
+    weights = tuple(w[0] for w in euler.weights(torch.tensor([0.25], dtype=torch.float64)))   # (Ā, b̄) at t = 0.25
+    step = euler.network_step(h, 0.25, 0.01, weights)
+    torch.testing.assert_close(step, h + 0.01 * euler.limit_field(0.25, h))
+    assert euler.theory_rate == 1.0 and euler.next_order == 1.0
+    deep = _sde(beta=2.0)
+    y = torch.randn(deep.samples, deep.width, dtype=torch.float64)
+    assert deep.theory_rate == 0.5 and deep.next_order == 0.5
+    torch.testing.assert_close(deep.limit_sde().f(0.3, y), deep.correction(y))       # no trend term at β > 1
+    assert _sde(beta=1.25).theory_rate == 0.25
+    noisy = CohenODENoise(ModelConfig(width=3), 5)
+    assert (noisy.beta, noisy.alpha) == (0.7, pytest.approx(0.3)) and noisy.theory_rate == pytest.approx(0.3)
+    z = torch.randn(5, 3, dtype=torch.float64)
+    limit = noisy.limit_sde()
+    torch.testing.assert_close(limit.f(0.3, z), noisy.activation.d1 * noisy.trend(0.3, z))
+    assert limit.g_prod(0.3, z, torch.randn(5, noisy.noise_dim, dtype=torch.float64)).abs().max() == 0
 
 
 @pytest.mark.parametrize("options,match", [
@@ -181,7 +205,7 @@ def test_cohen_rejects_bad_activations_and_knobs():
         CohenODE(ModelConfig(width=2, activation="relu"), 2)
     with pytest.raises(PairError, match="nothing to ablate"):
         _sde(CohenSDENaive, activation="tanh")
-    with pytest.raises(PairError, match="cohen-ode for 0 < β < 1"):
+    with pytest.raises(PairError, match="cohen-ode or cohen-ode-noise for 0 ≤ β < 1"):
         _sde(beta=0.5)
     with pytest.raises(PairError, match="weight-var"):
         _sde(weight_var=2.0)
@@ -193,7 +217,7 @@ def test_cli_bad_beta_is_one_line_exit_2():
     proc = subprocess.run([sys.executable, "-m", "validation.convergence", "--model", "cohen-ode", "--beta", "1.5"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
-    assert proc.stderr.strip().count("\n") == 0 and "0 < β < 1" in proc.stderr
+    assert proc.stderr.strip().count("\n") == 0 and "0 ≤ β < 1" in proc.stderr
 
 
 def test_ablation_cli_small_run(tmp_path):
