@@ -198,3 +198,83 @@ def test_cohen_procedure_on_untrained_iid_weights_finds_hypothesis_2_and_on_smoo
     decided = _procedure(smooth, lambda v, o: power_fit(depths, v, confidence=0.95, resamples=500, seed=o))
     assert decided["decision"] == "Hypothesis 1"
     assert decided["beta"]["value"] == pytest.approx(0.3, abs=0.05)
+
+
+def test_cohen_delta_sign_changes_on_planted_sequences():
+    """Cohen et al. Fig. 4 (right) as a number: the fraction of sign changes of δ_k between consecutive layers is 1 on
+    alternating signs, 0 on one sign, about ½ on independent signs; the summary averages it over replicates."""
+    from validation.training.cohen import delta_sign_summary, sign_change_fraction
+
+    assert sign_change_fraction([0.1, -0.2, 0.3, -0.4, 0.5]) == 1.0
+    assert sign_change_fraction([-0.1, -0.2, -0.3, -0.4]) == 0.0
+    assert sign_change_fraction([0.1, 0.2, -0.3, -0.4]) == pytest.approx(1 / 3)
+    rng = np.random.default_rng(0)
+    assert sign_change_fraction(rng.normal(size=4000)) == pytest.approx(0.5, abs=0.03)
+    alternating = [(-1.0) ** np.arange(64) * 0.01] * 3
+    rows = [{"depth": 64, "delta_sign_changes": [sign_change_fraction(d) for d in alternating],
+             "delta_sign_changes_init": [0.5, 0.4, 0.6], "delta_sign_kept": [1.0, 1.0, 1.0]}]
+    summary = delta_sign_summary(rows, 0.95)
+    assert summary["deepest"]["trained"]["mean"] == 1.0
+    assert summary["deepest"]["initial"]["mean"] == pytest.approx(0.5)
+    assert 0.0 <= summary["deepest"]["initial"]["ci"][0] < 0.5 < summary["deepest"]["initial"]["ci"][1] <= 1.0
+
+
+@pytest.mark.filterwarnings("ignore:The BCa confidence interval cannot be calculated", "ignore:invalid value encountered")
+def test_cohen_bias_check_fails_on_biases_that_scale_differently():
+    """Cohen et al. App. B: the comparison of β_b with β_A PASSes on biases planted with A's β and FAILs on biases
+    planted with another β (0.3 against 0.8); the check of the decision on b against A's decides the verdict."""
+    from validation.training.cohen import _procedure, _statistics, bias_against_A
+    from validation.training.experiment import power_fit
+
+    depths = (8, 16, 32, 64, 128, 256)
+
+    def planted(beta, shape, r):
+        statistics = []
+        for depth in depths:
+            s = torch.arange(depth, dtype=torch.float64) / depth
+            rows = []
+            for rep in range(r):
+                phase = torch.randn(shape, generator=torch.Generator().manual_seed(rep), dtype=torch.float64)
+                rows.append(_statistics(depth ** -beta * (1.0 + 0.5 * torch.sin(2 * torch.pi * s.reshape(-1, *[1] * len(shape)) + phase))))
+            statistics.append(rows)
+        return statistics
+
+    fit = lambda v: power_fit(depths, v, confidence=0.95, resamples=300, seed=50)  # noqa: E731
+    A = planted(0.3, (6, 6), 5)
+    decide = lambda st: _procedure(st, lambda v, o: power_fit(depths, v, confidence=0.95, resamples=300, seed=o))["decision"]  # noqa: E731
+    for beta_b, verdict in ((0.3, "PASS"), (0.8, "FAIL")):
+        b = planted(beta_b, (6,), 5)
+        out = bias_against_A(A, b, decide(A), decide(b), fit, samples=30, confidence=0.95, name="planted")
+        assert out["comparison"]["verdict"] == verdict, out["comparison"]     # reported beside the verdict
+        assert out["beta_difference"]["value"] == pytest.approx(beta_b - 0.3, abs=0.02)
+    assert out["checks"][0]["verdict"] == "PASS"  # smooth A and b: both Hypothesis 1
+    differ = bias_against_A(A, b, "Hypothesis 1", "Hypothesis 2", fit, samples=30, confidence=0.95, name="planted")
+    assert differ["checks"][0]["verdict"] == "FAIL"
+    undecided = bias_against_A(A, b, "Hypothesis 1", "undecided", fit, samples=30, confidence=0.95, name="planted")
+    assert undecided["checks"][0]["verdict"] == "INCONCLUSIVE"
+
+
+def test_cohen_fig1_paths_and_plot_panels():
+    """Cohen et al. Fig. 1: the coordinate rescaled by L^β̂ and its cumulative sum Σ_(j<k) A_j (k = 0, …, L, starting
+    at 0); the figure has the panels of Figs. 1 and 4 (right) beside the scaling panels."""
+    from validation.training.cohen import fig1_paths
+
+    paths = fig1_paths([1.0, -2.0, 3.0, 0.5], 0.5)
+    assert paths["depth"] == 4 and paths["rescaled"] == pytest.approx([2.0, -4.0, 6.0, 1.0])
+    assert paths["cumulative_sum"] == pytest.approx([0.0, 1.0, -1.0, 2.0, 2.5])
+    assert fig1_paths([1.0], None)["rescaled"] is None
+    result = training.run("cohen-scaling", checkpoint_dir=None, **TINY["cohen-scaling"])
+    groups = result.numbers["groups"]
+    relu, tanh = groups["cohen-synthetic/relu"], groups["cohen-synthetic/tanh"]
+    deepest = TINY["cohen-scaling"]["depths"][-1]
+    assert "delta_signs" in relu and "delta_signs" not in tanh
+    assert len(result.records[f"cohen-synthetic-relu-L{deepest}"]["delta"]) == deepest
+    for e in (relu, tanh):
+        assert len(e["fig1"]["cumulative_sum"]) == deepest + 1 and len(e["fig1"]["rescaled"]) == deepest
+        assert e["fig1"]["cumulative_sum"][-1] == pytest.approx(sum(result.records[
+            f"cohen-synthetic-{e['activation']}-L{deepest}"]["coordinate"]))
+        assert "bias_vs_A" in e
+    names = [c["check"] for c in result.numbers["checks"]]
+    assert sum("App. B" in name for name in names) == 2   # the decision on b against A, per set-up (β_b − β_A is reported)
+    figure = result.plot()
+    assert len([ax for ax in figure.axes if ax.has_data()]) >= 8

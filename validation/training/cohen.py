@@ -30,8 +30,22 @@ replicate indices at every depth; :func:`validation.training.experiment.power_fi
 5. the **denoised loss** (their Fig. 6): the training loss of the network with A, b replaced by their
    trend (the moving mean over ⌈√L⌉ layers), against the trained network's, as a ratio per replicate.
 
-**Check**: for every (data set, set-up) the decision is made and is the paper's (tanh: Hypothesis 1;
-ReLU: Hypothesis 2).
+Beside them:
+
+6. **the biases** (their App. B, Figs. 9–10: b scales like A, with the same β and the same hypothesis): the same
+   steps on b, and β_b − β_A fitted per network — the slope of ‖Σ_k A_k‖ / ‖Σ_k b_k‖, paired bootstrap
+   (:func:`bias_against_A`);
+7. **the sign of δ_k** (their Fig. 4, right: for ReLU "the sign oscillates considerably" along k): the fraction
+   of consecutive layers whose trained δ_k differ in sign — 1 alternating, 0 one sign, ½ independent signs —
+   per replicate with a Student-t interval, beside the same fraction at initialisation and the share of layers
+   that keep their initial sign (:func:`delta_sign_summary`); reported, not checked (the paper gives no number);
+8. **their Fig. 1**: the coordinate A_k,(1,1) at the deepest L rescaled by the measured L^β̂, and its cumulative
+   sum Σ_{j<k} A_j (:func:`fig1_paths`; plotted for both set-ups).
+
+**Checks**: for every (data set, set-up) the decision is made and is the paper's (tanh: Hypothesis 1;
+ReLU: Hypothesis 2); App. B's biases: the decision on b equals the decision on A (INCONCLUSIVE when either is
+undecided). The interval of β_b − β_A against ±:data:`BIAS_MARGIN` is judged and reported beside them, like β̂ against
+the paper's β (the exponents move with the set-up: docs/results/training_cohen.md).
 """
 
 from __future__ import annotations
@@ -44,14 +58,15 @@ import torch
 
 from limits.seeding import generator
 
-from ..checks import Check, check_line, combine, interval_check
+from ..checks import INCONCLUSIVE, Check, check_line, combine, interval_check
 from .experiment import Experiment, depth_axis, mean_interval, number, power_fit
 from .networks import CohenNet
 from .sweep import Configuration
 from .trainer import evaluate, train
 from .weights import noise_quadratic_variation, table1, trend, window
 
-__all__ = ["CohenScaling", "DECISION_THRESHOLD", "remark21_control"]
+__all__ = ["CohenScaling", "DECISION_THRESHOLD", "BIAS_MARGIN", "remark21_control", "bias_against_A",
+           "sign_change_fraction", "delta_sign_summary", "fig1_paths"]
 
 #: Hypothesis 1 when the interval of the noise exponent q lies below −this, Hypothesis 2 when above
 DECISION_THRESHOLD = 0.1
@@ -102,6 +117,7 @@ class CohenScaling(Experiment):
                        delta=SETUPS[p["activation"]]["delta"], init=settings.init, init_scale=settings.init_scale,
                        seed=settings.seed, label=label, dtype=settings.torch_dtype, device=device)
         lrs = torch.full((settings.replicates,), settings.learning_rates[0], dtype=settings.torch_dtype, device=device)
+        initial_delta = net.params["delta"].detach().clone()
         history = train(net, dataset, epochs=settings.epochs, batch_size=settings.batch_size, optimizer=settings.optimizer,
                         lrs=lrs, seed=settings.seed, label=label, max_updates=settings.max_updates,
                         stop_loss=settings.stop_loss, on_epoch=progress)
@@ -115,14 +131,21 @@ class CohenScaling(Experiment):
             denoised["delta"] = torch.sign(params["delta"])
         loss_denoised, _ = evaluate(net, dataset.x_train, dataset.y_train, dataset.task,
                                     forward=lambda x: net.forward(x, denoised))
-        return {"dataset": p["dataset"], "activation": p["activation"], "depth": p["depth"], "width": dataset.n_in,
-                "A": [_statistics(A[r]) for r in range(net.replicates)],
-                "b": [_statistics(b[r]) for r in range(net.replicates)],
-                "delta_max": deltas.double().cpu().tolist(),
-                "train_loss": history.final_train_loss, "denoised_loss": loss_denoised.tolist(),
-                "updates": history.updates, "diverged": history.diverged,
-                "coordinate": A[0, :, 0, 0].double().cpu().tolist(),
-                "coordinate_trend": denoised["A"][0, :, 0, 0].double().cpu().tolist()}
+        record = {"dataset": p["dataset"], "activation": p["activation"], "depth": p["depth"], "width": dataset.n_in,
+                  "A": [_statistics(A[r]) for r in range(net.replicates)],
+                  "b": [_statistics(b[r]) for r in range(net.replicates)],
+                  "delta_max": deltas.double().cpu().tolist(),
+                  "train_loss": history.final_train_loss, "denoised_loss": loss_denoised.tolist(),
+                  "updates": history.updates, "diverged": history.diverged,
+                  "coordinate": A[0, :, 0, 0].double().cpu().tolist(),
+                  "coordinate_trend": denoised["A"][0, :, 0, 0].double().cpu().tolist()}
+        if net.delta_type == "multi":  # Cohen et al. Fig. 4 (right): the trained δ_k along k, how often its sign changes
+            trained, initial = params["delta"].double().cpu().numpy(), initial_delta.double().cpu().numpy()
+            record.update(delta=trained[0].tolist(),
+                          delta_sign_changes=[sign_change_fraction(row) for row in trained],
+                          delta_sign_changes_init=[sign_change_fraction(row) for row in initial],
+                          delta_sign_kept=[float(np.mean(np.sign(t) == np.sign(i))) for t, i in zip(trained, initial)])
+        return record
 
     def summarise(self, settings, records):
         depths = settings.depths
@@ -138,9 +161,10 @@ class CohenScaling(Experiment):
                                          "delta": SETUPS[activation]["delta"]}
                 delta = fit(np.array([row["delta_max"] for row in rows]), 0)
                 entry["alpha"] = _negated(delta)
+                statistics = {}
                 for t_index, tensor in enumerate(("A", "b")):
-                    statistics = [[rep for rep in row[tensor]] for row in rows]
-                    entry[tensor] = _procedure(statistics, lambda values, offset: fit(values, offset + 10 * t_index))  # noqa: B023
+                    statistics[tensor] = [[rep for rep in row[tensor]] for row in rows]
+                    entry[tensor] = _procedure(statistics[tensor], lambda values, offset: fit(values, offset + 10 * t_index))  # noqa: B023
                 ratios = []
                 for row in rows:
                     r = [dn / tr for dn, tr in zip(row["denoised_loss"], row["train_loss"])
@@ -160,13 +184,29 @@ class CohenScaling(Experiment):
                                decision == entry["expected"],
                                "detail": f"{decision} (paper: {entry['expected']}); exponent of the β̂-scaled norm of "
                                          f"increments {_ci(entry['A']['scaled_increments'], 0)}"})
+                # Cohen et al. App. B (Figs. 9–10): the biases scale like A — β_b − β_A in one paired bootstrap (a new
+                # seed offset), and the same decision
+                bias = bias_against_A(statistics["A"], statistics["b"], entry["A"]["decision"], entry["b"]["decision"],
+                                      lambda values: fit(values, BIAS_SEED_OFFSET),  # noqa: B023 (called here)
+                                      samples=settings.replicates * len(depths),
+                                      confidence=settings.confidence, name=f"{dataset}, {activation}")
+                entry["bias_vs_A"] = {k: v for k, v in bias.items() if k != "checks"}
+                checks += bias["checks"]
+                # Cohen et al. Fig. 4 (right): the sign of the trained δ_k along k (ReLU, one δ per layer)
+                if all("delta_sign_changes" in row for row in rows):
+                    entry["delta_signs"] = delta_sign_summary(rows, settings.confidence)
+                # Cohen et al. Fig. 1: one coordinate at the deepest L, rescaled by the measured β̂, and its cumulative sum
+                deepest = rows[-1]
+                if deepest.get("coordinate") is not None:
+                    entry["fig1"] = fig1_paths(deepest["coordinate"], entry["A"]["beta"]["value"])
         controls = {}
         for d_index, dataset in enumerate(settings.datasets):
             width = records[f"{dataset}-{settings.activations[0]}-L{depths[0]}"].get("width")
             if width is None:  # a checkpoint written before the control existed
                 continue
             controls[dataset] = remark21_control(depths, width, settings.replicates, settings.seed + 1000 + d_index,
-                                                 confidence=settings.confidence, resamples=settings.resamples)
+                                                 confidence=settings.confidence, resamples=settings.resamples,
+                                                 name=dataset)
             checks += controls[dataset]["checks"]
         return {"decision_threshold": DECISION_THRESHOLD, "groups": groups, "controls": controls, "checks": checks,
                 "verdict": combine(checks)}
@@ -186,12 +226,23 @@ class CohenScaling(Experiment):
                          f"{A['decision']} ({e['expected']})")
         lines.append("")
         lines.append(f"{'data / set-up':28s} {'β_b [CI]':>22s} {'−ν_b [CI]':>24s}  decision on b   "
-                     "denoised / trained training loss at the deepest L [CI]")
+                     f"denoised / trained training loss at the deepest L [CI]   {'β_b − β_A [CI]':>22s}")
         for key, e in n["groups"].items():
             B = e["b"]
             ratio = e["denoised_loss_ratio"][-1]
+            difference = _ci(e["bias_vs_A"]["beta_difference"]) if "bias_vs_A" in e else ""
             lines.append(f"{key:28s} {_ci(B['beta'])} {_ci(B['scaled_increments'], 24)}  {B['decision']:14s}  "
-                         f"{number(ratio['geometric_mean'])} [{number(ratio['ci'][0])}, {number(ratio['ci'][1])}]")
+                         f"{number(ratio['geometric_mean'])} [{number(ratio['ci'][0])}, {number(ratio['ci'][1])}]"
+                         f"{'':25s}{difference}")
+        for key, e in n["groups"].items():  # Cohen et al. Fig. 4 (right)
+            if "delta_signs" not in e:
+                continue
+            deepest = e["delta_signs"]["deepest"]
+            lines.append(f"{key:28s} sign changes of δ_k between consecutive layers at L = {deepest['depth']}: trained "
+                         f"{_ci(_mean(deepest['trained']), 0)}, at initialisation {_ci(_mean(deepest['initial']), 0)} "
+                         f"(independent signs: ½, one sign: 0); layers keeping their initial sign "
+                         f"{_ci(_mean(deepest['sign_kept']), 0)}; trained, by depth: "
+                         + ", ".join(f"{number(d['trained']['mean'], 2)}" for d in e["delta_signs"]["by_depth"]))
         for dataset, c in n.get("controls", {}).items():
             A = c["A"]
             lines.append(f"{'control: i.i.d. (Rem. 2.1), ' + dataset:28s} β̂_A {_ci(A['beta'])}  max norm "
@@ -203,11 +254,15 @@ class CohenScaling(Experiment):
                      f"continuous), Hypothesis 2 when above, otherwise undecided; q, the exponent of the noise path's "
                      f"quadratic variation ½ Σ_k ||A_(k+1) − A_k||², is reported")
         lines += [check_line(c) for c in n["checks"]]
+        comparisons = [e["bias_vs_A"]["comparison"] for e in n["groups"].values() if "comparison" in e.get("bias_vs_A", {})]
+        if comparisons:
+            lines.append("reported, not in the verdict (the exponents move with the set-up, like β̂_A against the paper's β):")
+            lines += [check_line(c) for c in comparisons]
         return lines
 
     def plot(self, result, figure):
         s, n = result.settings, result.numbers
-        axes = figure.subplots(1, 5)
+        axes = figure.subplots(2, 4).ravel()
         styles = {"cohen-synthetic": "--", "digits-25": "-"}
         colours = {"tanh": "tab:blue", "relu": "tab:red"}
         for key, e in n["groups"].items():
@@ -248,11 +303,125 @@ class CohenScaling(Experiment):
         axes[4].set_xlabel("layer k")
         axes[4].set_title(f"A_k,(1,1) and its trend\n({dataset}, L = {deepest})", fontsize=9)
         axes[4].legend(fontsize=5)
-        figure.set_size_inches(16, 4.2)
-        figure.suptitle(f"Cohen et al. Table 1 & Figs. 2–6 (dashed: synthetic, solid: digits-25; blue tanh, red ReLU; "
+        self._plot_fig4_right(result, axes[5], colours)
+        self._plot_fig1(result, axes[6], axes[7], colours)
+        figure.set_size_inches(16, 8.4)
+        figure.suptitle(f"Cohen et al. Table 1 & Figs. 1–6 (dashed: synthetic, solid: digits-25; blue tanh, red ReLU; "
                         f"{s.replicates} replicates, {int(round(100 * s.confidence))}% paired-bootstrap intervals); "
                         f"verdict {n['verdict']}", fontsize=9)
         figure.tight_layout()
+
+    @staticmethod
+    def _plot_fig4_right(result, ax, colours) -> None:
+        """Cohen et al. Fig. 4 (right): the trained δ_k along k (ReLU, first replicate, deepest L, first data set)."""
+        s, n = result.settings, result.numbers
+        deepest, dataset = s.depths[-1], s.datasets[0]
+        record = result.records.get(f"{dataset}-relu-L{deepest}", {})
+        if record.get("delta") is None:
+            ax.set_axis_off()
+            return
+        ax.plot(np.arange(deepest), record["delta"], "-", color=colours["relu"], lw=0.4, alpha=0.6)
+        ax.plot(np.arange(deepest), record["delta"], ".", color=colours["relu"], ms=2)
+        ax.axhline(0.0, color="grey", lw=0.8)
+        signs = n["groups"].get(f"{dataset}/relu", {}).get("delta_signs")
+        text = "" if signs is None else (f"\nsign changes between layers {_ci(_mean(signs['deepest']['trained']), 0)} "
+                                         f"(½: independent)")
+        ax.set_xlabel("layer k")
+        ax.set_title(f"trained δ_k, ReLU ({dataset}, L = {deepest}){text}", fontsize=9)
+
+    @staticmethod
+    def _plot_fig1(result, left, right, colours) -> None:
+        """Cohen et al. Fig. 1: the coordinate A_k,(1,1) rescaled by L^β̂ (left) and its cumulative sum Σ_{j<k} A_j
+        (right) at the deepest L, first replicate and data set; tanh on the left axis, ReLU (|δ_k| A_k) on a twin."""
+        s, n = result.settings, result.numbers
+        dataset = s.datasets[0]
+        for ax, quantity, title in ((left, "rescaled", "L^β̂ A_k,(1,1) (Fig. 1 left/centre)"),
+                                    (right, "cumulative_sum", "Σ_(j<k) A_j,(1,1) (Fig. 1 right)")):
+            drawn = 0
+            for activation in s.activations:
+                paths = n["groups"].get(f"{dataset}/{activation}", {}).get("fig1")
+                if paths is None or paths[quantity] is None:
+                    continue
+                axis = ax if drawn == 0 else ax.twinx()  # the second set-up on its own scale
+                drawn += 1
+                values = paths[quantity]
+                label = activation + (f", β̂ = {number(paths['beta'], 2)}" if quantity == "rescaled" else "")
+                axis.plot(np.arange(len(values)), values, "-", color=colours[activation], lw=0.8, label=label)
+                axis.tick_params(axis="y", colors=colours[activation], labelsize=7)
+                axis.legend(fontsize=6, loc="upper left" if axis is ax else "upper right")
+            ax.set_xlabel("layer k")
+            ax.set_title(f"{title}\n({dataset}, L = {s.depths[-1]}; tanh left axis, ReLU right)", fontsize=9)
+
+
+#: App. B's claim, β_b = β_A, is judged with this margin on β_b − β_A
+BIAS_MARGIN = 0.1
+#: the bootstrap seed offset of the β_b − β_A fit (the group's other fits use offsets 0–16)
+BIAS_SEED_OFFSET = 50
+
+
+def sign_change_fraction(values: Sequence[float]) -> float:
+    """The fraction of consecutive pairs (k, k + 1) whose signs differ, among the L − 1 pairs: 1 for alternating
+    signs, 0 for one sign throughout, about ½ for independent symmetric signs (a zero counts as a sign of its own)."""
+    signs = np.sign(np.asarray(values, dtype=float))
+    if len(signs) < 2:
+        return float("nan")
+    return float(np.mean(signs[1:] != signs[:-1]))
+
+
+def delta_sign_summary(rows: Sequence[dict[str, Any]], confidence: float) -> dict[str, Any]:
+    """Cohen et al. Fig. 4 (right) as numbers: per depth (``rows``, one record each), the mean over replicates of
+    the fraction of sign changes of the trained δ_k between consecutive layers, with a Student-t interval over
+    replicates — trained, at initialisation (i.i.d. N(0, 1/L²): ½ in expectation), and the fraction of layers whose
+    trained sign is the initial one (intervals clipped to [0, 1]). ``deepest`` repeats the last depth's numbers."""
+    def summary(values: Sequence[float]) -> dict[str, Any]:
+        mean, low, high = mean_interval(values, confidence)
+        finite = lambda v: min(1.0, max(0.0, v)) if math.isfinite(v) else None  # noqa: E731
+        return {"values": list(values), "mean": finite(mean), "ci": [finite(low), finite(high)]}
+
+    by_depth = [{"depth": row["depth"], "trained": summary(row["delta_sign_changes"]),
+                 "initial": summary(row["delta_sign_changes_init"]), "sign_kept": summary(row["delta_sign_kept"])}
+                for row in rows]
+    return {"by_depth": by_depth, "deepest": by_depth[-1], "independent": 0.5, "one_sign": 0.0}
+
+
+def fig1_paths(coordinate: Sequence[float], beta: float | None) -> dict[str, Any]:
+    """Cohen et al. Fig. 1 from one coordinate A_k,(1,1) at depth L = len(coordinate): the rescaled weights L^β̂ A_k
+    (β̂ the measured one; left, tanh) and the cumulative sum Σ_{j<k} A_j for k = 0, …, L (right, ReLU)."""
+    a = np.asarray(coordinate, dtype=float)
+    depth = len(a)
+    return {"depth": depth, "beta": beta,
+            "rescaled": None if beta is None else (depth ** beta * a).tolist(),
+            "cumulative_sum": np.concatenate([[0.0], np.cumsum(a)]).tolist()}
+
+
+def bias_against_A(statistics_A: list[list[dict[str, float]]], statistics_b: list[list[dict[str, float]]],
+                   decision_A: str, decision_b: str, fit, *, samples: int, confidence: float,
+                   name: str) -> dict[str, Any]:
+    """Cohen et al. App. B: the biases scale like A. ``statistics_*[depth][replicate]`` are the Table 1 quantities
+    of A and b of the same networks, ``fit(values)`` the paired power fit over the depths. β_b − β_A is the slope of
+    ‖Σ_k A_k‖ / ‖Σ_k b_k‖ (β = 1 − the slope of the cumulative-sum norm), per replicate, so the bootstrap pairs A
+    and b of one network. Its interval is judged against ±:data:`BIAS_MARGIN` (:func:`interval_check`) and
+    *reported* (``comparison``), like β̂_A against the paper's β: the exponents depend on the set-up (optimiser,
+    depths, data), which differs from the paper's. Checked: the decision on b equals the decision on A
+    (INCONCLUSIVE when either is undecided) — App. B's qualitative claim."""
+    column = lambda statistics: np.array([[rep["cumsum_norm"] for rep in row] for row in statistics])  # noqa: E731
+    ratio = fit(column(statistics_A) / column(statistics_b))
+    difference = {"value": ratio["slope"], "ci": ratio["ci"], "fit": ratio}
+    title = f"{name}: β_b within β_A ± {BIAS_MARGIN:g} (App. B)"
+    if ratio["slope"] is None or None in ratio["ci"]:
+        comparison = Check.of(title, False, "the fit of β_b − β_A is undefined")
+    else:
+        comparison = interval_check(title, ratio["slope"], tuple(ratio["ci"]), (-BIAS_MARGIN, BIAS_MARGIN),
+                                    samples, what=f"β_b − β_A = {ratio['slope']:.3f}, the {int(round(100 * confidence))}% "
+                                    f"paired interval", confidence=confidence)
+    same = f"{name}: decision on b equals the decision on A (App. B)"
+    detail = f"b: {decision_b}, A: {decision_A}"
+    if "undecided" in (decision_A, decision_b):
+        check = Check(same, INCONCLUSIVE, detail + "; an undecided decision settles nothing")
+    else:
+        check = Check.of(same, decision_A == decision_b, detail)
+    return {"beta_difference": difference, "margin": BIAS_MARGIN, "comparison": comparison.to_dict(),
+            "checks": [check.to_dict()]}
 
 
 #: the control's margins: Remark 2.1's weights have max_k ‖A_k‖ ∝ L^-1/2 (up to a max over L layers of
@@ -261,7 +430,7 @@ CONTROL_MARGIN = 0.05
 
 
 def remark21_control(depths: Sequence[int], width: int, replicates: int, seed: int, *, confidence: float,
-                     resamples: int) -> dict[str, Any]:
+                     resamples: int, name: str = "") -> dict[str, Any]:
     """Cohen et al. Remark 2.1 as a negative control of the §2.3 procedure: untrained i.i.d. weights
     A_k,mn ~ N(0, L⁻¹d⁻²), b_k,n ~ N(0, L⁻¹d⁻¹) — the increments of a matrix Brownian motion, d⁻¹(W^A_{(k+1)/L} −
     W^A_{k/L}): Hypothesis 2 with no trend (Ā = 0) — put through the same :func:`_procedure` as trained weights.
@@ -288,15 +457,16 @@ def remark21_control(depths: Sequence[int], width: int, replicates: int, seed: i
                                               for i, t in enumerate(("A", "b"))}}
     A, samples = out["A"], replicates * len(depths)
     level = f"the {int(round(100 * confidence))}% interval"
-    checks = [Check.of("Remark 2.1 control (i.i.d. weights): decision on A is Hypothesis 2", A["decision"] == "Hypothesis 2",
+    label = f"Remark 2.1 control{', ' + name if name else ''} (i.i.d. weights, d = {width})"
+    checks = [Check.of(f"{label}: decision on A is Hypothesis 2", A["decision"] == "Hypothesis 2",
                        f"{A['decision']}; −ν {_ci(A['scaled_increments'], 0)}")]
     for quantity, theory, words in (("max_norm", -0.5, "max_k ‖A_k‖ ~ L^-1/2"),
                                     ("root_sum_squares", 0.0, "root sum of squares ~ L^0")):
         f = A[quantity]
         if f["slope"] is None or None in f["ci"]:
-            checks.append(Check.of(f"Remark 2.1 control: {words}", False, "the fit is undefined"))
+            checks.append(Check.of(f"{label}: {words}", False, "the fit is undefined"))
             continue
-        checks.append(interval_check(f"Remark 2.1 control: {words}", f["slope"], tuple(f["ci"]),
+        checks.append(interval_check(f"{label}: {words}", f["slope"], tuple(f["ci"]),
                                      (theory - CONTROL_MARGIN, theory + CONTROL_MARGIN), samples, what=level,
                                      confidence=confidence))
     out["checks"] = [c.to_dict() for c in checks]
@@ -340,6 +510,10 @@ def _plus_one(fit: dict[str, Any]) -> dict[str, Any]:
     low, high = fit["ci"]
     return {"value": None if fit["slope"] is None else 1 + fit["slope"],
             "ci": [None if low is None else 1 + low, None if high is None else 1 + high], "fit": fit}
+
+
+def _mean(summary: dict[str, Any]) -> dict[str, Any]:
+    return {"value": summary["mean"], "ci": summary["ci"]}
 
 
 def _plain(fit: dict[str, Any]) -> dict[str, Any]:
