@@ -1,6 +1,6 @@
 """Peluchetti & Favaro (AISTATS 2020, §3): ResNets x + φ(ΔW ψ(x) + Δb) and their diffusion limit (docs/theory.md §4).
 
-Network, depth L, Δt = 1/L (T = 1), D = width:
+Network, depth L, Δt = T/L (T = 1 unless the setting ``T``), D = width:
 
     x_{k+1} = x_k + φ(ΔW_k ψ(x_k) + Δb_k),
     dW = μ^W dt + σ^{W_O} dB^W σ^{W_I}   (D×D, matrix normal: Σ^{W_O} = σ^{W_O}σ^{W_O}ᵀ, Σ^{W_I} = σ^{W_I}ᵀσ^{W_I}),
@@ -219,21 +219,26 @@ class PFBlock:
 
 
 class PFLimit(ItoLimit):
-    """The Peluchetti–Favaro SDE for torchsde (Itô, general noise, ``g_prod`` only)."""
+    """The Peluchetti–Favaro SDE for torchsde (Itô, general noise, ``g_prod`` only), on [0, T] read on s = t/T ∈
+    [0, 1]: drift × T, diffusion × √T (the time change of §3.4; ``horizon`` T, 1 by default)."""
 
-    def __init__(self, block: PFBlock) -> None:
+    def __init__(self, block: PFBlock, horizon: float = 1.0) -> None:
         super().__init__()
         self.block = block
+        self.horizon = float(horizon)
         self.noise_channels = block.width * block.width + block.width
 
     def f(self, t, y):
-        return self.block.drift(y)
+        drift = self.block.drift(y)
+        return drift if self.horizon == 1.0 else self.horizon * drift
 
     def g_prod(self, t, y, v):
-        return self.block.diffusion_prod(y, v)
+        prod = self.block.diffusion_prod(y, v)
+        return prod if self.horizon == 1.0 else math.sqrt(self.horizon) * prod
 
     def stratonovich_correction(self, t, y):
-        return self.block.stratonovich_correction(y)
+        correction = self.block.stratonovich_correction(y)
+        return correction if self.horizon == 1.0 else self.horizon * correction
 
 
 class PFPair(SDEPair):
@@ -264,6 +269,8 @@ class PFPair(SDEPair):
         "cov_b": OptionSpec("iid", "R_b (bias covariance): iid, ar1:RHO, equi:RHO, diag:LO:HI", parse_covariance),
         "x0": OptionSpec("normal", "input: 'normal' (x_0 ~ N(0, I_D), or an input layer with --input-dim) or a "
                                    "number z copied to every coordinate (the paper's SC models)", _initial),
+        "T": OptionSpec(1.0, "the integration time T > 0: Δt = T/L, the path on [0, T] (§3.4: equivalent to T = 1 with "
+                             "σ_w, σ_b × √T and μ_w, μ_b × T)", number_option("T", minimum=0.0)),
     }
     #: recommended study size (validation.convergence honours it); early depths are pre-asymptotic, which the
     #: corrected rate fit models (docs/theory.md §6).
@@ -280,6 +287,9 @@ class PFPair(SDEPair):
         self.psi = get_activation(self.option("psi"))
         scales = {key: self.option(key) for key in ("sigma_w", "sigma_b", "mu_w", "mu_b", "cov_out", "cov_in", "cov_b")}
         self.block = PFBlock(self.activation, self.psi, self.width, **scales, dtype=dtype, device=self.device)
+        self.horizon = float(self.option("T"))
+        if not self.horizon > 0:
+            raise PairError(f"pf: T={self.horizon:g} is out of range (allowed: T > 0)")
 
     def _activation_spec(self) -> str:
         """φ: ``--activation`` or the setting ``phi`` (they must agree when both are given), else swish."""
@@ -298,7 +308,8 @@ class PFPair(SDEPair):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "phi": self.activation.name, "psi": self.psi.name,
-                "phi_d1": self.activation.d1, "phi_d2": self.activation.d2, "fully_iid": self.block.iid}
+                "phi_d1": self.activation.d1, "phi_d2": self.activation.d2, "fully_iid": self.block.iid,
+                "T": self.horizon}
 
     def initial_state(self) -> torch.Tensor:
         if isinstance(self.x0, (int, float)):
@@ -306,10 +317,14 @@ class PFPair(SDEPair):
         return super().initial_state()
 
     def network_step(self, h: torch.Tensor, t: float, dt: float, dW: torch.Tensor) -> torch.Tensor:
-        return self.block.network_step(h, dt, dW)
+        """The block on [0, T]: Δt = T/L and the path's increment over it, √T ΔB̃ in law of B̃ on [0, 1] (the engine's
+        path, read on s = t/T; at T = 1 nothing is rescaled)."""
+        if self.horizon == 1.0:
+            return self.block.network_step(h, dt, dW)
+        return self.block.network_step(h, self.horizon * dt, math.sqrt(self.horizon) * dW)
 
     def limit_sde(self) -> PFLimit:
-        return PFLimit(self.block)
+        return PFLimit(self.block, self.horizon)
 
 
 # ----------------------------------------------------------------------------------------------- Gram reduction

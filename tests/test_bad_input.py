@@ -94,6 +94,7 @@ CONVERGENCE = [
     (["--model", "pf", "--set", "cov_out=ar1:2"], "not positive definite"),
     (["--model", "pf", "--set", "mu_b=inf"], "mu_b=inf is out of range"),
     (["--model", "cohen-sde", "--set", "trend=wiggly"], "trend='wiggly' unknown"),
+    (["--model", "pf", "--set", "T=0"], "pf: T=0 is out of range (allowed: T > 0)"),
     (["--threads", "0"], "--threads: 0 is out of range"),
     (["--threads", "100000"], "is out of range"),
     (["--memory-mb", "1"], "more than --memory-mb 1"),

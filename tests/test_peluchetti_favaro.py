@@ -157,3 +157,28 @@ def test_covariance_families():
         covariance_matrix("equi:-0.3", 6)
     with pytest.raises(PairError):
         _pair(activation="tanh", phi="swish")
+
+
+def test_integration_time_is_a_time_change_of_the_scales():
+    """P&F §3.4, role of integration time: the network and the limit on [0, T] equal, on the same path, the T = 1
+    ones with σ_w, σ_b × √T and μ_w, μ_b × T — to rounding; so T = 1 loses nothing."""
+    from limits.brownian import BrownianGrid
+    from limits.pairs import run_network
+
+    T, samples, width, depth = 2.5, 6, 4, 32
+    base = {"sigma_w": 0.8, "sigma_b": 0.6, "mu_w": 0.3, "mu_b": -0.2, "psi": "tanh"}
+    timed = _pair(samples, width, "tanh", **base, T=str(T))
+    scaled = _pair(samples, width, "tanh", sigma_w=str(0.8 * math.sqrt(T)), sigma_b=str(0.6 * math.sqrt(T)),
+                   mu_w=str(0.3 * T), mu_b=str(-0.2 * T), psi="tanh")
+    path = BrownianGrid(samples=samples, size=timed.noise_dim, steps=depth, seed=4)
+    h0 = timed.initial_state()
+    torch.testing.assert_close(run_network(timed, depth, path, h0), run_network(scaled, depth, path, h0),
+                               rtol=1e-12, atol=1e-12)
+    y, v = torch.randn(samples, width, dtype=torch.float64), torch.randn(samples, timed.noise_dim, dtype=torch.float64)
+    for name in ("f", "stratonovich_correction"):
+        torch.testing.assert_close(getattr(timed.limit_sde(), name)(0.0, y), getattr(scaled.limit_sde(), name)(0.0, y))
+    torch.testing.assert_close(timed.limit_sde().g_prod(0.0, y, v), scaled.limit_sde().g_prod(0.0, y, v))
+    plain = _pair(samples, width, "tanh", **base)
+    assert not torch.allclose(run_network(plain, depth, path, h0), run_network(timed, depth, path, h0))
+    with pytest.raises(PairError, match="T=0 is out of range"):
+        _pair(T="0")
