@@ -66,6 +66,23 @@ def _trend_kind(text: str) -> str:
     return value
 
 
+def _profile(text: str) -> tuple[float, float] | None:
+    """``constant`` (None) or ``linear:A:B``: λ(t) = A + (B − A) t, both ends > 0."""
+    value = text.strip().lower()
+    if value == "constant":
+        return None
+    parts = value.split(":")
+    try:
+        if parts[0] != "linear" or len(parts) != 3:
+            raise ValueError
+        a, b = float(parts[1]), float(parts[2])
+    except ValueError:
+        raise ValueError(f"s_profile={text!r} unknown (allowed: constant, linear:A:B with A, B > 0)") from None
+    if not (math.isfinite(a) and math.isfinite(b) and a > 0 and b > 0):
+        raise ValueError(f"s_profile={text!r} is out of range (allowed: linear:A:B with finite A, B > 0)")
+    return (a, b)
+
+
 # ----------------------------------------------------------------------------------------------- the trend
 class Trend:
     """The smooth trend (Ā_t, b̄_t): t ↦ Ā_t h + b̄_t, the same function for the network and the limit.
@@ -146,23 +163,24 @@ class CohenLimit(ItoLimit):
         else:  # β > 1: the trend L^{-β}Ā sums to L^{1−β} → 0 and drops out of the limit (Thm 4.4, 1_{β=1})
             drift = torch.zeros_like(y)
         if self.pair.corrected:
-            drift = drift + self.pair.correction(y)
+            drift = drift + self.pair.correction(y, t)
         return drift
 
     def g_prod(self, t, y: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        return self.pair.activation.d1 * self.pair.noise(v, y)
+        return self.pair.activation.d1 * self.pair.scaled(self.pair.noise(v, y), t)
 
     def diffusion_matrix(self, t, y: torch.Tensor) -> torch.Tensor:
-        """σ'(0) [(s_A/√d) δ_{ii'} y_j | s_b I], shape (N, d, d² + d)."""
+        """σ'(0) λ(t) [(s_A/√d) δ_{ii'} y_j | s_b I], shape (N, d, d² + d)."""
         pair = self.pair
         eye = torch.eye(pair.width, dtype=y.dtype, device=y.device).expand(y.shape[0], -1, -1)
         weight = matrix_noise_diffusion(y, pair.s_a / math.sqrt(pair.width))
-        return pair.activation.d1 * torch.cat([weight, pair.s_b * eye], dim=-1)
+        return pair.activation.d1 * pair.scaled(torch.cat([weight, pair.s_b * eye], dim=-1), t)
 
     def stratonovich_correction(self, t, y: torch.Tensor) -> torch.Tensor:
-        """½ σ'(0)² (s_A²/d) y (the bias channels are additive and add nothing; limits.ito)."""
+        """½ σ'(0)² λ(t)² (s_A²/d) y (the bias channels are additive and add nothing; limits.ito)."""
         pair = self.pair
-        return matrix_noise_correction(torch.ones_like(y), y, pair.activation.d1**2 * pair.s_a**2 / pair.width)
+        return pair.scaled(matrix_noise_correction(torch.ones_like(y), y, pair.activation.d1**2 * pair.s_a**2 / pair.width),
+                           t, power=2)
 
 
 _TREND_OPTIONS: dict[str, OptionSpec] = {
@@ -202,6 +220,9 @@ class CohenSDE(_CohenBase, SDEPair):
     option_specs = {
         "s_a": OptionSpec(0.7, "W^A = (s_a/√d) B^A: the weight fluctuation scale (≥ 0)", number_option("s_a", minimum=0.0)),
         "s_b": OptionSpec(0.7, "W^b = s_b B^b: the bias fluctuation scale (≥ 0)", number_option("s_b", minimum=0.0)),
+        "s_profile": OptionSpec("constant", "time profile λ(t) of both fluctuation scales: constant, or linear:A:B "
+                                            "(λ(t) = A + (B − A)t): W^A = ∫ λ (s_a/√d) dB^A, an Itô process with "
+                                            "Σ^A_t = λ(t)² s_a²/d (Cohen et al. eqs. 11–12); likewise W^b", _profile),
         **_TREND_OPTIONS,
         "a_bar": OptionSpec(0.5, _TREND_OPTIONS["a_bar"].help, number_option("a_bar", minimum=0.0)),
         "b_bar": OptionSpec(0.5, _TREND_OPTIONS["b_bar"].help, number_option("b_bar", minimum=0.0)),
@@ -220,6 +241,7 @@ class CohenSDE(_CohenBase, SDEPair):
         super().__init__(config, samples, seed, dtype, device)
         self.beta, self.alpha = beta, alpha
         self.s_a, self.s_b = self.option("s_a"), self.option("s_b")
+        self.profile = self.option("s_profile")
         self.trend = self._make_trend()
 
     def exponents(self, beta: float | None) -> tuple[float, float]:
@@ -257,17 +279,26 @@ class CohenSDE(_CohenBase, SDEPair):
         increment (channels 0…d²−1: ΔB^A row-major; d²…: ΔB^b)."""
         return affine_noise(dW, h, self.s_a / math.sqrt(self.width), self.s_b)
 
-    def quadratic_variation(self, h: torch.Tensor) -> torch.Tensor:
-        """Q_i(t, h) = (s_A²/d) ‖h‖² + s_b², the same for every coordinate i; shape (N, d)."""
-        return iid_quadratic_variation(h, self.s_a * self.s_a / self.width, self.s_b * self.s_b)
+    def scaled(self, x: torch.Tensor, t: Any, power: int = 1) -> torch.Tensor:
+        """x λ(t)^power, λ the ``s_profile`` (x itself, untouched, for the constant profile)."""
+        if self.profile is None:
+            return x
+        a, b = self.profile
+        return x * (a + (b - a) * t) ** power
 
-    def correction(self, h: torch.Tensor) -> torch.Tensor:
+    def quadratic_variation(self, h: torch.Tensor, t: Any = 0.0) -> torch.Tensor:
+        """Q_i(t, h) = λ(t)² ((s_A²/d) ‖h‖² + s_b²), the same for every coordinate i; shape (N, d) (eq. 12 with
+        Σ^A_t = λ(t)² s_A²/d I, Σ^b_t = λ(t)² s_b² I)."""
+        return self.scaled(iid_quadratic_variation(h, self.s_a * self.s_a / self.width, self.s_b * self.s_b), t, power=2)
+
+    def correction(self, h: torch.Tensor, t: Any = 0.0) -> torch.Tensor:
         """The Itô drift ½ σ''(0) Q(t, h) of Cohen et al. Thm 4.4, shape (N, d)."""
-        return ito_correction(self.activation.d2, self.quadratic_variation(h))
+        return ito_correction(self.activation.d2, self.quadratic_variation(h, t))
 
     def preactivation(self, h: torch.Tensor, t: float, dt: float, dW: torch.Tensor) -> torch.Tensor:
-        """A_k h + b_k = dt^β (Ā_t h + b̄_t) + ΔW^A h + ΔW^b (dt = 1/L)."""
-        return dt**self.beta * self.trend(t, h) + self.noise(dW, h)
+        """A_k h + b_k = dt^β (Ā_t h + b̄_t) + λ(t_k)(ΔW^A h + ΔW^b) (dt = 1/L; λ ≡ 1 unless ``s_profile``: the
+        Itô integral ∫ λ dB over the layer read at its left end, an error of order dt^{3/2} per layer)."""
+        return dt**self.beta * self.trend(t, h) + self.scaled(self.noise(dW, h), t)
 
     def network_step(self, h: torch.Tensor, t: float, dt: float, dW: torch.Tensor) -> torch.Tensor:
         """h + L^{-α} σ(A_k h + b_k), α = 0 here."""

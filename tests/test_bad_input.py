@@ -95,6 +95,7 @@ CONVERGENCE = [
     (["--model", "pf", "--set", "mu_b=inf"], "mu_b=inf is out of range"),
     (["--model", "cohen-sde", "--set", "trend=wiggly"], "trend='wiggly' unknown"),
     (["--model", "pf", "--set", "T=0"], "pf: T=0 is out of range (allowed: T > 0)"),
+    (["--model", "cohen-sde", "--set", "s_profile=cubic"], "s_profile=.cubic. unknown (allowed: constant, linear:A:B"),
     (["--threads", "0"], "--threads: 0 is out of range"),
     (["--threads", "100000"], "is out of range"),
     (["--memory-mb", "1"], "more than --memory-mb 1"),
@@ -342,3 +343,21 @@ def test_a_long_run_is_announced_before_it_starts(capsys):
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith("warning: this run is estimated to take about 45 minutes")
     assert err[1] == "interrupted: no output was written"
+
+
+#: the training command's --standard-inits (pf-sgd only): bad names, repeats, and the experiments it does not apply to
+TRAINING_STANDARD_INITS = [
+    (["--experiment", "pf-sgd", "--standard-inits", "xavier"], "--standard-inits: 'xavier' unknown (allowed: glorot, "
+                                                              "glorot-uniform, he)"),
+    (["--experiment", "pf-sgd", "--standard-inits", "he,he"], "give each initialisation once"),
+    (["--experiment", "marion-fig8", "--standard-inits", "glorot"], "--standard-inits: does not apply to the "
+                                                                   "marion-fig8 experiment"),
+    (["--experiment", "cohen-scaling", "--standard-inits", "none"], "does not apply to the cohen-scaling experiment"),
+]
+
+
+@_table(TRAINING_STANDARD_INITS)
+def test_training_standard_inits(argv, needle, places, capsys):
+    from validation import training
+
+    _check(training, argv, needle, places, capsys)

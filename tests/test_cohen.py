@@ -254,3 +254,32 @@ def test_ablation_cli_bad_input_exit_2(argv, message, capsys):
     assert ablation.main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_time_varying_fluctuation_scale_is_an_ito_process_the_limit_must_follow():
+    """Cohen et al. eqs. (11)–(12): W^A = ∫ λ(t)(s_A/√d) dB with λ(t) = A + (B − A)t — Σ^A_t = λ(t)² s_A²/d (here 0.5 → 1.5). The limit's
+    diffusion carries λ(t) and its Itô drift λ(t)²; the network converges to it at rate ½, and NOT to the limit that
+    forgets the profile (a planted wrong limit)."""
+    from validation.engine import study_errors
+    from validation.stats import fit_rate
+
+    pair = _sde(samples=300, width=3, options={"s_profile": "linear:0.5:1.5"})
+    flat = _sde(samples=300, width=3)
+    y = torch.randn(300, 3, dtype=torch.float64)
+    v = torch.randn(300, pair.noise_dim, dtype=torch.float64)
+    lam = 0.5 + 1.0 * 0.4
+    torch.testing.assert_close(pair.limit_sde().g_prod(0.4, y, v), lam * flat.limit_sde().g_prod(0.4, y, v))
+    torch.testing.assert_close(pair.correction(y, 0.4), lam**2 * flat.correction(y, 0.4))
+    depths = [8, 16, 32, 64, 128]
+    good = fit_rate(depths, study_errors(pair, depths, reference_steps=1024, seed=0).final_sq, resamples=300)
+    assert abs(good.rate - 0.5) < 0.1, good
+
+    class Forgetful(CohenSDE):                    # the network with the profile against the limit without it
+        def limit_sde(self):
+            return flat.limit_sde()
+
+    wrong = Forgetful(ModelConfig(width=3, options={"s_profile": "linear:0.5:1.5"}), 300, seed=1)
+    bad = fit_rate(depths, study_errors(wrong, depths, reference_steps=1024, seed=0).final_sq, resamples=300)
+    assert bad.rate < 0.2, bad
+    with pytest.raises(PairError, match="s_profile='linear:0:1' is out of range"):
+        _sde(options={"s_profile": "linear:0:1"})
