@@ -95,7 +95,7 @@ CONVERGENCE = [
     (["--model", "pf", "--set", "mu_b=inf"], "mu_b=inf is out of range"),
     (["--model", "cohen-sde", "--set", "trend=wiggly"], "trend='wiggly' unknown"),
     (["--model", "pf", "--set", "T=0"], "pf: T=0 is out of range (allowed: T > 0)"),
-    (["--model", "cohen-sde", "--set", "s_profile=cubic"], "s_profile=.cubic. unknown (allowed: constant, linear:A:B"),
+    (["--model", "cohen-sde", "--set", "s_profile=cubic"], "s_profile='cubic' unknown (allowed: constant, linear:A:B"),
     (["--threads", "0"], "--threads: 0 is out of range"),
     (["--threads", "100000"], "is out of range"),
     (["--memory-mb", "1"], "more than --memory-mb 1"),
