@@ -64,6 +64,8 @@ def test_plot_draws_every_panel(name, tiny_results, tmp_path):
     ("chizat-backward", dict(exponent_tolerance=1e-4)),
     ("pf-2d", dict(resnet_max_pc=0.01)),
     ("pf-qualitative", dict(alpha=0.999)),
+    ("pf-relu", dict(exponent_tolerance=0.01)),
+    ("pf-sizes", dict(scale_tolerance=0.001)),
 ])
 def test_a_wrong_rule_fails(name, wrong):
     result = figures.run(name, **{**TINY[name], **wrong})

@@ -278,3 +278,72 @@ def test_cohen_fig1_paths_and_plot_panels():
     assert sum("App. B" in name for name in names) == 2   # the decision on b against A, per set-up (β_b − β_A is reported)
     figure = result.plot()
     assert len([ax for ax in figure.axes if ax.has_data()]) >= 8
+
+
+def test_pf_standard_inits_have_the_glorot_and_he_variances():
+    """The commonly used initialisations of pf-sgd's standard arm (§4.3's 'similar results'): the drawn weights' empirical
+    variance is within 4 standard errors of 2/(fan_in + fan_out) (Glorot, normal and uniform) and 2/fan_in (He); the
+    uniform form stays within ±√(6/(fan_in + fan_out)); PFNet's ΔW_t (a D × D layer) rescales the paper's draws, and its
+    biases start at 0."""
+    from validation.training.networks import PFNet, pf_init_weights
+
+    eps = torch.randn(200_000, generator=torch.Generator().manual_seed(7), dtype=torch.float64)
+    fan_in, fan_out = 30, 70
+    for init, variance, kurtosis in (("glorot", 2 / (fan_in + fan_out), 3.0), ("glorot-uniform", 2 / (fan_in + fan_out), 1.8),
+                                     ("he", 2 / fan_in, 3.0)):
+        w = pf_init_weights(init, eps, fan_in, fan_out)
+        standard_error = variance * ((kurtosis - 1) / len(w)) ** 0.5  # of the sample variance
+        assert abs(float(w.var()) - variance) < 4 * standard_error, (init, float(w.var()), variance)
+        assert abs(float(w.mean())) < 4 * (variance / len(w)) ** 0.5
+    assert float(pf_init_weights("glorot-uniform", eps, fan_in, fan_out).abs().max()) <= (6 / (fan_in + fan_out)) ** 0.5
+    with pytest.raises(ValueError, match="unknown"):
+        pf_init_weights("xavier", eps, 1, 1)
+
+    width, depth = 40, 6
+    common = dict(replicates=3, depth=depth, width=width, n_in=64, n_out=10, reparametrised=False, sigma_w=1.0,
+                  sigma_b=1.0, seed=0, label=("t",), dtype=torch.float64, device=torch.device("cpu"))
+    paper = PFNet(**common)
+    n = 3 * depth * width * width
+    for init, variance in (("glorot", 2 / (2 * width)), ("glorot-uniform", 2 / (2 * width)), ("he", 2 / width)):
+        net = PFNet(**common, init=init)
+        dW, db = (t.detach() for t in net.increments())
+        kurtosis = 1.8 if init == "glorot-uniform" else 3.0
+        assert abs(float(dW.var()) - variance) < 4 * variance * ((kurtosis - 1) / n) ** 0.5, (init, float(dW.var()))
+        assert torch.count_nonzero(db) == 0
+        assert torch.equal(net.fixed["W_I"], paper.fixed["W_I"]) and torch.equal(net.fixed["W_O"], paper.fixed["W_O"])
+        if init != "glorot-uniform":  # the same draws ε, rescaled from the paper's N(0, Δt/D) to the init's
+            ratio = (variance / (1 / (depth * width))) ** 0.5
+            assert torch.allclose(dW, paper.params["dW"].detach() * ratio, rtol=1e-12, atol=0)
+    with pytest.raises(ValueError, match="standard gradients only"):
+        PFNet(**{**common, "reparametrised": True}, init="he")
+
+
+def test_pf_sgd_with_standard_inits_adds_arms_and_leaves_the_paper_arms_unchanged():
+    """--standard-inits glorot,he adds a standard arm per initialisation, with its own common learning rate and a check of
+    the same form against the reparametrised arm; every number of the paper's two arms is what a run without it gives."""
+    tiny = TINY["pf-sgd"]
+    plain = training.run("pf-sgd", checkpoint_dir=None, **tiny)
+    extended = training.run("pf-sgd", checkpoint_dir=None, standard_inits=("glorot", "he"), **tiny)
+    validate(extended.to_dict())
+    assert plain.settings.standard_inits == () and "init_log_ratios" not in plain.numbers
+    for key, record in plain.records.items():
+        assert json.dumps(extended.records[key], sort_keys=True) == json.dumps(record, sort_keys=True)
+    for key in ("reparametrised", "standard"):
+        assert extended.numbers["parametrisations"][key] == plain.numbers["parametrisations"][key]
+    assert extended.numbers["worst_loss_log_ratio"] == plain.numbers["worst_loss_log_ratio"]
+    assert extended.numbers["checks"][0] == plain.numbers["checks"][0] and len(plain.numbers["checks"]) == 1
+    arms = extended.numbers["parametrisations"]
+    assert list(arms) == ["reparametrised", "standard", "standard-glorot", "standard-he"]
+    cells = len(tiny["widths"]) * len(tiny["depths"])
+    assert len(extended.records) == 4 * cells and extended.records[f"standard-he-D{tiny['widths'][0]}-L{tiny['depths'][0]}"]["init"] == "he"
+    for init in ("glorot", "he"):
+        e = arms[f"standard-{init}"]
+        assert e["learning_rate"] in tiny["learning_rates"] and len(e["cells"]) == cells
+        assert e["learning_rate"] == tiny["learning_rates"][int(np.argmin(e["worst_loss_by_rate"]))]
+        ratio = extended.numbers["init_log_ratios"][init]
+        assert set(ratio) == {"value", "ci", "method"} and len(ratio["ci"]) == 2
+    assert len(extended.numbers["checks"]) == 3 and "Glorot" in extended.numbers["checks"][1]["check"]
+    assert "He initialisation" in extended.numbers["checks"][2]["check"]
+    assert "standard-glorot: common learning rate" in extended.table()
+    figure = extended.plot()
+    assert len([ax for ax in figure.axes if ax.has_data()]) == 4

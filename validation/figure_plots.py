@@ -1,5 +1,5 @@
 """Figures for ``python -m validation.figures`` (Peluchetti & Favaro Fig. 1, 3, 4; Marion et al. Fig. 6;
-Chizat Remark 2.2 and §3.1; P&F App. B.1 and B.4, §3.4), titled like the papers' panels."""
+Chizat Remark 2.2 and §3.1; P&F App. B.1, B.3 and B.4, §3.4), titled like the papers' panels."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ def plot(figure: str, numbers: dict[str, Any], data: dict[Any, Any], ax: Any = N
     return {"pf-function-space": plot_function_space, "pf-correlation": plot_correlation,
             "marion-fbm": plot_fbm, "chizat-maximal": plot_chizat,
             "chizat-backward": plot_chizat_backward, "pf-abc": plot_abc,
-            "pf-2d": plot_two_d, "pf-qualitative": plot_qualitative, "chizat-kernel": plot_chizat_kernel,
+            "pf-2d": plot_two_d, "pf-qualitative": plot_qualitative, "pf-relu": plot_relu, "pf-sizes": plot_sizes,
+            "chizat-kernel": plot_chizat_kernel,
             "chizat-phase": plot_chizat_phase}[figure](numbers, data, ax)
 
 
@@ -275,6 +276,138 @@ def plot_qualitative(numbers: dict[str, Any], data: dict[Any, Any], ax: Any = No
     for panel in axes.ravel():
         panel.grid(True, alpha=0.3)
     fig.suptitle(f"Peluchetti & Favaro §3.4: D = {numbers['width']}, L = {numbers['depth']}, {numbers['draws']} draws",
+                 fontsize=11)
+    return fig
+
+
+_RELU_STYLE = {("relu", 0.5): ("tab:red", "o-"), ("relu", 1.0): ("tab:orange", "s-"),
+               ("identity", 0.5): ("tab:blue", "o--"), ("identity", 1.0): ("tab:cyan", "s--")}
+
+
+def plot_relu(numbers: dict[str, Any], data: dict[Any, Any], ax: Any = None) -> Any:
+    """P&F §3.4, non-smooth activations: the mean displacement against L (log–log, slope-½ guide), the standardised
+    drift E[x_T − x_0]/SD(x_T) (the control's margin shaded), the spread Var[x_T] against L (slopes 0 and −1), and the
+    γ = 1 ReLU mean against the neural ODE's."""
+    fig, axes = new_grid(2, 2, ax, figsize=(10.5, 8.4))
+    (mean_ax, drift_ax), (var_ax, ode_ax) = axes
+    depths = np.asarray(numbers["depths"], dtype=float)
+    entries = {(m["phi"], m["gamma"]): m for m in numbers["models"]}
+    for key, m in entries.items():
+        colour, style = _RELU_STYLE.get(key, ("black", ".-"))
+        label = f"φ = {m['phi']}, γ = {m['gamma']:g}"
+        per = m["per_depth"]
+        mean = np.array([e["mean"] for e in per])
+        ci = np.array([e["mean_ci95"] for e in per])
+        if m["phi"] == "relu":
+            mean_ax.errorbar(depths, mean, yerr=[mean - ci[:, 0], ci[:, 1] - mean], fmt=style, color=colour, ms=4,
+                             capsize=2, label=label + (f": exponent {m['mean_exponent']['exponent']:.3f}"
+                                                       if m["mean_exponent"] else ""))
+        if m["gamma"] == 0.5:  # at γ = 1 the SD vanishes, so E/SD grows for ReLU without a drift blowing up
+            drift = np.array([e["standardised_drift"] for e in per])
+            dci = np.array([e["standardised_drift_ci95"] for e in per])
+            drift_ax.errorbar(depths, drift, yerr=[drift - dci[:, 0], dci[:, 1] - drift], fmt=style, color=colour,
+                              ms=4, capsize=2, label=label)
+        fit = m["variance_exponent"]
+        var_ax.plot(depths, fit["values"], style, color=colour, ms=4,
+                    label=f"{label}: exponent {fit['exponent']:.3f} [{fit['ci95'][0]:.3f}, {fit['ci95'][1]:.3f}]")
+    first = entries[("relu", 0.5)]["per_depth"][0]["mean"]
+    mean_ax.plot(depths, first * np.sqrt(depths / depths[0]), "k:", lw=1, label=r"$\propto L^{1/2}$")
+    mean_ax.set_xscale("log")
+    mean_ax.set_yscale("log")
+    mean_ax.set_xlabel("L")
+    mean_ax.set_ylabel(r"$E[x_T - x_0]$")
+    mean_ax.set_title("ReLU: the mean displacement (γ = ½ blows up, γ = 1 converges)", fontsize=10)
+    mean_ax.legend(fontsize=7)
+    tolerance = numbers["drift_tolerance"]
+    drift_ax.axhspan(-tolerance, tolerance, color="tab:blue", alpha=0.12, lw=0, label="the control's margin")
+    drift_ax.set_xscale("log")
+    drift_ax.set_yscale("symlog", linthresh=0.1)
+    drift_ax.set_xlabel("L")
+    drift_ax.set_ylabel(r"$E[x_T - x_0]\,/\,SD(x_T)$")
+    drift_ax.set_title("γ = ½, the drift against the spread: ReLU grows, the identity stays at 0", fontsize=10)
+    drift_ax.legend(fontsize=7)
+    var_ax.set_xscale("log")
+    var_ax.set_yscale("log")
+    var_ax.set_xlabel("L")
+    var_ax.set_ylabel(r"$Var[x_{T,d}]$ over networks")
+    var_ax.set_title("the spread: a diffusion at γ = ½ (slope 0), deterministic at γ = 1 (slope −1)", fontsize=10)
+    var_ax.legend(fontsize=7)
+    relu1 = entries[("relu", 1.0)]["per_depth"]
+    mean = np.array([e["mean"] for e in relu1])
+    ci = np.array([e["mean_ci95"] for e in relu1])
+    ode_ax.errorbar(depths, mean, yerr=[mean - ci[:, 0], ci[:, 1] - mean], fmt="s-", color="tab:orange", ms=4,
+                    capsize=2, label="ResNet, γ = 1 (95% interval)")
+    ode_ax.axhline(numbers["ode_displacement"], color="black", ls="--", lw=1, label="neural ODE")
+    ode_ax.set_xscale("log")
+    ode_ax.set_xlabel("L")
+    ode_ax.set_ylabel(r"$E[x_T - x_0]$")
+    ode_ax.set_title("γ = 1, ReLU: the mean tends to the neural ODE's", fontsize=10)
+    ode_ax.legend(fontsize=7)
+    for panel in axes.ravel():
+        panel.grid(True, alpha=0.3)
+    fig.suptitle(f"Peluchetti & Favaro §3.4: x + φ(Δt^γ (W ψ(x) + b)), ψ = {numbers['psi']}, D = {numbers['width']}, "
+                 f"{numbers['draws']} networks per depth", fontsize=11)
+    return fig
+
+
+def plot_sizes(numbers: dict[str, Any], data: dict[Any, Any], ax: Any = None) -> Any:
+    """P&F SM B.3 (Fig. 3) quantified: per model, the 5/50/95% quantiles of x_{T,1}(z) in every (L, D) cell (colour:
+    L, line style: D) with draws of the reference cell; the shape statistics' and the log SDs' differences from the
+    reference cell with their 95% intervals and margins (hollow markers: cells not judged)."""
+    fig, axes = new_grid(2, 3, ax, figsize=(15.5, 8.6))
+    grid = np.asarray(data["grid"]) if "grid" in data else np.linspace(-2, 2, numbers["inputs"])
+    depths, widths = numbers["depths"], numbers["widths"]
+    colours = dict(zip(depths, ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown"] * 4))
+    styles = dict(zip(widths, [":", "--", "-", "-."] * 4))
+    stats = numbers["statistics"]
+    for row, m in zip(axes, numbers["models"]):
+        samples, shape_ax, scale_ax = row
+        name = m["model"]
+        for c in m["cells"]:
+            entry = data.get((name, c["depth"], c["width"]))
+            if entry is None:
+                continue
+            q = np.asarray(entry["quantiles"])
+            label = f"L = {c['depth']}, D = {c['width']}"
+            for i, level in enumerate(q):
+                samples.plot(grid, level, styles[c["width"]], color=colours[c["depth"]], lw=1.0,
+                             label=label if i == 1 else None)
+            if c["reference"]:
+                for draw in np.asarray(entry["shown"]):
+                    samples.plot(grid, draw, color="black", lw=0.7, alpha=0.6)
+        samples.set_xlabel("z")
+        samples.set_ylabel(r"$x_{T,1}(z)$: 5/50/95% quantiles")
+        samples.set_title(f"{_NAMES.get(name, name)}: quantiles in every (L, D) cell\n(black: draws of the "
+                          "reference cell)", fontsize=10)
+        samples.legend(fontsize=6, ncol=2)
+        labels = [f"{c['depth']}/{c['width']}" for c in m["cells"]]
+        x = np.arange(len(labels))
+        for panel, keys, margin in ((shape_ax, [k for k in stats if not k.startswith("log SD")],
+                                     numbers["shape_tolerance"]),
+                                    (scale_ax, [k for k in stats if k.startswith("log SD")], numbers["scale_tolerance"])):
+            for j, key in enumerate(keys):
+                shift = (j - (len(keys) - 1) / 2) * 0.18
+                for i, c in enumerate(m["cells"]):
+                    d = c["differences"][key]
+                    lo, hi = d["ci95"]
+                    panel.errorbar(x[i] + shift, d["value"], yerr=[[d["value"] - lo], [hi - d["value"]]], fmt="o",
+                                   color=f"C{j}", ms=4, capsize=2, mfc=f"C{j}" if c["judged"] else "white",
+                                   label=key if i == 0 else None)
+            panel.axhspan(-margin, margin, color="tab:green", alpha=0.12, lw=0)
+            panel.axhline(0, color="black", lw=0.6)
+            panel.set_xticks(x)
+            panel.set_xticklabels(labels, rotation=45, fontsize=7)
+            panel.set_xlabel("L / D")
+            panel.legend(fontsize=7)
+        shape_ax.set_ylabel("difference from the reference cell")
+        shape_ax.set_title(f"{_NAMES.get(name, name)}: the shape (margin ± {numbers['shape_tolerance']:g}; hollow: "
+                           "not judged)", fontsize=10)
+        scale_ax.set_ylabel("log SD ratio to the reference cell")
+        scale_ax.set_title(f"{_NAMES.get(name, name)}: the scale (margin ± {numbers['scale_tolerance']:g})",
+                           fontsize=10)
+        for panel in row:
+            panel.grid(True, alpha=0.3)
+    fig.suptitle(f"Peluchetti & Favaro SM B.3: function samples across (L, D), {numbers['draws']} networks per cell",
                  fontsize=11)
     return fig
 

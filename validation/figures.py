@@ -8,6 +8,8 @@
     python -m validation.figures --figure pf-abc              # P&F App. B.1: ABC posteriors of SR and EO priors
     python -m validation.figures --figure pf-2d               # P&F App. B.4: 2-D function samples
     python -m validation.figures --figure pf-qualitative      # P&F §3.4: exchangeable, not Gaussian
+    python -m validation.figures --figure pf-relu             # P&F §3.4: ReLU's drift blows up at γ = ½, an ODE at 1
+    python -m validation.figures --figure pf-sizes            # P&F SM B.3: function samples over (L, D)
     python -m validation.figures --list
 
 Every default run is small (under a minute on 2 cores); the paper's sizes are flags (docs/howto/figures.md).
@@ -49,6 +51,13 @@ containing the bound (more draws would settle it: :func:`validation.checks.bound
   (x_{T,1}(0), x_{T,1}(1)) is not Gaussian (Mardia's tests, rejected), for SC_tanh and SC_swish, ResNet and limit
   SDE; planted controls (non-exchangeable bias covariances, Gaussian draws) must come out the other way
   (:mod:`validation.pf_figures`).
+* ``pf-relu``: Peluchetti & Favaro's §3.4, "Non-smooth activations" — the ResNet x + φ(Δt^γ (ε^W tanh(x) + ε^b))
+  over ``--depths``: with φ = ReLU at γ = ½ the mean displacement grows like L^{1/2} (the drift blows up), with the
+  identity (E φ(h) = 0) it stays bounded; at γ = 1 the spread over networks vanishes like L^-1 and the mean tends to
+  the neural ODE's (exponents with bootstrap intervals, three-valued; :mod:`validation.pf_figures`).
+* ``pf-sizes``: Peluchetti & Favaro's SM B.3 (Fig. 3) — the function samples of SC_tanh and SC_swish over a grid of
+  (L, D): the shape of their law (first-PC fraction, correlations) and its scale (variances) against the largest
+  cell's, within stated margins (:mod:`validation.pf_figures`).
 * ``chizat-kernel``: the same ResNet's tangent kernel and first gradient at initialisation against the shallow
   network's of M × L units (the lecture's §3.2–3.3); their relative errors must vanish as MLα² → 0.
 * ``chizat-phase``: the lecture's Fig. 1 — a few gradient steps at α = L^-β/√M, η = η₀ L^γ over a (β, γ)
@@ -129,6 +138,19 @@ FIGURES: dict[str, dict[str, Any]] = {
         title="Peluchetti & Favaro (2020) §3.4: exchangeable coordinates, a non-Gaussian joint law",
         paper="§3.4 (stated without a figure): with fully i.i.d. parameters the law of the x_{t,d} is exchangeable "
               "across d; p(x_T(z), x_T(z') | x_0) is not Gaussian (the limit is not a Gaussian process)"),
+    "pf-relu": dict(
+        width=8, depths=(16, 32, 64, 128, 256, 512, 1024), draws=1000, sigma_w=1.0, sigma_b=1.0,
+        exponent_tolerance=0.1, drift_tolerance=0.1, ode_tolerance=0.02, resamples=400,
+        title="Peluchetti & Favaro (2020) §3.4: non-smooth (positively homogeneous) activations",
+        paper="§3.4 (stated without a figure): E[φ(hΔt^γ)/Δt] = E[φ(h)] Δt^{γ−1}, E[φ(hΔt^γ)²/Δt] = E[φ(h)²] "
+              "Δt^{2γ−1}: at γ = ½ the drift blows up unless E φ(h) = 0; γ = 1 gives a deterministic limit (the "
+              "neural ODE of Chen et al. 2018)"),
+    "pf-sizes": dict(
+        depths=(16, 64, 256), widths=(8, 32, 128), inputs=9, draws=500, show=3, sigma_w=1.0, sigma_b=1.0,
+        shape_tolerance=0.1, scale_tolerance=0.15, judged_depth=64, judged_width=32, resamples=400,
+        title="Peluchetti & Favaro (2020) SM B.3: function samples of x_{T,1}(z) over (L, D)",
+        paper="SM B.3, Fig. 3: function samples of SC_tanh and SC_swish for several L and D, \"similar dynamics across "
+              "different orders of magnitude for both L and D\" (a picture, no numbers)"),
     "marion-fbm": dict(
         hursts=(0.2, 0.5, 0.8), length=1024, realisations=500, show=3, hurst_tolerance=0.02, resamples=400,
         title="Marion et al. (2022) Fig. 6: fractional Brownian motion B^H",
@@ -167,6 +189,9 @@ SMOKE = {
     "pf-abc": dict(width=4, depth=4, eoc_width=4, eoc_depth=6, inputs=6, draws=60, accepted=5, resamples=50, show=3),
     "pf-2d": dict(width=4, depth=4, inputs=5, draws=24, resamples=20, show=2),
     "pf-qualitative": dict(width=6, depth=16, draws=800, sde_factor=2, resamples=199),
+    "pf-relu": dict(width=4, depths=(8, 16, 32), draws=200, resamples=100),
+    "pf-sizes": dict(depths=(4, 8), widths=(4, 8), inputs=5, draws=200, judged_depth=4, judged_width=4,
+                     resamples=100, show=2),
     "marion-fbm": dict(length=64, realisations=40, resamples=20, show=2),
     "chizat-maximal": dict(width=6, hidden=4, layers=10, networks=60, resamples=50),
     "chizat-backward": dict(width=4, hidden=4, layers=8, networks=60, resamples=50),
@@ -186,14 +211,18 @@ class FiguresSettings(CommonSettings):
     """Settings of the figures study; ``None`` means the figure's default."""
 
     width: int | None = setting(None, "P&F: ResNet width D; chizat: width d", parse=int, group="model",
-                                default_text="the figure's (32; pf-qualitative 8; chizat 40)")
+                                default_text="the figure's (32; pf-qualitative, pf-relu 8; chizat 40)")
+    widths: tuple[int, ...] | None = setting(None, "pf-sizes: ResNet widths D, comma list, increasing (the grid is "
+                                                   "--depths × --widths; the last cell is the reference)",
+                                             parse=parse_int_list, group="model", default_text="8,32,128")
     depth: int | None = setting(None, "P&F: ResNet depth L (Δt = 1/L)", parse=int, group="model",
                                 default_text="64")
     inputs: int | None = setting(None, "P&F: inputs z equally spaced on [−2, 2] (pf-2d: per axis of [−2, 2]²); "
                                        "chizat-kernel: inputs x ~ N(0, I_d) of the kernel", parse=int, group="model",
-                                 default_text="100; pf-correlation 40; pf-2d 25; chizat-kernel 3")
-    draws: int | None = setting(None, "P&F: function draws (independent networks)", parse=int, group="model",
-                                default_text="200; pf-correlation 1000; pf-qualitative 2000")
+                                 default_text="100; pf-correlation 40; pf-2d 25; pf-sizes 9; chizat-kernel 3")
+    draws: int | None = setting(None, "P&F: function draws (independent networks; pf-relu, pf-sizes: per depth, per "
+                                      "cell)", parse=int, group="model",
+                                default_text="200; pf-correlation, pf-relu 1000; pf-sizes 500; pf-qualitative 2000")
     show: int | None = setting(None, "draws (realisations) drawn in each panel", parse=int, group="model",
                                default_text="5; marion-fbm 3")
     sigma_w: float | None = setting(None, "P&F ResNet: σ_w (ΔW ~ N(0, σ_w²Δt/D))", parse=float, group="model",
@@ -259,10 +288,26 @@ class FiguresSettings(CommonSettings):
                                                 "(Doob: 1)", parse=float, group="checks", default_text="1")
     exponent_tolerance: float | None = setting(None, "chizat-backward: the exponent of E sup_ℓ S_b^ℓ in MLα² must lie "
                                                      "within 1 ± this; chizat-phase: an exponent in L within ± this is "
-                                                     "'of order 1'", parse=float, group="checks",
-                                               default_text="0.1")
-    depths: tuple[int, ...] | None = setting(None, "chizat-phase: depths L, comma list, increasing", parse=parse_int_list,
-                                             group="model", default_text="8,32,128,512")
+                                                     "'of order 1'; pf-relu: each exponent in L within theory ± this",
+                                               parse=float, group="checks", default_text="0.1")
+    drift_tolerance: float | None = setting(None, "pf-relu: the control (φ = identity, γ = ½) keeps |E[x_T − x_0]|/SD(x_T) "
+                                                  "≤ this at every depth", parse=float, group="checks",
+                                            default_text="0.1")
+    ode_tolerance: float | None = setting(None, "pf-relu: at γ = 1 the ReLU network's mean displacement at the deepest "
+                                                "depth is within this relative distance of the neural ODE's",
+                                          parse=float, group="checks", default_text="0.02")
+    shape_tolerance: float | None = setting(None, "pf-sizes: each judged cell's first-PC fraction and correlations "
+                                                  "within ± this of the reference cell's", parse=float, group="checks",
+                                            default_text="0.1")
+    scale_tolerance: float | None = setting(None, "pf-sizes: each judged cell's log SD of x_T,1(z) within ± this of the "
+                                                  "reference cell's", parse=float, group="checks", default_text="0.15")
+    judged_depth: int | None = setting(None, "pf-sizes: the checks judge the cells with L ≥ this (the others are "
+                                             "tabulated, not judged)", parse=int, group="checks", default_text="64")
+    judged_width: int | None = setting(None, "pf-sizes: the checks judge the cells with D ≥ this", parse=int,
+                                       group="checks", default_text="32")
+    depths: tuple[int, ...] | None = setting(None, "chizat-phase, pf-relu, pf-sizes: depths L, comma list, increasing",
+                                             parse=parse_int_list, group="model",
+                                             default_text="8,32,128,512; pf-relu 16,32,…,1024; pf-sizes 16,64,256")
     betas: tuple[float, ...] | None = setting(None, "chizat-phase: β of α = L^-β/√M, comma list", parse=parse_float_list,
                                               group="model", default_text="0.5,0.75,1")
     gammas: tuple[float, ...] | None = setting(None, "chizat-phase: γ of the learning rate η = η₀ L^γ, comma list",
@@ -282,7 +327,7 @@ class FiguresSettings(CommonSettings):
         super().check()
         ints = {"width": 1, "depth": 1, "inputs": 2, "draws": 3, "show": 0, "sde_factor": 1, "eoc_width": 1,
                 "eoc_depth": 1, "length": 16, "realisations": 2, "hidden": 1, "layers": 1, "networks": 3,
-                "resamples": 10, "accepted": 1, "steps": 1}
+                "resamples": 10, "accepted": 1, "steps": 1, "judged_depth": 1, "judged_width": 1}
         for name, minimum in ints.items():
             if getattr(self, name) is not None:
                 self._set(name, check_int(name, getattr(self, name), minimum, 10_000_000))
@@ -290,7 +335,8 @@ class FiguresSettings(CommonSettings):
             if getattr(self, name) is not None:
                 self._set(name, check_float(name, getattr(self, name), 0))
         for name in ("sigma_u", "sigma_v", "sde_tolerance", "hurst_tolerance", "doob_constant", "tail_constant",
-                     "exponent_tolerance", "eta0"):
+                     "exponent_tolerance", "eta0", "drift_tolerance", "ode_tolerance", "shape_tolerance",
+                     "scale_tolerance"):
             if getattr(self, name) is not None:
                 self._set(name, check_float(name, getattr(self, name), 0, strict_min=True))
         for name in ("eoc_min_pc", "resnet_max_pc"):
@@ -305,6 +351,11 @@ class FiguresSettings(CommonSettings):
             check_choice("input_layer", self.input_layer, ("copy", "random"))
         if self.depths is not None:
             self._set("depths", check_depths("depths", self.depths, powers_of_two=False, maximum=100_000))
+        if self.widths is not None:
+            widths = tuple(check_int("widths", w, 1, 4096) for w in self.widths)
+            if not widths or any(b <= a for a, b in zip(widths, widths[1:])):
+                raise SettingsError("widths", f"{list(widths)}: give strictly increasing widths (at least one)")
+            self._set("widths", widths)
         for name in ("betas", "gammas"):
             value = getattr(self, name)
             if value is not None:
@@ -358,6 +409,18 @@ def _resolve(figure: str, settings: FiguresSettings) -> FiguresSettings:
     if figure == "pf-qualitative" and values["sde_factor"] & (values["sde_factor"] - 1):
         raise SettingsError("sde_factor", f"{values['sde_factor']} must be a power of two for pf-qualitative (its fine "
                                           "steps are summed pairwise)")
+    if figure == "pf-relu" and len(values["depths"]) < 3:
+        raise SettingsError("depths", f"{list(values['depths'])}: pf-relu fits exponents, give at least three depths")
+    if figure == "pf-sizes":
+        if values["inputs"] < 5:
+            raise SettingsError("inputs", f"{values['inputs']}: pf-sizes needs at least 5 inputs on [−2, 2] (its "
+                                          "statistics read z = −2, 0, 1, 2)")
+        judged = [(L, D) for L in values["depths"] for D in values["widths"]
+                  if L >= values["judged_depth"] and D >= values["judged_width"]]
+        if len(judged) < 2:
+            raise SettingsError("judged_depth", f"--judged-depth {values['judged_depth']} and --judged-width "
+                                                f"{values['judged_width']} leave no cell of --depths × --widths to judge "
+                                                "besides the reference (the largest L and D)")
     if figure == "pf-abc" and values["accepted"] > values["draws"]:
         raise SettingsError("accepted", f"{values['accepted']} is more than the {values['draws']} draws")
     if "show" in values:
@@ -594,7 +657,8 @@ def _titled(compute: Any) -> Any:
 
 COMPUTE = {"pf-function-space": _function_space, "pf-correlation": _correlation_figure,
            "pf-abc": _titled(pf_figures.abc_figure), "pf-2d": _titled(pf_figures.two_d_figure),
-           "pf-qualitative": _titled(pf_figures.qualitative_figure), "marion-fbm": _fbm,
+           "pf-qualitative": _titled(pf_figures.qualitative_figure), "pf-relu": _titled(pf_figures.relu_figure),
+           "pf-sizes": _titled(pf_figures.sizes_figure), "marion-fbm": _fbm,
            "chizat-maximal": _chizat, "chizat-backward": _titled(chizat_figures.backward_pass),
            "chizat-kernel": _titled(chizat_figures.kernel_figure), "chizat-phase": _titled(chizat_figures.phase_figure)}
 
@@ -609,6 +673,12 @@ def estimate_mb(figure: str, settings: FiguresSettings) -> float:
     if s.figure == "pf-qualitative":  # a chunk's fine increments; all draws' outputs; a batch of permutations
         chunk = min(500, s.draws) * (s.sde_factor * (s.width**2 + s.width) + 16 * s.width) * item
         return (chunk + 16 * s.draws * s.width * 8 + 4 * 2**22 * 8) / 2**20 + 300
+    if s.figure == "pf-relu":  # every displacement (4 models × depths × draws × D) and a batch of resamples
+        return (4 * len(s.depths) * s.draws * s.width * 8 + 3 * 2**22 * 8) / 2**20 + 300
+    if s.figure == "pf-sizes":  # a chunk's Gram states, every cell's resampled statistics, a batch of resamples
+        cells = 2 * len(s.depths) * len(s.widths)
+        return (6 * min(1000, s.draws) * s.widths[-1] * s.inputs * item + cells * 8 * s.resamples * 8
+                + 4 * 2**23 * 8) / 2**20 + 300
     if s.figure == "marion-fbm":
         return 3 * s.realisations * s.length * item * 4 / 2**20 + 300
     if s.figure == "chizat-maximal":
@@ -635,6 +705,12 @@ def estimate_seconds(figure: str, settings: FiguresSettings) -> float:
         passes = 2 * (2 * s.sde_factor + 1) + 2
         return (5e-10 * passes * s.draws * s.depth * 2 * s.width**2 + 1.5e-8 * 4 * s.draws * s.depth * s.sde_factor
                 * (s.width**2 + s.width) + 1e-8 * 6 * 2 * s.resamples * s.draws * s.width)
+    if s.figure == "pf-relu":  # per layer and draw: D² + D normals, 4 small products and activations
+        return 2.5e-8 * sum(s.depths) * s.draws * (s.width**2 + s.width) + 1e-7 * sum(s.depths) * s.draws * s.width
+    if s.figure == "pf-sizes":  # per layer and draw: a K × K eigen-decomposition and O(D·K²) products
+        layers = 2 * sum(s.depths) * len(s.widths)
+        return 1.2e-8 * layers * s.draws * s.inputs**2 * 1.5 + 5e-9 * 2 * sum(s.depths) * sum(s.widths) * s.draws * (
+            s.inputs**2 + 3 * s.inputs)
     if s.figure in ("pf-function-space", "pf-correlation", "pf-abc", "pf-2d"):
         factor = (s.sde_factor or 0) + 1 if s.figure == "pf-function-space" else 1
         models = 1 if s.figure == "pf-abc" else 2  # of each kind: SC_tanh and SC_swish, EO_tanh and EO_ReLU
@@ -683,6 +759,7 @@ class FiguresResult(StudyResult):
         text = {"pf-function-space": _function_space_table, "pf-correlation": _correlation_table,
                 "marion-fbm": _fbm_table, "chizat-maximal": _chizat_table, "pf-abc": pf_figures.abc_table,
                 "pf-2d": pf_figures.two_d_table, "pf-qualitative": pf_figures.qualitative_table,
+                "pf-relu": pf_figures.relu_table, "pf-sizes": pf_figures.sizes_table,
                 "chizat-backward": chizat_figures.backward_table,
                 "chizat-kernel": chizat_figures.kernel_table,
                 "chizat-phase": chizat_figures.phase_table}[self.figure](self.numbers)
@@ -755,7 +832,7 @@ def _chizat_table(r: dict[str, Any]) -> str:
 def run(figure: str = "pf-function-space", settings: FiguresSettings | None = None, /, *, progress: bool = False,
         threads: int | None = 1, command_line: str | None = None, **overrides: Any) -> FiguresResult:
     """Make one figure (``pf-function-space``, ``pf-correlation``, ``pf-abc``, ``pf-2d``, ``pf-qualitative``,
-    ``marion-fbm``, ``chizat-maximal``,
+    ``pf-relu``, ``pf-sizes``, ``marion-fbm``, ``chizat-maximal``,
     ``chizat-backward``, ``chizat-kernel``, ``chizat-phase``).
 
     Args:

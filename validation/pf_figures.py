@@ -1,5 +1,7 @@
 """Peluchetti & Favaro's Appendix B as figures of ``python -m validation.figures``: the ABC posterior of B.1
-(``pf-abc``) and the 2-D function samples of B.4 (``pf-2d``); and two claims of their §3.4 (``pf-qualitative``).
+(``pf-abc``), the function samples over (L, D) of B.3 (``pf-sizes``, :func:`sizes_figure`) and the 2-D function
+samples of B.4 (``pf-2d``); and three claims of their §3.4 (``pf-qualitative``; non-smooth activations, ``pf-relu``,
+:func:`relu_figure`).
 
 **pf-abc.** Approximate Bayesian computation by rejection for function regression, with two priors over
 functions z ↦ x_{T,1}(z) on [−2, 2]:
@@ -51,22 +53,24 @@ non-Gaussian.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import torch
 from tqdm.auto import tqdm
 
 from limits.activations import get_activation
-from limits.peluchetti_favaro import PFBlock
+from limits.peluchetti_favaro import PFBlock, simulate_gram
 from limits.seeding import generator, stream_seed
-from validation.checks import Check, bound_check
+from validation.checks import FAIL, PASS, Check, bound_check, combine, interval_check
 from validation.distribution_tests import exchangeability_test, mardia_test
-from validation.pf_models import block_outputs, eoc_outputs, pc_fractions, resnet_outputs, top_pc_fraction
-from validation.stats import resampled_interval, resampled_interval_batched
+from validation.pf_models import (block_outputs, eoc_outputs, homogeneous_ode, homogeneous_outputs, pc_fractions,
+                                  resnet_outputs, top_pc_fraction)
+from validation.stats import percentile_interval, resampled_interval, resampled_interval_batched
 
 __all__ = ["DEFAULT_DATA", "parse_data", "abc_figure", "abc_table", "two_d_figure", "two_d_table",
-           "QUALITATIVE_INPUTS", "PLANTED", "qualitative_figure", "qualitative_table"]
+           "QUALITATIVE_INPUTS", "PLANTED", "qualitative_figure", "qualitative_table", "relu_figure", "relu_table",
+           "exponent_fit", "exponent_check", "bounded_drift_check", "sizes_figure", "sizes_table"]
 
 #: the default synthetic data set: three (z, y) points, a bump no constant and no line fits
 DEFAULT_DATA: tuple[tuple[float, float], ...] = ((-1.5, -1.0), (0.0, 1.0), (1.5, -1.0))
@@ -320,4 +324,359 @@ def qualitative_table(r: dict[str, Any]) -> str:
         ga_text = "—" if ga is None else f"{ga['p_value']:.3g} ({ga['b1']:.3g}, {ga['b2']:.3f})"
         lines.append(f"{m['model']:>32} {m['kind']:>8} | {ex_text:>30} | {ga_text:>34} | "
                      f"{m.get('nonfinite_draws', 0):>10}")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------------ pf-relu (§3.4)
+#: pf-relu's input z (x_0 = z·1) and its inner activation ψ (bounded: the drift's blow-up is then the drift's
+#: own, Δt^{γ−1}, not fed back through ‖x‖ — with ψ = identity the ReLU network grows like exp(c√L))
+RELU_INPUT, RELU_PSI = 1.0, "tanh"
+#: pf-relu's activations: ReLU (E φ(h) > 0) and its control, the identity (E φ(h) = 0 for the symmetric h; the only
+#: positively homogeneous φ with E φ(h) = 0, up to scale: φ = p a⁺ − q a⁻ has E φ(h) = (p − q) E h⁺)
+RELU_PHIS: tuple[str, ...] = ("relu", "identity")
+RELU_GAMMAS: tuple[float, ...] = (0.5, 1.0)
+
+
+def _slope(depths: Sequence[int], values: np.ndarray) -> np.ndarray:
+    """The least-squares slope of log values on log L, along the last axis (non-positive values: NaN)."""
+    x = np.log(np.asarray(depths, dtype=float))
+    x = x - x.mean()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        y = np.where(values > 0, np.log(np.where(values > 0, values, 1.0)), np.nan)
+    return (y * x).sum(-1) / (x * x).sum()
+
+
+def displacement_mean(x: np.ndarray) -> np.ndarray:
+    """E[x_T − x_0] over draws and coordinates of (…, N, D) displacements → (…)."""
+    return x.mean(axis=(-2, -1))
+
+
+def displacement_variance(x: np.ndarray) -> np.ndarray:
+    """Var[x_{T,d}] over draws, averaged over the D exchangeable coordinates, of (…, N, D) → (…)."""
+    return x.var(axis=-2, ddof=1).mean(-1)
+
+
+def standardised_drift(x: np.ndarray) -> np.ndarray:
+    """E[x_T − x_0] / SD(x_T) of (…, N, D) → (…)."""
+    return displacement_mean(x) / np.sqrt(displacement_variance(x))
+
+
+def bootstrap_replicates(statistic: Any, x: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """``statistic`` of ``resamples`` resamples of the rows (draws) of x (N, …) → (resamples,), in batches."""
+    n = len(x)
+    step = max(1, (1 << 22) // max(1, x.size))
+    out = [statistic(x[rng.integers(0, n, (min(step, resamples - i), n))]) for i in range(0, resamples, step)]
+    return np.concatenate(out)
+
+
+def exponent_fit(depths: Sequence[int], samples: Sequence[np.ndarray], statistic: Any, resamples: int,
+                 rng: np.random.Generator) -> dict[str, Any]:
+    """The exponent of ``statistic`` in L: the least-squares slope of log statistic on log L over the depths, with a
+    95% percentile bootstrap interval (the draws of each depth resampled independently: the depths are independent
+    samples). ``samples``: one (N, D) array per depth."""
+    values = np.array([float(statistic(x)) for x in samples])
+    replicates = np.stack([bootstrap_replicates(statistic, x, resamples, rng) for x in samples], axis=-1)
+    low, high = percentile_interval(_slope(depths, replicates))
+    local = np.diff(np.log(np.where(values > 0, values, np.nan))) / np.diff(np.log(np.asarray(depths, dtype=float)))
+    return {"exponent": float(_slope(depths, values)), "ci95": [low, high], "values": values.tolist(),
+            "local_exponents": local.tolist()}
+
+
+def exponent_check(name: str, fit: dict[str, Any], theory: float, tolerance: float, samples: int) -> Check:
+    """Three-valued: the exponent's 95% interval within theory ± tolerance (:func:`validation.checks.interval_check`)."""
+    return interval_check(name, fit["exponent"], tuple(fit["ci95"]), (theory - tolerance, theory + tolerance), samples,
+                          what="the exponent's 95% bootstrap interval")
+
+
+def bounded_drift_check(name: str, per_depth: Sequence[dict[str, Any]], tolerance: float, samples: int) -> Check:
+    """Three-valued, over the depths: E[x_T − x_0]/SD(x_T) within ± tolerance at every depth — FAIL if one depth's
+    95% interval lies wholly outside, PASS if every one lies inside, INCONCLUSIVE otherwise; ``per_depth``: entries
+    with ``depth``, ``standardised_drift`` and its ``standardised_drift_ci95``."""
+    checks = [interval_check(name, e["standardised_drift"], tuple(e["standardised_drift_ci95"]),
+                             (-tolerance, tolerance), samples, what=f"L = {e['depth']}: the 95% interval")
+              for e in per_depth]
+    worst = max(range(len(checks)), key=lambda i: abs(per_depth[i]["standardised_drift"]))
+    verdict = combine(checks)
+    shown = next((c for c in checks if c.verdict == verdict and verdict != PASS), checks[worst])
+    values = ", ".join(f"{e['standardised_drift']:+.3f}" for e in per_depth)
+    return Check(name, verdict, f"E[x_T − x_0]/SD(x_T) = {values} at L = "
+                                f"{', '.join(str(e['depth']) for e in per_depth)}; {shown.detail}",
+                 shown.samples_needed)
+
+
+def relu_figure(s: Any, device: torch.device, progress: bool) -> tuple[dict[str, Any], dict[Any, Any]]:
+    """**pf-relu** (P&F §3.4, "Non-smooth activations"): for positively homogeneous φ,
+    E[φ(hΔt^γ)]/Δt = E[φ(h)] Δt^{γ−1} and E[φ(hΔt^γ)²]/Δt = E[φ(h)²] Δt^{2γ−1}. The ResNet
+    x_{k+1} = x_k + φ(Δt^γ (ε^W_k ψ(x_k) + ε^b_k)) (:func:`validation.pf_models.homogeneous_outputs`; ψ = tanh,
+    x_0 = 1·1) at every ``--depths`` L = 1/Δt, ``--draws`` networks each, φ ∈ {ReLU, identity}, γ ∈ {½, 1}. Checks
+    (95% bootstrap intervals over the networks; margins ± ``--exponent-tolerance``, ``--drift-tolerance``,
+    ``--ode-tolerance``; three-valued):
+
+    * γ = ½, ReLU: the mean displacement E[x_T − x_0] grows like L^{1/2} (the drift blows up): exponent ½;
+    * γ = ½, identity (E φ(h) = 0): it stays bounded — E[x_T − x_0]/SD(x_T) within ± the drift tolerance at every L;
+      and the spread Var[x_T] neither vanishes nor grows (exponent 0): the SDE limit of the paper's Thm 3.1;
+    * γ = 1, ReLU and identity: Var[x_T] over the networks vanishes like L^{-1} (exponent −1): a deterministic limit;
+    * γ = 1, ReLU: the mean converges to the neural ODE m' = E φ(s(m) N(0, 1)) (:func:`~validation.pf_models.
+      homogeneous_ode`) — its relative gap at the deepest L within ± the ODE tolerance.
+    """
+    depths = list(s.depths)
+    samples: dict[tuple[str, float], list[np.ndarray]] = {}
+    with tqdm(total=len(depths) * s.draws, desc="pf-relu", unit="draw", disable=not progress, leave=False,
+              delay=2.0) as bar:
+        for depth in depths:
+            out = homogeneous_outputs(RELU_PHIS, RELU_GAMMAS, RELU_PSI, RELU_INPUT, s.width, depth, s.draws,
+                                      sigma_w=s.sigma_w, sigma_b=s.sigma_b, seed=s.seed, labels=("pf-relu",),
+                                      dtype=s.torch_dtype, device=device, bar=bar)
+            for key, values in out.items():
+                samples.setdefault(key, []).append(values)
+    ode = homogeneous_ode("relu", RELU_PSI, RELU_INPUT, sigma_w=s.sigma_w, sigma_b=s.sigma_b)
+    models, checks, data = [], [], {"depths": depths}
+    fits: dict[tuple[str, float], dict[str, Any]] = {}
+    for (phi, gamma), xs in samples.items():
+        rng = np.random.default_rng(stream_seed(s.seed, "figures", "bootstrap", "pf-relu", phi, gamma))
+        finite = [int(np.isfinite(x).all(axis=1).sum()) for x in xs]
+        mean_fit = (exponent_fit(depths, xs, displacement_mean, s.resamples, rng) if phi == "relu" else None)
+        var_fit = exponent_fit(depths, xs, displacement_variance, s.resamples, rng)
+        per_depth = []
+        for depth, x in zip(depths, xs):
+            drift = bootstrap_replicates(standardised_drift, x, s.resamples, rng)
+            means = bootstrap_replicates(displacement_mean, x, s.resamples, rng)
+            entry = {"depth": depth, "mean": float(displacement_mean(x)), "mean_ci95": percentile_interval(means),
+                     "variance": float(displacement_variance(x)), "standardised_drift": float(standardised_drift(x)),
+                     "standardised_drift_ci95": percentile_interval(drift)}
+            if phi == "relu" and gamma == 1.0:
+                entry["ode_relative_gap"] = (entry["mean"] - ode) / ode
+                entry["ode_relative_gap_ci95"] = [(v - ode) / ode for v in entry["mean_ci95"]]
+            per_depth.append(entry)
+        fits[(phi, gamma)] = {"mean": mean_fit, "variance": var_fit, "per_depth": per_depth}
+        models.append({"model": f"{phi}, γ = {gamma:g}", "kind": "resnet", "phi": phi, "gamma": gamma, "psi": RELU_PSI,
+                       "finite_draws": finite,
+                       "mean_exponent": mean_fit, "variance_exponent": var_fit, "per_depth": per_depth})
+        data[(phi, gamma)] = {"mean": np.array([e["mean"] for e in per_depth]),
+                              "mean_ci95": np.array([e["mean_ci95"] for e in per_depth]),
+                              "variance": np.asarray(var_fit["values"])}
+    tol, n = s.exponent_tolerance, s.draws
+    relu_half, identity_half = fits[("relu", 0.5)], fits[("identity", 0.5)]
+    checks.append(exponent_check("γ = ½, ReLU: the mean displacement E[x_T − x_0] blows up like L^{1/2} (the drift "
+                                 "E φ(h) Δt^{-1/2})", relu_half["mean"], 0.5, tol, n))
+    checks.append(bounded_drift_check("γ = ½, identity (E φ(h) = 0): the mean displacement stays bounded, "
+                                      f"|E[x_T − x_0]|/SD(x_T) ≤ {s.drift_tolerance:g} at every L",
+                                      identity_half["per_depth"], s.drift_tolerance, n))
+    checks.append(exponent_check("γ = ½, identity: the spread Var[x_T] converges (exponent 0, the SDE limit)",
+                                 identity_half["variance"], 0.0, tol, n))
+    for phi in RELU_PHIS:
+        checks.append(exponent_check(f"γ = 1, {'ReLU' if phi == 'relu' else 'identity'}: Var[x_T] over the networks "
+                                     "vanishes like L^-1 (a deterministic limit)", fits[(phi, 1.0)]["variance"], -1.0,
+                                     tol, n))
+    last = fits[("relu", 1.0)]["per_depth"][-1]
+    gap, gap_ci = last["ode_relative_gap"], tuple(last["ode_relative_gap_ci95"])
+    ode_check = interval_check(f"γ = 1, ReLU: the mean converges to the neural ODE's (relative gap at L = "
+                               f"{last['depth']} within ± {s.ode_tolerance:g})", gap, gap_ci,
+                               (-s.ode_tolerance, s.ode_tolerance), n, what="the 95% bootstrap interval")
+    checks.append(Check(ode_check.name, ode_check.verdict, f"E[x_T − x_0] = {last['mean']:.5f} against the ODE's "
+                        f"{ode:.5f}, relative gap {gap:+.5f}; {ode_check.detail}", ode_check.samples_needed))
+    result = {"depths": depths, "width": s.width, "draws": s.draws, "sigma_w": s.sigma_w, "sigma_b": s.sigma_b,
+              "input": RELU_INPUT, "psi": RELU_PSI, "ode_displacement": ode, "exponent_tolerance": tol,
+              "drift_tolerance": s.drift_tolerance, "ode_tolerance": s.ode_tolerance,
+              "rule": (f"exponents: least-squares slope of log statistic on log L, 95% bootstrap interval over the "
+                       f"networks, within theory ± {tol:g}; identity at γ = ½: |E[x_T − x_0]|/SD(x_T) ≤ "
+                       f"{s.drift_tolerance:g} at every L; ReLU at γ = 1: |mean/ODE − 1| ≤ {s.ode_tolerance:g} at the "
+                       "deepest L; each PASS inside, FAIL wholly outside, INCONCLUSIVE across an edge"),
+              "models": models, "checks": [c.to_dict() for c in checks]}
+    return result, data
+
+
+def relu_table(r: dict[str, Any]) -> str:
+    """The ``pf-relu`` console table."""
+    depths = r["depths"]
+    lines = [f"x_(k+1) = x_k + φ(Δt^γ (ε^W ψ(x_k) + ε^b)), ψ = {r['psi']}, x_0 = {r['input']:g}·1, D = {r['width']}, "
+             f"σ_w = {r['sigma_w']:g}, σ_b = {r['sigma_b']:g}, {r['draws']} networks per depth; neural ODE (γ = 1, "
+             f"ReLU): x_T − x_0 = {r['ode_displacement']:.5f}",
+             f"rule: {r['rule']}",
+             f"{'φ':>8} {'γ':>4} | {'':>10} " + " ".join(f"{'L=' + str(L):>9}" for L in depths) + " | exponent [95% CI]"]
+    for m in r["models"]:
+        rows = [("E[x_T−x_0]", [e["mean"] for e in m["per_depth"]], m["mean_exponent"]),
+                ("Var[x_T]", [e["variance"] for e in m["per_depth"]], m["variance_exponent"]),
+                ("E/SD", [e["standardised_drift"] for e in m["per_depth"]], None)]
+        for i, (label, values, fit) in enumerate(rows):
+            head = f"{m['phi']:>8} {m['gamma']:>4g}" if i == 0 else f"{'':>8} {'':>4}"
+            shown = "" if fit is None else f"{fit['exponent']:+.3f} [{fit['ci95'][0]:+.3f}, {fit['ci95'][1]:+.3f}]"
+            lines.append(f"{head} | {label:>10} " + " ".join(f"{v:>9.4g}" for v in values) + f" | {shown}")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------------ pf-sizes (SM B.3)
+#: pf-sizes' statistics of the function samples: the shape (first-PC fraction over the input grid, correlations at
+#: two input pairs: the §4.1 pair and the ends of [−2, 2]) and the scale (the log SD at three inputs)
+SIZE_PAIRS: tuple[tuple[float, float], ...] = ((0.0, 1.0), (-2.0, 2.0))
+SIZE_SPREADS: tuple[float, ...] = (0.0, 1.0, 2.0)
+
+
+def _nearest(grid: np.ndarray, value: float) -> int:
+    return int(np.argmin(np.abs(grid - value)))
+
+
+def pooled_covariances(first: torch.Tensor, second: torch.Tensor, count: int) -> torch.Tensor:
+    """The covariance over the inputs of function draws pooled over networks and coordinates, from per-network sums:
+    ``first`` (R, n, K) = Σ_d x_d, ``second`` (R, n, K, K) = Σ_d x_d x_dᵀ over the ``count`` coordinates of each
+    network (the D coordinates are exchangeable, so each is a draw of the same law) → (R, K, K)."""
+    total = first.shape[1] * count
+    mean = first.sum(1) / total
+    return (second.sum(1) - total * mean[:, :, None] * mean[:, None, :]) / (total - 1)
+
+
+def size_statistics(cov: torch.Tensor, grid: np.ndarray) -> dict[str, torch.Tensor]:
+    """pf-sizes' statistics from covariances over the input grid (R, K, K) → each (R,): ``first PC`` (λ_max/trace),
+    ``ρ(z1, z2)`` for :data:`SIZE_PAIRS` and ``log SD(z)`` for :data:`SIZE_SPREADS` (nearest grid points)."""
+    values = torch.linalg.eigvalsh(cov)
+    out = {"first PC": values[..., -1] / values.sum(-1)}
+    var = torch.diagonal(cov, dim1=-2, dim2=-1)
+    for a, b in SIZE_PAIRS:
+        i, j = _nearest(grid, a), _nearest(grid, b)
+        out[f"ρ({grid[i]:g}, {grid[j]:g})"] = cov[:, i, j] / (var[:, i] * var[:, j]).sqrt()
+    for z in SIZE_SPREADS:
+        i = _nearest(grid, z)
+        out[f"log SD({grid[i]:g})"] = 0.5 * var[:, i].log()
+    return out
+
+
+def agreement_check(name: str, cells: Sequence[dict[str, Any]], statistic: str, tolerance: float,
+                    samples: int) -> Check:
+    """Three-valued, over the judged cells: every cell's difference from the reference cell (its 95% bootstrap
+    interval, ``cells[i]["differences"][statistic]``) within ± tolerance — FAIL if one lies wholly outside, PASS if
+    all lie inside, INCONCLUSIVE otherwise; the detail names the farthest cell."""
+    judged = [c for c in cells if c["judged"] and not c["reference"]]
+    if not judged:
+        return Check(name, FAIL, "no judged cell besides the reference")
+    checks = [interval_check(name, c["differences"][statistic]["value"], tuple(c["differences"][statistic]["ci95"]),
+                             (-tolerance, tolerance), samples, what=f"L = {c['depth']}, D = {c['width']}: the 95% "
+                                                                   "interval")
+              for c in judged]
+    verdict = combine(checks)
+    far = max(range(len(judged)), key=lambda i: abs(judged[i]["differences"][statistic]["value"]))
+    shown = next((c for c in checks if c.verdict == verdict and verdict != PASS), checks[far])
+    inside = sum(c.verdict == PASS for c in checks)
+    return Check(name, verdict, f"{inside}/{len(checks)} cells within ± {tolerance:g} of the reference; farthest "
+                                f"L = {judged[far]['depth']}, D = {judged[far]['width']}: "
+                                f"{judged[far]['differences'][statistic]['value']:+.3f}; {shown.detail}",
+                 shown.samples_needed)
+
+
+def sizes_figure(s: Any, device: torch.device, progress: bool) -> tuple[dict[str, Any], dict[Any, Any]]:
+    """**pf-sizes** (P&F SM B.3, Fig. 3: "similar dynamics across different orders of magnitude for both L and D"):
+    the function samples x_{T,1}(z) of SC_tanh and SC_swish (x_0 = z·1, fully i.i.d. parameters) over ``--inputs``
+    points of [−2, 2], ``--draws`` networks in every cell of ``--depths`` × ``--widths``, simulated exactly in law by
+    :func:`limits.peluchetti_favaro.simulate_gram` (per layer the K pre-activations of each coordinate are drawn from
+    their joint Gaussian law given the state: O(N·D·K) per layer instead of O(N·D²)). Per cell: the shape of the
+    law (first-PC fraction, ρ at :data:`SIZE_PAIRS`) and its scale (log SD at :data:`SIZE_SPREADS`), each with a
+    95% bootstrap interval, and its difference from the reference cell (the largest L and D; the two cells
+    resampled independently). Checks, one per model and statistic, three-valued: the shape within
+    ± ``--shape-tolerance`` in every cell; the scale (log ratio) within ± ``--scale-tolerance`` in the cells with
+    L ≥ ``--judged-depth`` and D ≥ ``--judged-width`` (the smaller cells are tabulated, not judged)."""
+    grid = np.linspace(-2.0, 2.0, s.inputs)
+    cells, data = [], {"grid": grid}
+    names = [n for n, _ in TWO_D_MODELS]
+    with tqdm(total=len(names) * len(s.depths) * len(s.widths) * s.draws, desc="pf-sizes", unit="draw",
+              disable=not progress, leave=False, delay=2.0) as bar:
+        for name, activation in TWO_D_MODELS:
+            for depth in s.depths:
+                for width in s.widths:
+                    values = simulate_gram(get_activation(activation), grid, width, depth, s.draws, mode="network",
+                                           sigma_w=s.sigma_w, sigma_b=s.sigma_b, seed=s.seed,
+                                           stream=f"figures/pf-sizes/{activation}/{depth}/{width}",
+                                           dtype=s.torch_dtype, device=device, keep=None).double().cpu()  # (N, D, K)
+                    keep = torch.isfinite(values).flatten(1).all(dim=1)
+                    good = values[keep]
+                    first, second = good.sum(1), torch.einsum("ndk,ndl->nkl", good, good)
+                    rng = np.random.default_rng(stream_seed(s.seed, "figures", "bootstrap", "pf-sizes", name, depth,
+                                                            width))
+                    index = torch.as_tensor(rng.integers(0, len(good), (s.resamples, len(good))))
+                    point = {k: float(v[0]) for k, v in
+                             size_statistics(pooled_covariances(first[None], second[None], width), grid).items()}
+                    step = max(1, (1 << 23) // max(1, second[0].numel() * len(good)))
+                    parts = [size_statistics(pooled_covariances(first[index[i:i + step]], second[index[i:i + step]],
+                                                                width), grid) for i in range(0, s.resamples, step)]
+                    replicates = {k: torch.cat([p[k] for p in parts]).numpy() for k in point}
+                    cells.append({"model": name, "activation": activation, "depth": depth, "width": width,
+                                  "nonfinite_draws": int((~keep).sum()), "statistics": point,
+                                  "ci95": {k: percentile_interval(v) for k, v in replicates.items()},
+                                  "_replicates": replicates,
+                                  "reference": depth == s.depths[-1] and width == s.widths[-1],
+                                  "judged": depth >= s.judged_depth and width >= s.judged_width})
+                    data[(name, depth, width)] = {"shown": good[: s.show, 0].numpy(),
+                                                  "quantiles": np.quantile(good[:, 0].numpy(), [0.05, 0.5, 0.95],
+                                                                           axis=0)}
+                    bar.update(s.draws)
+    statistics = list(cells[0]["statistics"])
+    models, checks, outside = [], [], []
+    for name in names:
+        own = [c for c in cells if c["model"] == name]
+        reference = next(c for c in own if c["reference"])
+        for c in own:
+            c["differences"] = {}
+            for k in statistics:
+                diff = c["_replicates"][k] - reference["_replicates"][k]
+                c["differences"][k] = {"value": c["statistics"][k] - reference["statistics"][k],
+                                       "ci95": [0.0, 0.0] if c["reference"] else percentile_interval(diff)}
+        for c in own:
+            del c["_replicates"]
+        for k in statistics:
+            scale = k.startswith("log SD")
+            tolerance = s.scale_tolerance if scale else s.shape_tolerance
+            what = (f"{name}: {k} agrees across (L, D) ({'log ratio' if scale else 'difference'} to L = "
+                    f"{reference['depth']}, D = {reference['width']} within ± {tolerance:g}, cells L ≥ "
+                    f"{s.judged_depth}, D ≥ {s.judged_width})")
+            checks.append(agreement_check(what, own, k, tolerance, s.draws).to_dict())
+            for c in own:
+                a, b = c["differences"][k]["ci95"]
+                if not c["judged"] and (b < -tolerance or a > tolerance):
+                    outside.append({"model": name, "depth": c["depth"], "width": c["width"], "statistic": k,
+                                    "difference": c["differences"][k]["value"], "ci95": [a, b]})
+        models.append({"model": name, "kind": "resnet", "activation": dict(TWO_D_MODELS)[name], "cells": own})
+    result = {"depths": list(s.depths), "widths": list(s.widths), "inputs": len(grid), "draws": s.draws,
+              "sigma_w": s.sigma_w, "sigma_b": s.sigma_b, "statistics": statistics,
+              "judged_depth": s.judged_depth, "judged_width": s.judged_width,
+              "shape_tolerance": s.shape_tolerance, "scale_tolerance": s.scale_tolerance,
+              "rule": (f"each cell's statistic minus the reference cell's (L = {s.depths[-1]}, D = {s.widths[-1]}), "
+                       "95% bootstrap interval over the networks (the D coordinates pooled): the shape (first PC, ρ) "
+                       f"within ± {s.shape_tolerance:g}, the scale (log SD) within ± {s.scale_tolerance:g}, judged in "
+                       f"the cells L ≥ {s.judged_depth}, D ≥ {s.judged_width}; PASS inside, FAIL wholly outside, "
+                       "INCONCLUSIVE across an edge"),
+              "not_judged_outside": outside, "models": models, "checks": checks}
+    return result, data
+
+
+_WIDTH = 35
+
+
+def sizes_table(r: dict[str, Any]) -> str:
+    """The ``pf-sizes`` console table: every cell's statistics and its difference from the reference cell
+    (``*`` inside the margin, ``x`` wholly outside, ``?`` across an edge; in parentheses for a cell not judged)."""
+    stats = r["statistics"]
+    lines = [f"{r['draws']} draws per cell, {r['inputs']} inputs on [−2, 2], σ_w = {r['sigma_w']:g}, σ_b = "
+             f"{r['sigma_b']:g}; L ∈ {r['depths']}, D ∈ {r['widths']}",
+             f"rule: {r['rule']}",
+             "value [95% CI] difference from the reference: * inside the margin, x wholly outside, ? across an edge; "
+             "in parentheses: a cell not judged"]
+    for m in r["models"]:
+        for block in ([k for k in stats if not k.startswith("log SD")], [k for k in stats if k.startswith("log SD")]):
+            margin = r["scale_tolerance"] if block[0].startswith("log SD") else r["shape_tolerance"]
+            lines.append(f"{m['model']} (margin ± {margin:g}):")
+            lines.append(f"  {'L':>5} {'D':>5} | " + " | ".join(f"{k:>{_WIDTH}}" for k in block) + " | non-finite")
+            for c in m["cells"]:
+                parts = []
+                for k in block:
+                    lo, hi = c["ci95"][k]
+                    d = c["differences"][k]
+                    a, b = d["ci95"]
+                    mark = "*" if -margin <= a and b <= margin else ("x" if b < -margin or a > margin else "?")
+                    mark = "ref" if c["reference"] else (mark if c["judged"] else f"({mark})")
+                    parts.append(f"{c['statistics'][k]:.3f} [{lo:.3f}, {hi:.3f}] {d['value']:+.3f}{mark}".rjust(_WIDTH))
+                lines.append(f"  {c['depth']:>5} {c['width']:>5} | " + " | ".join(parts)
+                             + f" | {c['nonfinite_draws']:>10}")
+    if r["not_judged_outside"]:
+        lines.append(f"cells not judged whose difference lies wholly outside the margin "
+                     f"({len(r['not_judged_outside'])}):")
+        lines += [f"  {e['model']} L = {e['depth']}, D = {e['width']}: {e['statistic']} {e['difference']:+.3f} "
+                  f"[{e['ci95'][0]:+.3f}, {e['ci95'][1]:+.3f}]" for e in r["not_judged_outside"]]
     return "\n".join(lines)

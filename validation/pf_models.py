@@ -1,6 +1,7 @@
 """The models of Peluchetti & Favaro's figures (their Fig. 1, 3, 4 and Appendix B), shared by the figures that
 draw them (``pf-function-space``, ``pf-correlation``, ``pf-abc``): the stable ResNets SC/SR (and the Euler
-scheme of their SDE limit on the same Brownian path), and the feed-forward networks on the edge of chaos.
+scheme of their SDE limit on the same Brownian path), and the feed-forward networks on the edge of chaos; and the
+ResNet with positively homogeneous φ at the parameter scale Δt^γ of §3.4 (``pf-relu``) with its neural ODE.
 
 Every function takes the figure's resolved settings ``s`` (seed, dtype, width, depth, sigma_w, sigma_b,
 input_layer; eoc_width, eoc_depth, eoc_sigma_b) and draws network i from its own stream, so a draw's numbers do
@@ -22,7 +23,7 @@ from limits.peluchetti_favaro import PFBlock
 from limits.seeding import generator
 
 __all__ = ["eoc_sigma_w", "pf_noise", "resnet_outputs", "block_outputs", "eoc_outputs", "pc_fractions",
-           "top_pc_fraction"]
+           "top_pc_fraction", "homogeneous_outputs", "homogeneous_ode"]
 
 
 def eoc_sigma_w(activation: str, sigma_b: float) -> float:
@@ -212,3 +213,63 @@ def top_pc_fraction(x: np.ndarray) -> float:
     principal component: λ_max / trace of the sample covariance; 1 iff every pair of outputs is perfectly
     correlated (the covariance has rank 1)."""
     return float(pc_fractions(torch.as_tensor(x, dtype=torch.float64)[None])[0])
+
+
+def homogeneous_outputs(phis: Sequence[str], gammas: Sequence[float], psi: str, z: float, width: int, depth: int,
+                        draws: int, *, sigma_w: float, sigma_b: float, seed: int, labels: tuple[object, ...],
+                        chunk: int = 1000, dtype: torch.dtype = torch.float64, device: torch.device | str = "cpu",
+                        bar: tqdm | None = None) -> dict[tuple[str, float], np.ndarray]:
+    """x_T − x_0 of the ResNet of P&F §3.4 ("Non-smooth activations") for every φ of ``phis`` and γ of ``gammas``,
+    each (draws, D): with Δt = 1/L, x_0 = z·1 (the SC models' input layer) and, per layer k,
+
+        x_{k+1} = x_k + φ(Δt^γ (ε^W_k ψ(x_k) + ε^b_k)),   ε^W_k ~ N(0, σ_w²/D) entries (D × D), ε^b_k ~ N(0, σ_b² I_D),
+
+    i.e. the paper's eq. (10) with ΔW = Δt^γ ε^W, Δb = Δt^γ ε^b (γ = ½ is its Assumption 3.4, fully i.i.d., μ = 0;
+    γ = 1 is the Δt-scaled block of Chen et al.'s neural ODE when φ is positively homogeneous). Every (φ, γ) reads
+    the same weights (common random numbers). Draws come in chunks of ``chunk``; chunk c reads the stream
+    (seed, "figures", *labels, L, c), so the depths are independent and the first draws do not depend on how many
+    are drawn."""
+    acts = {name: get_activation(name) for name in phis}
+    inner = get_activation(psi)
+    d, dt = int(width), 1.0 / depth
+    scale_w = sigma_w / math.sqrt(d)
+    out = {(name, float(g)): np.empty((draws, d)) for name in phis for g in gammas}
+    for c, start in enumerate(range(0, draws, chunk)):
+        size = min(chunk, draws - start)
+        gen = generator(seed, "figures", *labels, depth, c, device=device)
+        states = {key: torch.full((size, d), float(z), dtype=dtype, device=device) for key in out}
+        for _ in range(depth):
+            eps = torch.randn((size, d, d + 1), generator=gen, dtype=dtype, device=device)
+            weights, biases = eps[:, :, :d] * scale_w, eps[:, :, d] * sigma_b
+            for (name, gamma), x in states.items():
+                pre = torch.bmm(weights, inner(x).unsqueeze(-1)).squeeze(-1) + biases
+                states[(name, gamma)] = x + acts[name](dt**gamma * pre)
+        for key, x in states.items():
+            out[key][start:start + size] = (x - float(z)).double().cpu().numpy()
+        if bar is not None:
+            bar.update(size)
+    return out
+
+
+def homogeneous_ode(phi: str, psi: str, z: float, *, sigma_w: float, sigma_b: float, steps: int = 4096) -> float:
+    """x_T − x_0 of the deterministic limit at γ = 1 (P&F §3.4; Chen et al.'s neural ODE): every coordinate follows
+    m' = E φ(s(m) N(0, 1)) with s(m)² = σ_b² + σ_w² ψ(m)² (the pre-activation's variance given x = m·1, the same at
+    every width), by RK4 with ``steps`` steps on [0, 1]. φ = relu: E φ(sN) = s/√(2π); φ = identity: 0 (m stays z)."""
+    if phi == "identity":
+        return 0.0
+    if phi != "relu":
+        raise ValueError(f"the neural ODE is implemented for relu and identity, not {phi!r}")
+    inner = get_activation(psi)
+
+    def rate(m: float) -> float:
+        y = float(inner(torch.tensor(m, dtype=torch.float64)))
+        return math.sqrt(sigma_b**2 + sigma_w**2 * y * y) / math.sqrt(2 * math.pi)
+
+    m, h = float(z), 1.0 / steps
+    for _ in range(steps):
+        k1 = rate(m)
+        k2 = rate(m + 0.5 * h * k1)
+        k3 = rate(m + 0.5 * h * k2)
+        k4 = rate(m + h * k3)
+        m += h * (k1 + 2 * k2 + 2 * k3 + k4) / 6
+    return m - float(z)

@@ -16,7 +16,10 @@ optimiser states and results are those of R separate runs (tested).
 * :class:`PFNet` — Peluchetti & Favaro (2020) §4.3: x_0 = W_I z, x_{t+1} = x_t + tanh(ΔW_t x_t + Δb_t),
   ŷ = W_O x_T with ΔW_t = σ_w √(Δt/D) ε^W_t, Δb_t = σ_b √Δt ε^b_t (their eqs. 15–16), W_I, W_O fixed
   N(0, 1). ``reparametrised=True`` trains ε (their eq. 16), False trains ΔW, Δb themselves (eq. 15);
-  both start from the same draws, so the initial networks are identical.
+  both start from the same draws, so the initial networks are identical. ``init`` (standard gradients
+  only) replaces the paper's ΔW_t ~ N(0, σ_w² Δt/D) by a commonly used initialisation of a D × D layer
+  (:func:`pf_init_weights`: Glorot and Bengio 2010, He et al. 2015), with Δb_t = 0 as those papers do;
+  W_I, W_O stay the paper's fixed N(0, 1).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from limits.activations import get_activation
 from limits.initialisation import FractionalRegime, IIDRegime, Regime, SmoothRegime
 from limits.seeding import generator
 
-__all__ = ["Network", "Res1Net", "CohenNet", "PFNet", "weight_regime"]
+__all__ = ["Network", "Res1Net", "CohenNet", "PFNet", "weight_regime", "PF_STANDARD_INITS", "pf_init_weights"]
 
 
 def weight_regime(init: str, *, hurst: float | None = None, lengthscale: float = 0.1) -> Regime:
@@ -42,6 +45,28 @@ def weight_regime(init: str, *, hurst: float | None = None, lengthscale: float =
     if init == "fbm":
         return FractionalRegime(0.5 if hurst is None else hurst)
     raise ValueError(f"initialisation {init!r} unknown (allowed: iid, smooth, fbm)")
+
+
+#: the commonly used initialisations PFNet's standard arm can start from (besides the paper's, ``"pf"``)
+PF_STANDARD_INITS = ("glorot", "glorot-uniform", "he")
+
+
+def pf_init_weights(init: str, eps: torch.Tensor, fan_in: int, fan_out: int) -> torch.Tensor:
+    """Weights of a commonly used initialisation, made from standard-normal draws ``eps`` (so that replicate r
+    starts from the same draws as the paper's initialisation, rescaled):
+
+    * ``glorot``: N(0, 2/(fan_in + fan_out)) (Glorot and Bengio 2010, the normal form);
+    * ``glorot-uniform``: U(±√(6/(fan_in + fan_out))), variance 2/(fan_in + fan_out) (their eq. 16), as
+      a·erf(ε/√2) with a the bound: Φ(ε) is uniform on (0, 1);
+    * ``he``: N(0, 2/fan_in) (He et al. 2015).
+    """
+    if init == "glorot":
+        return eps * math.sqrt(2.0 / (fan_in + fan_out))
+    if init == "glorot-uniform":
+        return torch.erf(eps / math.sqrt(2.0)) * math.sqrt(6.0 / (fan_in + fan_out))
+    if init == "he":
+        return eps * math.sqrt(2.0 / fan_in)
+    raise ValueError(f"initialisation {init!r} unknown (allowed: {', '.join(PF_STANDARD_INITS)})")
 
 
 class Network:
@@ -146,8 +171,11 @@ class PFNet(Network):
 
     def __init__(self, *, replicates: int, depth: int, width: int, n_in: int, n_out: int, reparametrised: bool,
                  sigma_w: float, sigma_b: float, seed: int, label: tuple, dtype: torch.dtype,
-                 device: torch.device) -> None:
-        self.replicates, self.depth, self.reparametrised = replicates, depth, reparametrised
+                 device: torch.device, init: str = "pf") -> None:
+        if init != "pf" and reparametrised:
+            raise ValueError(f"initialisation {init!r} is for standard gradients only (the reparametrisation is "
+                             "the paper's N(0, σ_w² Δt/D))")
+        self.replicates, self.depth, self.reparametrised, self.init = replicates, depth, reparametrised, init
         dt = 1.0 / depth
         self.c_w, self.c_b = sigma_w * math.sqrt(dt / width), sigma_b * math.sqrt(dt)
         common = dict(dtype=dtype, device=device)
@@ -157,6 +185,8 @@ class PFNet(Network):
                       "W_O": _normal((replicates, width, n_out), 1.0, seed, *label, "W_O", **common)}
         if reparametrised:
             self.params = {"eps_W": eps_w, "eps_b": eps_b}
+        elif init != "pf":  # ΔW_t: a D × D layer's fan_in = fan_out = D; biases 0
+            self.params = {"dW": pf_init_weights(init, eps_w, width, width), "db": torch.zeros_like(eps_b)}
         else:
             self.params = {"dW": eps_w * self.c_w, "db": eps_b * self.c_b}
         self._leaf()

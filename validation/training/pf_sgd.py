@@ -20,6 +20,14 @@ standard network's worst cell ends with a higher training loss than the reparame
 interval of log(worst standard loss / worst reparametrised loss) lies above 0 (paired bootstrap over
 replicates: replicate r starts from the same network in both parametrisations). Test accuracies are
 reported beside it (the paper's second claim: 87.1–90.6% against at most 72.4% on MNIST).
+
+**Commonly used initialisations** (``standard_inits``; none in the preset): §4.3 adds that "similar results
+(not shown) are obtained for commonly used initializations (Glorot and Bengio (2010); He et al. (2015))".
+Each initialisation given adds a standard-gradient arm ``standard-<init>`` whose ΔW_t starts from it
+(:func:`~validation.training.networks.pf_init_weights`: glorot N(0, 2/(2D)), glorot-uniform U(±√(6/(2D))),
+he N(0, 2/D); Δb_t = 0; replicate r rescales the same draws ε and sees the same data order), trained on
+the same learning-rate grid, with its own common learning rate chosen by the same rule, and checked the
+same way: the interval of log(its worst-cell loss / the reparametrised worst-cell loss) must lie above 0.
 """
 
 from __future__ import annotations
@@ -40,6 +48,13 @@ from .trainer import train
 __all__ = ["PFSGD"]
 
 PARAMETRISATIONS = ("reparametrised", "standard")
+#: the initialisations' names in words (checks and plots)
+INIT_NAMES = {"glorot": "Glorot (normal)", "glorot-uniform": "Glorot (uniform)", "he": "He"}
+
+
+def arms(settings) -> list[tuple[str, str]]:
+    """(arm, initialisation) of every trained arm: the paper's two, then ``standard-<init>`` per ``standard_inits``."""
+    return [(p, "pf") for p in PARAMETRISATIONS] + [(f"standard-{i}", i) for i in settings.standard_inits or ()]
 
 
 class PFSGD(Experiment):
@@ -53,30 +68,32 @@ class PFSGD(Experiment):
     smoke = dict(widths=(4, 8), depths=(4, 8), epochs=1, replicates=2, learning_rates=(1e-2, 1e-1),
                  train_size=400, resamples=200)
     preset = dict(dataset="digits", widths=(25, 50, 100), depths=(25, 50, 100), epochs=6, batch_size=200,
-                  optimizer="sgd", learning_rates=(1e-3, 1e-2, 1e-1, 1.0), replicates=4)
+                  optimizer="sgd", learning_rates=(1e-3, 1e-2, 1e-1, 1.0), replicates=4, standard_inits=())
 
     def configurations(self, settings):
-        return [Configuration(f"{p}-D{D}-L{L}", {"parametrisation": p, "width": D, "depth": L})
-                for p in PARAMETRISATIONS for D in settings.widths for L in settings.depths]
+        return [Configuration(f"{arm}-D{D}-L{L}", {"parametrisation": arm.split("-", 1)[0], "width": D, "depth": L,
+                                                    **({} if init == "pf" else {"init": init})})
+                for arm, init in arms(settings) for D in settings.widths for L in settings.depths]
 
     def estimate_seconds(self, settings):
         replicates = len(settings.learning_rates) * settings.replicates
         updates = settings.epochs * max(1, 1438 // settings.batch_size)
         per_layer = sum(6e-10 * replicates * settings.batch_size * D * D + 2e-5 * replicates for D in settings.widths)
-        return len(PARAMETRISATIONS) * per_layer * sum(settings.depths) * updates
+        return len(arms(settings)) * per_layer * sum(settings.depths) * updates
 
     def train_one(self, settings, configuration, data, device, progress):
         p = configuration.params
         dataset = data[settings.dataset]
         grid = len(settings.learning_rates)
-        label = (self.name, f"D{p['width']}-L{p['depth']}")  # the same initial networks for both parametrisations
+        label = (self.name, f"D{p['width']}-L{p['depth']}")  # the same initial draws for every arm
         histories = []
         for rate in settings.learning_rates:  # one rate at a time: replicate r starts from the same network for
             # every rate, and a pass keeps its activations small (R·B·D·L numbers: at R = 16, D = L = 100 the
             # allocator's page faults made a layer 4× slower than four passes of R = 4)
             net = PFNet(replicates=settings.replicates, depth=p["depth"], width=p["width"], n_in=dataset.n_in,
                         n_out=dataset.n_out, reparametrised=p["parametrisation"] == "reparametrised", sigma_w=1.0,
-                        sigma_b=1.0, seed=settings.seed, label=label, dtype=settings.torch_dtype, device=device)
+                        sigma_b=1.0, seed=settings.seed, label=label, dtype=settings.torch_dtype, device=device,
+                        init=p.get("init", "pf"))
             lrs = torch.full((settings.replicates,), rate, dtype=settings.torch_dtype, device=device)
             histories.append(train(net, dataset, epochs=settings.epochs, batch_size=settings.batch_size,
                                    optimizer=settings.optimizer, lrs=lrs, seed=settings.seed, label=label,
@@ -96,7 +113,7 @@ class PFSGD(Experiment):
     def summarise(self, settings, records):
         grid = len(settings.learning_rates)
         out: dict[str, Any] = {}
-        for p in PARAMETRISATIONS:
+        for p, _ in arms(settings):
             cells = [(D, L) for D in settings.widths for L in settings.depths]
             rows = [records[f"{p}-D{D}-L{L}"] for D, L in cells]
             loss = np.array([[[np.inf if v is None or not math.isfinite(v) else v for v in rep] for rep in r["train_loss"]]
@@ -114,28 +131,25 @@ class PFSGD(Experiment):
             accs = [c["test_accuracy"] for c in per_cell]
             out[p] = {"learning_rate": settings.learning_rates[g], "worst_loss_by_rate": worst.tolist(),
                       "cells": per_cell, "min_accuracy": float(np.nanmin(accs)), "max_accuracy": float(np.nanmax(accs))}
-        # the worst cell's training loss, reparametrised against standard: the same replicate r starts from
-        # the same network in both, so replicates are resampled together (paired bootstrap)
-        columns = [np.array([[np.inf if v is None else v for v in row] for row in records[f"{p}-D{D}-L{L}"]["train_loss"]])
-                   [:, settings.learning_rates.index(out[p]["learning_rate"])]
-                   for p in PARAMETRISATIONS for D in settings.widths for L in settings.depths]
-        cells = len(settings.widths) * len(settings.depths)
-
-        def log_ratio(*cols: np.ndarray, axis: int = -1) -> np.ndarray:
-            means = np.stack([np.mean(c, axis=axis) for c in cols], axis=-1)
-            return np.log(means[..., cells:].max(axis=-1)) - np.log(means[..., :cells].max(axis=-1))
-
-        point = float(log_ratio(*columns))
-        low, high, method = (paired_bootstrap(columns, log_ratio, resamples=settings.resamples,
-                                              confidence=settings.confidence, seed=settings.seed, method="percentile")
-                             if settings.replicates >= 2 and math.isfinite(point) else (math.nan, math.nan, "none"))
+        point, low, high, method = _worst_loss_log_ratio(settings, records, out, "standard")
         checks = [bound_check("with one common learning rate each, the standard network's worst cell ends with a "
                               "higher training loss than the reparametrised network's", (low, high), 0.0,
                               at_most=False, detail=f"log(worst standard loss / worst reparametrised loss) = "
                                                     f"{number(point)} [{number(low)}, {number(high)}] ({method})"
                               ).to_dict()]
+        comparisons = {}
+        for arm, init in arms(settings)[len(PARAMETRISATIONS):]:  # the paper's "similar results (not shown)"
+            point_i, low_i, high_i, method_i = _worst_loss_log_ratio(settings, records, out, arm)
+            comparisons[init] = {"value": point_i, "ci": [low_i, high_i], "method": method_i}
+            checks.append(bound_check(
+                f"from the {INIT_NAMES[init]} initialisation too (§4.3's 'similar results'), the standard network's "
+                "worst cell ends with a higher training loss than the reparametrised network's, one common learning "
+                "rate each", (low_i, high_i), 0.0, at_most=False,
+                detail=f"log(worst {arm} loss / worst reparametrised loss) = {number(point_i)} [{number(low_i)}, "
+                       f"{number(high_i)}] ({method_i})").to_dict())
         return {"dataset": settings.dataset, "grid": grid, "parametrisations": out,
                 "worst_loss_log_ratio": {"value": point, "ci": [low, high], "method": method},
+                **({"init_log_ratios": comparisons} if comparisons else {}),
                 "checks": checks, "verdict": combine(checks)}
 
     def table(self, result):
@@ -157,7 +171,10 @@ class PFSGD(Experiment):
 
     def plot(self, result, figure):
         s, n = result.settings, result.numbers
-        axes = figure.subplots(1, 2, sharey=False)
+        panels = len(n["parametrisations"])
+        if panels > 2:  # the standard arms from commonly used initialisations: one more panel each
+            figure.set_size_inches(4.6 * panels, 5.0)
+        axes = figure.subplots(1, panels, sharey=False)
         colours = {D: c for D, c in zip(s.widths, ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple"))}
         styles = {L: st for L, st in zip(s.depths, ("-", "--", ":", "-."))}
         for ax, (p, e) in zip(axes, n["parametrisations"].items()):
@@ -165,9 +182,33 @@ class PFSGD(Experiment):
                 ax.plot(np.arange(1, len(c["learning_curve"]) + 1), c["learning_curve"],
                         styles.get(c["depth"], "-"), color=colours.get(c["width"], "k"), lw=1,
                         label=f"D={c['width']}, L={c['depth']}: acc {number(c['test_accuracy'])}")
-            ax.set(xlabel="SGD update", ylabel="training loss (batch mean, mean over replicates)", yscale="log",
-                   title=f"{p} gradients, common lr {e['learning_rate']:g}")
+            ax.set(xlabel="SGD update", ylabel="training loss (batch mean, mean over replicates)", yscale="log")
+            if panels == 2:
+                ax.set_title(f"{p} gradients, common lr {e['learning_rate']:g}")
+            else:
+                init = "the paper's init" if p in PARAMETRISATIONS else INIT_NAMES[p.split("-", 1)[1]] + " init"
+                ax.set_title(f"{p.split('-', 1)[0]} gradients, {init}\ncommon lr {e['learning_rate']:g}", fontsize=10)
             ax.legend(fontsize=6)
         figure.suptitle(f"Peluchetti & Favaro Fig. 5 on {s.dataset}: verdict {n['verdict']}", fontsize=10)
         figure.tight_layout()
 
+
+
+def _worst_loss_log_ratio(settings, records, out, arm: str) -> tuple[float, float, float, str]:
+    """log(worst-cell training loss of ``arm`` / that of the reparametrised arm), each at its common learning rate,
+    with its interval: the same replicate r starts from the same draws and data order in both, so replicates are
+    resampled together (paired bootstrap, percentile)."""
+    columns = [np.array([[np.inf if v is None else v for v in row] for row in records[f"{p}-D{D}-L{L}"]["train_loss"]])
+               [:, settings.learning_rates.index(out[p]["learning_rate"])]
+               for p in ("reparametrised", arm) for D in settings.widths for L in settings.depths]
+    cells = len(settings.widths) * len(settings.depths)
+
+    def log_ratio(*cols: np.ndarray, axis: int = -1) -> np.ndarray:
+        means = np.stack([np.mean(c, axis=axis) for c in cols], axis=-1)
+        return np.log(means[..., cells:].max(axis=-1)) - np.log(means[..., :cells].max(axis=-1))
+
+    point = float(log_ratio(*columns))
+    low, high, method = (paired_bootstrap(columns, log_ratio, resamples=settings.resamples,
+                                          confidence=settings.confidence, seed=settings.seed, method="percentile")
+                         if settings.replicates >= 2 and math.isfinite(point) else (math.nan, math.nan, "none"))
+    return point, low, high, method

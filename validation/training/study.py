@@ -45,6 +45,7 @@ from ..settings import (CommonSettings, SettingsError, check_choice, check_float
                         settings_dict, settings_given)
 from .data import DATASETS, Dataset, load_dataset
 from .experiment import Experiment
+from .networks import PF_STANDARD_INITS
 from .sweep import CheckpointStore, fingerprint
 
 __all__ = ["TrainingSettings", "TrainingResult", "run", "main", "EXPERIMENTS", "register", "listing", "COMMAND"]
@@ -65,6 +66,11 @@ def register(experiment: Experiment) -> Experiment:
 
 def _parse_names(text: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def _parse_inits(text: str) -> tuple[str, ...]:
+    """A comma list of names; ``none`` is the empty list."""
+    return () if text.strip() == "none" else _parse_names(text)
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,11 @@ class TrainingSettings(CommonSettings):
     inits: tuple[str, ...] | None = setting(None, "marion-fig8: initialisations, comma list of iid (i.i.d., β = 1/2), "
                                                   "smooth (β = 1) and iid-beta1 (i.i.d., β = 1)", parse=_parse_names,
                                             group="model", default_text="iid,smooth,iid-beta1")
+    standard_inits: tuple[str, ...] | None = setting(
+        None, "pf-sgd: also train the standard-gradient network from these commonly used initialisations of ΔW "
+              "(biases 0), each with its own common learning rate, and check it against the reparametrised one; "
+              "comma list of glorot (N(0, 2/(fan_in+fan_out))), glorot-uniform (U(±√(6/(fan_in+fan_out)))) and he "
+              "(N(0, 2/fan_in)), or none", parse=_parse_inits, group="model", default_text="none")
     hursts: tuple[float, ...] | None = setting(None, "marion-fig9: Hurst indices H of the fBm initialisation "
                                                      "('a:b:n' or a comma list)", parse=parse_grid, group="model",
                                                default_text="0.1,0.3,0.5,0.7,0.85,0.95")
@@ -173,6 +184,11 @@ class TrainingSettings(CommonSettings):
                 if not values:
                     raise SettingsError(name, f"give at least one of {', '.join(allowed)}")
                 self._set(name, tuple(check_choice(name, v, allowed) for v in values))
+        if self.standard_inits is not None:
+            inits = tuple(check_choice("standard_inits", v, PF_STANDARD_INITS) for v in self.standard_inits)
+            if len(set(inits)) != len(inits):
+                raise SettingsError("standard_inits", f"{list(inits)}: give each initialisation once")
+            self._set("standard_inits", inits)
         if self.activation is not None:
             from limits.activations import get_activation
 
@@ -320,7 +336,9 @@ def listing() -> str:
 
 
 def _text(value: Any) -> str:
-    return ",".join(map(str, value)) if isinstance(value, tuple) else str(value)
+    if isinstance(value, tuple):
+        return ",".join(map(str, value)) if value else "none"
+    return str(value)
 
 
 def estimate_seconds(experiment: str, settings: TrainingSettings) -> float:
