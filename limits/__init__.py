@@ -26,7 +26,7 @@ from .pairs import ModelConfig, ODEPair, OptionSpec, Pair, PairError, SDEPair, n
 from .registry import PAIRS, get_pair, make_pair, pair_names
 from .smooth import SmoothGaussianProcess
 
-__version__ = "0.4.0"
+__version__ = "0.5.0"
 
 __all__ = [
     "get_pair", "make_pair", "pair_names", "PAIRS", "ModelConfig", "Pair", "SDEPair", "ODEPair", "OptionSpec", "number_option",
