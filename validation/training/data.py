@@ -18,6 +18,7 @@ Every split and every random draw comes from :func:`limits.seeding.generator` st
 from __future__ import annotations
 
 import math
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,15 +114,47 @@ def _local(name: str, data_dir: str | None) -> tuple[torch.Tensor, ...]:
     if not path.is_file():
         raise SettingsError("data_dir", f"{path} not found ({name!r} is read from <data_dir>/{name}.npz with arrays "
                                         "x_train, y_train, x_test, y_test; nothing is downloaded)")
-    with np.load(path) as arrays:
-        missing = {"x_train", "y_train", "x_test", "y_test"} - set(arrays.files)
-        if missing:
-            raise SettingsError("data_dir", f"{path} lacks the arrays {', '.join(sorted(missing))}")
-        x_train, x_test = (torch.as_tensor(arrays[k].reshape(len(arrays[k]), -1), dtype=torch.float64) / 255.0
-                           for k in ("x_train", "x_test"))
-        y_train, y_test = (torch.as_tensor(arrays[k].reshape(-1), dtype=torch.long) for k in ("y_train", "y_test"))
+    arrays = _read_arrays(path)
+    x_train, x_test = (torch.as_tensor(arrays[k].reshape(len(arrays[k]), -1), dtype=torch.float64) / 255.0
+                       for k in ("x_train", "x_test"))
+    y_train, y_test = (torch.as_tensor(arrays[k].reshape(-1), dtype=torch.long) for k in ("y_train", "y_test"))
     mean = x_train.mean(dim=0)
     return x_train - mean, y_train, x_test - mean, y_test
+
+
+def _read_arrays(path: Path) -> dict[str, np.ndarray]:
+    """The four arrays of a local data file, checked as untrusted input: a readable .npz (no pickled objects),
+    numeric images with one row per label, at least one example each, the same pixels per image, and integer
+    labels in 0…99. Anything else is bad input (one line naming the file and what it must hold), never a crash."""
+    wanted = "an .npz with numeric arrays x_train, x_test (one image per row) and integer labels y_train, y_test in 0…99"
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            missing = {"x_train", "y_train", "x_test", "y_test"} - set(archive.files)
+            if missing:
+                raise SettingsError("data_dir", f"{path} lacks the arrays {', '.join(sorted(missing))}")
+            arrays = {key: np.asarray(archive[key]) for key in ("x_train", "y_train", "x_test", "y_test")}
+    except SettingsError:
+        raise
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:   # pickled objects, not a zip, truncated
+        raise SettingsError("data_dir", f"{path} cannot be read ({type(exc).__name__}: {exc}); it must be "
+                                        f"{wanted}") from None
+    for key, value in arrays.items():
+        if value.dtype.kind not in "biuf" or value.size == 0 or value.ndim == 0:
+            raise SettingsError("data_dir", f"{path}: {key} has dtype {value.dtype} and shape {value.shape}; it must "
+                                            f"be {wanted}")
+    for split in ("train", "test"):
+        x, y = arrays[f"x_{split}"], arrays[f"y_{split}"].reshape(-1)
+        if len(x) != len(y):
+            raise SettingsError("data_dir", f"{path}: x_{split} has {len(x)} images but y_{split} {len(y)} labels")
+        if not np.all(np.isfinite(x)):
+            raise SettingsError("data_dir", f"{path}: x_{split} has non-finite values")
+        if not (np.all(y == np.round(y)) and y.min() >= 0 and y.max() <= 99):
+            raise SettingsError("data_dir", f"{path}: y_{split} holds labels from {y.min():g} to {y.max():g}; they "
+                                            "must be integers in 0…99 (class indices)")
+    if arrays["x_train"][0].size != arrays["x_test"][0].size:
+        raise SettingsError("data_dir", f"{path}: train images have {arrays['x_train'][0].size} values, test images "
+                                        f"{arrays['x_test'][0].size}; they must match")
+    return arrays
 
 
 def load_dataset(name: str, seed: int, *, dtype: torch.dtype = torch.float64, device: torch.device | str = "cpu",
