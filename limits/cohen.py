@@ -523,7 +523,8 @@ class CohenODE(_CohenBase, ODEPair):
         return self.activation.d1 * self.trend(t, h)
 
     def solve_limit(self, h0, times, rtol, atol, method="dopri5"):
-        """Exact for a constant trend: [H; 1](t) = exp(σ'(0) t G) [H_0; 1] with G = [[Ā, b̄], [0, 0]].
+        """Exact for a constant trend: the stacked state [H; 1] at time t is exp(σ'(0) t G) [H_0; 1] with
+        G = [[Ā, b̄], [0, 0]].
 
         On a uniform grid of output times (as the study engine asks) the one-step propagator
         exp(σ'(0) Δ G) is computed once and applied step after step (exact flow, rounding only); other

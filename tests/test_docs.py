@@ -103,3 +103,26 @@ def _resolvers() -> dict:
 
 
 _RESOLVERS = _resolvers()
+
+
+def test_the_built_site_navigates_from_disk(tmp_path):
+    """mkdocs builds page links ending in .html (use_directory_urls: false), so the site opened from file:// navigates:
+    every relative link of every page (the server's 404 page aside) names a file of the built site."""
+    import os
+
+    site = tmp_path / "site"
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--quiet", "--site-dir", str(site)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert proc.returncode == 0, proc.stderr
+    broken = []
+    for page in site.rglob("*.html"):
+        if page.name == "404.html":
+            continue
+        for href in re.findall(r'href="([^"#?]+)', page.read_text(encoding="utf-8", errors="ignore")):
+            if href.startswith(("http:", "https:", "mailto:", "data:", "javascript:")):
+                continue
+            target = (page.parent / href).resolve()
+            if target.is_dir() or not target.exists():
+                broken.append(f"{page.relative_to(site)} → {href}")
+    assert not broken, broken[:10]
+    assert (site / "index.html").exists() and (site / "papers.html").exists()
