@@ -188,3 +188,17 @@ def test_a_noise_scale_five_percent_too_large_is_told_apart(seed):
     # the network is res-1's: its successive differences are the right pair's, number for number (their rate's
     # interval over 8…64 at 200 paths of width 4 is ±0.06 to ±0.14 wide and misses 1/2 on some seeds)
     assert np.array_equal(wrong.errors.successive_sq, right.errors.successive_sq)
+
+
+def test_the_stricter_line_prints_the_digits_that_show_the_exclusion():
+    """A narrow ODE interval just below the theory value is printed with enough digits to see why it excludes it
+    (at three digits [0.99993, 0.99995] would read [1.000, 1.000])."""
+    from types import SimpleNamespace
+
+    from validation.convergence import ConvergenceResult
+
+    fake = SimpleNamespace(fit=SimpleNamespace(ci=(0.999933, 0.999947)), contains_theory=False, theory_rate=1.0)
+    line = ConvergenceResult._contains_line(fake, 95)
+    assert "[0.999933, 0.999947]" in line and "does NOT contain" in line
+    fake = SimpleNamespace(fit=SimpleNamespace(ci=(0.4996, 0.524)), contains_theory=True, theory_rate=0.5)
+    assert "[0.500, 0.524] contains" in ConvergenceResult._contains_line(fake, 95)

@@ -273,10 +273,18 @@ class ConvergenceResult(StudyResult):
         return "\n".join(lines)
 
     def _contains_line(self, level: int) -> str:
-        """The stricter line, reported beside the verdict (not part of it)."""
+        """The stricter line, reported beside the verdict (not part of it); the interval is printed with the digits
+        that show where it lies against the theory value (a narrow ODE interval such as [0.99993, 0.99995] reads
+        [1.000, 1.000] at three)."""
         low, high = self.fit.ci
-        return (f"stricter: the {level}% interval {'contains' if self.contains_theory else 'does NOT contain'} the "
-                f"theory value {self.theory_rate:g} (reported, not part of the verdict)")
+        digits = 3
+        if not self.contains_theory and math.isfinite(low) and math.isfinite(high):
+            gap = min(abs(low - self.theory_rate), abs(high - self.theory_rate), high - low)
+            if gap > 0:
+                digits = min(12, max(3, math.ceil(-math.log10(gap)) + 1))
+        return (f"stricter: the {level}% interval [{low:.{digits}f}, {high:.{digits}f}] "
+                f"{'contains' if self.contains_theory else 'does NOT contain'} the theory value {self.theory_rate:g} "
+                "(reported, not part of the verdict)")
 
     def plot(self, ax: Any = None) -> Any:
         fig, ax = new_axes(ax)
