@@ -1,5 +1,6 @@
 """The command line: bad input gets one line naming the value and exit status 2; results are written."""
 
+import os
 import json
 import subprocess
 import sys
@@ -84,3 +85,25 @@ def test_nan_errors_are_reported_not_fitted(capsys):
     out = capsys.readouterr().out
     assert code == 1
     assert "NaN/inf" in out
+
+
+def test_progress_bars_only_for_a_terminal(monkeypatch):
+    """No progress bar into a redirected stderr (a log would fill with cursor-control codes), none with --quiet or
+    TQDM_DISABLE, and one on a terminal."""
+    import sys as _sys
+
+    from validation.cli import _show_progress
+
+    class Terminal:
+        def isatty(self):
+            return True
+
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)
+    monkeypatch.setattr(_sys, "stderr", Terminal())
+    assert _show_progress(False) and not _show_progress(True)
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    assert not _show_progress(False)
+    monkeypatch.setenv("TQDM_DISABLE", "0")
+    assert _show_progress(False)
+    monkeypatch.setattr(_sys, "stderr", open(os.devnull, "w"))
+    assert not _show_progress(False)

@@ -180,7 +180,8 @@ def build_parser(command: Command) -> argparse.ArgumentParser:
     run.add_argument("--memory-mb", type=_argparse_type(_positive_float), default=None,
                      help="refuse to start when the estimated peak memory exceeds this many MiB (default: the "
                           "memory available on this machine)")
-    run.add_argument("--quiet", action="store_true", help="no progress bars")
+    run.add_argument("--quiet", action="store_true", help="no progress bars (none either when stderr is not a terminal, "
+                                                          "or with TQDM_DISABLE=1)")
     run.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     for group in groups.values():  # drop a section left empty
         if not group._group_actions:
@@ -280,7 +281,7 @@ def execute(command: Command, argv: Sequence[str] | None = None) -> int:
             plan = plan_outputs({key: getattr(args, key) for key in command.outputs})
             _check_memory(command, positional, settings, args.memory_mb)
             # the study sets torch's threads for its run (and records them): passed on, never overridden by its default
-            result = command.run(*positional, settings, progress=not args.quiet, threads=args.threads,
+            result = command.run(*positional, settings, progress=_show_progress(args.quiet), threads=args.threads,
                                  command_line=_command_line(command, argv))
             print(result.table())
             for path in write_outputs(result, plan):
@@ -306,6 +307,13 @@ def execute(command: Command, argv: Sequence[str] | None = None) -> int:
         if debug:
             traceback.print_exc()
         return 3
+
+
+def _show_progress(quiet: bool) -> bool:
+    """Progress bars only for a person watching: not with ``--quiet``, not when stderr is not a terminal (a
+    redirected log would fill with cursor-control codes), not when ``TQDM_DISABLE`` is set to a true value."""
+    disabled = os.environ.get("TQDM_DISABLE", "").strip().lower() not in ("", "0", "false", "no")
+    return not quiet and not disabled and sys.stderr.isatty()
 
 
 def _input_message(exc: BaseException, command: Command, argv: Sequence[str] | None) -> str:
