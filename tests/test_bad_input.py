@@ -128,6 +128,8 @@ ABLATION = [
     (["--noise-dtype", "float16"], "argument --noise-dtype: invalid choice: 'float16'"),
     (["--sample-block", "0"], "--sample-block: 0 is out of range"),
     (["--scheduler", "foo"], "--scheduler: 'foo' is not a scheduler"),
+    (["--scheduler", "tcp://127.0.0.1:1", "--samples", "500"], "--scheduler tcp://127.0.0.1:1: no Dask scheduler "
+                                                                "answered within 5 s"),
     (["--tolerance", "nan"], "--tolerance: nan must be finite"),
     (["--workers", "0"], "--workers: 0 is out of range"),
 ]

@@ -25,6 +25,8 @@ from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from typing import Any, Callable, Iterator, Sequence
 
+from .settings import UsageError
+
 __all__ = ["run_tasks", "check_scheduler"]
 
 
@@ -102,6 +104,25 @@ def check_scheduler(value: str | None) -> str | None:
     raise ValueError(f"{value!r} is not a scheduler (allowed: local:N with 1 ≤ N ≤ 256, or tcp://HOST:PORT)")
 
 
+#: seconds to wait for a tcp:// Dask scheduler to answer before the run is refused as bad input
+CONNECT_TIMEOUT_S = 5
+
+
+def _check_reachable(scheduler: str) -> None:
+    """Refuse, in one line and within :data:`CONNECT_TIMEOUT_S` seconds, a tcp:// address where nothing listens
+    (bad input: exit 2), before Dask's own connection attempts (about 30 s, then an internal error)."""
+    import socket
+
+    host, port = scheduler[len("tcp://"):].rsplit(":", 1)
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S):
+            pass
+    except OSError as exc:
+        raise UsageError(f"--scheduler {scheduler}: no Dask scheduler answered within {CONNECT_TIMEOUT_S} s "
+                         f"({exc.strerror or exc}); start one there (dask scheduler --port {port}) or use "
+                         "--scheduler local:N") from None
+
+
 def _run_dask(function: Callable[[Any], Any], tasks: Sequence[Any], scheduler: str,
               on_result: Callable[[Any], None] | None) -> list[Any]:
     from dask.distributed import Client, LocalCluster
@@ -112,7 +133,8 @@ def _run_dask(function: Callable[[Any], Any], tasks: Sequence[Any], scheduler: s
                                dashboard_address=":0")  # any free port: never a clash
         client = Client(cluster)
     else:
-        client = Client(scheduler)
+        _check_reachable(scheduler)
+        client = Client(scheduler, timeout=f"{CONNECT_TIMEOUT_S}s")
     try:
         futures = client.map(function, list(tasks), pure=False)
         results = []
