@@ -126,3 +126,21 @@ def test_the_built_site_navigates_from_disk(tmp_path):
                 broken.append(f"{page.relative_to(site)} → {href}")
     assert not broken, broken[:10]
     assert (site / "index.html").exists() and (site / "papers.html").exists()
+
+
+@pytest.mark.parametrize("path", TUTORIALS, ids=lambda p: p.name)
+def test_tutorial_code_pastes_into_a_plain_python_prompt(path):
+    """Each tutorial page's code blocks, pasted one after another into ``python -i`` (each followed by a blank line,
+    as a reader pasting them would), run without an error: no magics, and a blank line after every indented block
+    (the interactive prompt needs one before a dedented statement)."""
+    import os
+
+    import jupytext
+
+    blocks = [cell.source for cell in jupytext.read(path).cells if cell.cell_type == "code"]
+    assert blocks and not any(line.lstrip().startswith("%") for block in blocks for line in block.splitlines())
+    pasted = "".join(block.rstrip("\n") + "\n\n" for block in blocks) + "exit()\n"
+    proc = subprocess.run([sys.executable, "-i", "-q"], input=pasted, capture_output=True, text=True, cwd=ROOT,
+                          timeout=600, env={**os.environ, "TUTORIAL_QUICK": "1", "MPLBACKEND": "Agg"})
+    errors = [line for line in proc.stderr.splitlines() if "Error" in line or "Traceback" in line]
+    assert proc.returncode == 0 and not errors, errors[:5]

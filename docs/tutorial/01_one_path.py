@@ -19,7 +19,6 @@ import os
 QUICK = os.environ.get("TUTORIAL_QUICK") == "1"  # the test suite runs this page at small sizes
 
 # %%
-# %matplotlib inline
 import numpy as np
 import torch
 import torchsde
@@ -174,6 +173,7 @@ for L, style in zip(DEPTHS, ("o-", "s-", ".-")):
     hs = network_states(L)[:, 0, 0]
     ax.plot(np.arange(L + 1) / L, hs, style, ms=6 if L < 100 else 3, lw=0.8, alpha=0.85,
             label=f"network, L = {L}: $h_k$ at $t = k/L$")
+
 ax.set_xlabel("depth time t (layer k of a depth-L network sits at t = k/L)")
 ax.set_ylabel("first coordinate")
 ax.set_title("res-1, d = 4, tanh, one Brownian path (seed 0): one path, two readers", fontsize=10)
@@ -203,6 +203,7 @@ errors = np.array([(network_states(L)[-1] - H[-1]).norm().item() for L in error_
 slope = -np.polyfit(np.log(error_depths), np.log(errors), 1)[0]
 for L, e in zip(error_depths, errors):
     print(f"L = {L:5d}   |h_L - H_1| = {e:.4f}")
+
 print(f"least-squares rate on this one path: {slope:.2f} (one path, no error bar: not a measurement of the rate)")
 
 # %%

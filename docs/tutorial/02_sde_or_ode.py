@@ -23,7 +23,6 @@ import os
 QUICK = os.environ.get("TUTORIAL_QUICK") == "1"  # the test suite runs this page at small sizes
 
 # %%
-# %matplotlib inline
 import numpy as np
 import torch
 from matplotlib.figure import Figure
@@ -133,6 +132,7 @@ def median_ratio(weights, depth):
 iid_generator = torch.Generator().manual_seed(0)
 smooth = limits.SmoothGaussianProcess(samples=NETWORKS, shape=(WIDTH, WIDTH), variance=1 / WIDTH,
                                       lengthscale=0.1, seed=0)
+
 ratios = {"i.i.d.": [], "smooth": []}
 for depth in DEPTHS:
     iid_weights = torch.randn(depth, NETWORKS, WIDTH, WIDTH, dtype=torch.float64,
@@ -140,6 +140,7 @@ for depth in DEPTHS:
     smooth_weights = smooth(torch.arange(depth, dtype=torch.float64) / depth)   # V(k/L), k = 0..L-1
     ratios["i.i.d."].append(median_ratio(iid_weights, depth))
     ratios["smooth"].append(median_ratio(smooth_weights, depth))
+
 ratios = {kind: np.array(values) for kind, values in ratios.items()}     # shape (depths, betas)
 
 # %% [markdown]
@@ -150,6 +151,7 @@ ratios = {kind: np.array(values) for kind, values in ratios.items()}     # shape
 predicted = {"i.i.d.": lambda beta: 0.5 - beta, "smooth": lambda beta: 1.0 - beta}
 print(f"{'weights':>8} {'beta':>5} | {'median r_h at L = ' + str(DEPTHS[0]):>22} {'... at L = ' + str(DEPTHS[-1]):>16}"
       f" | {'measured exponent':>17} {'predicted':>9}")
+
 measured = {}
 for kind, values in ratios.items():
     for j, beta in enumerate(BETAS):
@@ -180,9 +182,11 @@ for ax, kind, critical in zip(axes, ratios, (0.5, 1.0)):
     ax.set_title(f"{kind} weights: critical β = {critical:g} (black)", fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7.5, loc="lower left")
+
 axes[0].set_ylabel(r"median $\|h_L - h_0\| \,/\, \|h_0\|$")
 figure_scalings.suptitle(f"$h_{{k+1}} = h_k + L^{{-β}} V_{{k+1}} \\tanh(h_k)$, d = {WIDTH}, "
                          f"{NETWORKS} networks per point", fontsize=11)
+
 figure_scalings
 
 # %% [markdown]

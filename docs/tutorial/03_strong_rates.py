@@ -20,7 +20,6 @@ import os
 QUICK = os.environ.get("TUTORIAL_QUICK") == "1"  # the test suite runs this page at small sizes
 
 # %%
-# %matplotlib inline
 import torch
 
 from validation import convergence
@@ -29,6 +28,7 @@ torch.set_num_threads(1)  # the per-step tensors are small: one thread is faster
 
 SDE_SIZE = (dict(samples=40, depths=(4, 8, 16, 32), reference_steps=512) if QUICK
             else dict(samples=500, depths=(4, 8, 16, 32, 64, 128, 256), reference_steps=8192))
+
 ODE_SIZE = (dict(samples=20, depths=(8, 16, 32, 64, 128)) if QUICK
             else dict(samples=200, depths=(8, 16, 32, 64, 128, 256, 512, 1024)))
 
@@ -142,6 +142,7 @@ print(f"res1: rate {res1.rate:.3f}, 95% CI [{low:.3f}, {high:.3f}], theory {res1
 for name in ("rms", "mean", "sup", "second_reference", "successive"):
     fit = res1.fits[name]
     print(f"  {name:>16}: {fit.rate:.3f}  [{fit.ci[0]:.3f}, {fit.ci[1]:.3f}]")
+
 print(f"  RMS distance between the two references: {res1.reference_gap:.2e}; e(L) at the deepest depth: "
       f"{res1.fits['rms'].errors[-1]:.2e}")
 

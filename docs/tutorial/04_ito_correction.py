@@ -17,7 +17,6 @@ import os
 QUICK = os.environ.get("TUTORIAL_QUICK") == "1"  # the test suite runs this page at small sizes
 
 # %%
-# %matplotlib inline
 import math
 
 import numpy as np
@@ -170,6 +169,7 @@ for side in (study.corrected, study.naive):
     errors = side.fits["rms"].errors
     print(f"{side.model['name']:>16}: rate {side.rate:6.3f} [{low:.3f}, {high:.3f}]; "
           f"e(L) from {errors[0]:.3f} (L = {side.depths[0]}) to {errors[-1]:.3f} (L = {side.depths[-1]}) -> {side.verdict}")
+
 print("ablation verdict:", study.verdict)
 
 # %% [markdown]

@@ -13,7 +13,6 @@ import os
 QUICK = os.environ.get("TUTORIAL_QUICK") == "1"  # the test suite runs this page at small sizes
 
 # %%
-# %matplotlib inline
 import numpy as np
 import torch
 
@@ -23,6 +22,7 @@ torch.set_num_threads(1)  # small batched products: one thread is faster (the co
 
 FIG1_SIZE = (dict(samples=10, depths=(10, 30, 100)) if QUICK
              else dict(samples=50, depths=(10, 20, 50, 100, 200, 500, 1000)))
+
 PHASE_SIZE = (dict(hursts=(0.3, 0.7), betas=np.linspace(0.2, 1.3, 12), depth=128, networks=2, inputs=2) if QUICK
               else dict(hursts=np.linspace(0.05, 0.95, 19), betas=np.linspace(0.2, 1.3, 23), depth=1000,
                         networks=8, inputs=8))
@@ -101,6 +101,7 @@ numbers = fig1.numbers
 for entry in numbers["per_beta"]:
     print(f"β = {entry['beta']:<4g}: r_h slope {entry['r_h']['slope']:+.3f} -> {entry['r_h']['class']:<11}"
           f"  r_p slope {entry['r_p']['slope']:+.3f} -> {entry['r_p']['class']}")
+
 critical = numbers["critical_beta_estimate"]
 print(f"critical β: r_h {critical['r_h']:.3f}, r_p {critical['r_p']:.3f} (predicted {numbers['predicted_critical_beta']:g});"
       f" verdict {fig1.verdict}")
@@ -182,6 +183,7 @@ estimates = result["critical_beta"]["depth_r_h"]
 for hurst, estimate, predicted in zip(result["hursts"], estimates, result["predicted_critical_beta"]):
     shown = "—" if estimate is None else f"{estimate:.3f}"
     print(f"H = {hurst:.2f}: β_c(r_h) = {shown:>6}, predicted {predicted:.3f}")
+
 print(diagram.numbers["checks"][0]["detail"])
 print("verdict:", diagram.verdict)
 
