@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from matplotlib.ticker import LogFormatterSciNotation, LogLocator, NullFormatter
 
 from ..checks import check_line, combine
 from ..regime_stats import fractional_critical_beta
@@ -192,12 +193,21 @@ class MarionFig8(Experiment):
                                   alpha=1.0 if stage == "trained" else 0.5, label=text)
             ax.set(xlabel="depth L")
             depth_axis(ax, s.depths)
-            ax.legend(fontsize=6)
+            # a narrow log range has one decade tick: tick and label 1, 2 and 5 of every decade
+            ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+            ax.yaxis.set_major_formatter(LogFormatterSciNotation(labelOnlyBase=False))
+            ax.yaxis.set_minor_formatter(NullFormatter())
+            # below the axes, so that no curve is hidden; the numbers are the fitted exponents of the trained weights
+            ax.legend(fontsize=6, title=f"exponent in L, trained [{int(round(100 * s.confidence))}% CI]",
+                      title_fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.16))
+        axes[1].set_ylabel("max_k ||V_(k+1) − V_k|| (geometric mean)")
+        axes[2].set_ylabel("max_k ||ΔW_k|| (o), Σ_k ||ΔW_k||² (s)")
         axes[1].set_title("layer-to-layer change of V\n(dotted: at initialisation)", fontsize=9)
         axes[2].set_title("weight path W: max increment (o),\nquadratic variation (s)", fontsize=9)
         figure.suptitle(f"Marion et al. Fig. 8 on {s.dataset}: regularity of trained weights "
                         f"({s.replicates} replicates per depth, {int(round(100 * s.confidence))}% paired-bootstrap "
                         f"intervals); verdict {numbers['verdict']}", fontsize=10)
+        figure.set_size_inches(15, 6.4)
         figure.tight_layout()
 
 
