@@ -222,10 +222,11 @@ class Pair(abc.ABC):
             "description": self.description,
             "theory_source": self.theory_source,
             "width": self.width,
-            "activation": self.activation.name,
+            "activation": self.activation.name if "activation" in self.config_fields else None,  # not read: none
             "weight_var": self.weight_var if "weight_var" in self.config_fields else None,
             "input_dim": self.config.input_dim,
             "options": dict(self._options),
+            "options_given": {key: self._options[key] for key in dict(self.config.options or {})},
         }
 
     def initial_state(self) -> torch.Tensor:

@@ -85,3 +85,25 @@ def test_the_solver_study_runs_on_a_pair_whose_limit_does_not_say_its_noise_chan
                          schemes=("euler", "midpoint"))
     assert all(run.errors[-1] < run.errors[0] for run in result.runs)
     assert result.verdict in ("PASS", "FAIL", "INCONCLUSIVE")
+
+
+def test_records_state_what_the_pair_uses():
+    """A pair that does not read the activation records none (header, figure subtitle, JSON), and the ``--set``
+    options given appear in the header and the subtitle as the pair read them."""
+    base = get_pair(str(ROOT / EXAMPLE))
+
+    class FixedActivation(base):                # σ is its own choice: it reads no --activation
+        name = "leaky-fixed"
+        config_fields = frozenset({"weight_var", "input_dim"})
+
+    result = convergence.run(FixedActivation, samples=20, depths=(4, 8, 16), reference_steps=64, bootstrap=200,
+                             options={"leak": "2"})
+    assert result.model["activation"] is None and result.model["options_given"] == {"leak": 2.0}
+    header = result.table().splitlines()[1]
+    assert "activation" not in header and "leak=2.0" in header
+    figure = result.plot()
+    subtitle = " ".join(text.get_text() for ax in figure.axes for text in ax.texts) + " ".join(
+        ax.get_title() for ax in figure.axes)
+    assert "σ=" not in subtitle and "leak=2.0" in subtitle
+    assert "activation tanh" in convergence.run(str(ROOT / EXAMPLE), samples=20, depths=(4, 8, 16), reference_steps=64,
+                                                bootstrap=200).table().splitlines()[1]

@@ -202,7 +202,7 @@ class ConvergenceResult(StudyResult):
         depths = self.depths
         lines = [
             f"model {self.model['name']}: {self.model['description']}",
-            f"width {self.model['width']}, activation {self.model['activation']}, samples {s.samples}, depths "
+            f"width {self.model['width']}{_model_words(self.model, ', activation ', ', ')}, samples {s.samples}, depths "
             f"{depths}, seed {s.seed}, {s.dtype}"
             f"{f' (path drawn in {s.noise_dtype})' if s.noise_dtype not in (None, s.dtype) else ''} on "
             f"{self.run_info.device}; reference: {self.reference_text}",
@@ -304,12 +304,21 @@ class ConvergenceResult(StudyResult):
         if fits.get("successive") is not None:
             curves.append(Curve("successive diff. ||h_L - h_2L||", depths[:-1], fits["successive"].errors,
                                 rate=fits["successive"].rate, fitted=fits["successive"].fitted, style="d-."))
-        subtitle = (f"d={self.model['width']}, σ={self.model['activation']}, N={s.samples}, seed={s.seed}; "
+        subtitle = (f"d={self.model['width']}{_model_words(self.model, ', σ=', ', ')}, N={s.samples}, seed={s.seed}; "
                     f"verdict metric {s.metric}; band: 95% bootstrap interval of the RMS error")
         draw_error_curves(ax, curves, title=f"{self.model['name']}: {self.model['description']}", subtitle=subtitle,
                           theory_rate=self.theory_rate if self.converges else None, theory_label="theory",
                           ylabel="error (same weights)")
         return fig
+
+
+def _model_words(model: dict[str, Any], activation_prefix: str, separator: str) -> str:
+    """The activation (only when the pair reads one) and the ``--set`` options given, as the pair read them."""
+    words = f"{activation_prefix}{model['activation']}" if model.get("activation") else ""
+    options = model.get("options_given") or {}
+    if options:
+        words += separator + ", ".join(f"{key}={value}" for key, value in options.items())
+    return words
 
 
 # ------------------------------------------------------------------------------------------------ run
