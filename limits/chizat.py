@@ -75,12 +75,7 @@ def chizat_spread(
     shape (len(alphas), L + 1, d, d) — accumulated chunk by chunk, for the test of Prop. 2.1's E h^ℓ = x
     (E D^ℓ = 0 given x, so also unconditionally). The spread is ‖D^ℓ‖², so the numbers it returns do not change.
     """
-    _check_sizes(alphas, width=width, hidden=hidden, layers=layers, networks=networks, sigma_u=sigma_u,
-                 sigma_v=sigma_v)
-    device = torch.device(device)
-    cols = len(alphas)
-    alpha = torch.tensor(alphas, dtype=dtype, device=device).reshape(1, 1, cols)
-    out = torch.empty((cols, layers + 1, networks), dtype=torch.float64)
+    device, cols, alpha, out = _prepare(alphas, width, hidden, layers, networks, sigma_u, sigma_v, dtype, device)
     if moments:
         first = torch.zeros((cols, layers + 1, width), dtype=torch.float64)
         second = torch.zeros((cols, layers + 1, width, width), dtype=torch.float64)
@@ -124,6 +119,17 @@ def _draw_block_weights(seed: int, label: tuple, start: int, stop: int, width: i
     return torch.stack(xs), torch.stack(ys), torch.stack(us, 1), torch.stack(vs, 1)
 
 
+def _prepare(alphas: list[float], width: int, hidden: int, layers: int, networks: int, sigma_u: float, sigma_v: float,
+             dtype: torch.dtype, device: torch.device | str) -> tuple[torch.device, int, torch.Tensor, torch.Tensor]:
+    """The sizes checked; the device, the α columns (1, 1, C) and the float64 output (C, L + 1, networks)."""
+    _check_sizes(alphas, width=width, hidden=hidden, layers=layers, networks=networks, sigma_u=sigma_u,
+                 sigma_v=sigma_v)
+    device = torch.device(device)
+    cols = len(alphas)
+    alpha = torch.tensor(alphas, dtype=dtype, device=device).reshape(1, 1, cols)
+    return device, cols, alpha, torch.empty((cols, layers + 1, networks), dtype=torch.float64)
+
+
 def _check_sizes(alphas: list[float], **sizes: float) -> None:
     for name in ("width", "hidden", "layers", "networks"):
         value = sizes[name]
@@ -139,12 +145,7 @@ def _check_sizes(alphas: list[float], **sizes: float) -> None:
 def _backward_spreads(alphas: list[float], width: int, hidden: int, layers: int, networks: int, sigma_u: float,
                       sigma_v: float, seed: int, label: tuple, dtype: torch.dtype, device: torch.device | str,
                       chunk: int, frozen: bool) -> torch.Tensor:
-    _check_sizes(alphas, width=width, hidden=hidden, layers=layers, networks=networks, sigma_u=sigma_u,
-                 sigma_v=sigma_v)
-    device = torch.device(device)
-    cols = len(alphas)
-    alpha = torch.tensor(alphas, dtype=dtype, device=device).reshape(1, 1, cols)
-    out = torch.empty((cols, layers + 1, networks), dtype=torch.float64)
+    device, cols, alpha, out = _prepare(alphas, width, hidden, layers, networks, sigma_u, sigma_v, dtype, device)
     for start in range(0, networks, chunk):
         stop = min(networks, start + chunk)
         x1, y1, U, Vm = _draw_block_weights(seed, label, start, stop, width, hidden, layers, sigma_u, sigma_v,

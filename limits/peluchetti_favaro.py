@@ -228,17 +228,20 @@ class PFLimit(ItoLimit):
         self.horizon = float(horizon)
         self.noise_channels = block.width * block.width + block.width
 
+    def _timed(self, x: torch.Tensor, diffusion: bool = False) -> torch.Tensor:
+        """x × T, or × √T for a diffusion term (x itself at T = 1, so that T = 1 computes what it always did)."""
+        if self.horizon == 1.0:
+            return x
+        return (math.sqrt(self.horizon) if diffusion else self.horizon) * x
+
     def f(self, t, y):
-        drift = self.block.drift(y)
-        return drift if self.horizon == 1.0 else self.horizon * drift
+        return self._timed(self.block.drift(y))
 
     def g_prod(self, t, y, v):
-        prod = self.block.diffusion_prod(y, v)
-        return prod if self.horizon == 1.0 else math.sqrt(self.horizon) * prod
+        return self._timed(self.block.diffusion_prod(y, v), diffusion=True)
 
     def stratonovich_correction(self, t, y):
-        correction = self.block.stratonovich_correction(y)
-        return correction if self.horizon == 1.0 else self.horizon * correction
+        return self._timed(self.block.stratonovich_correction(y))
 
 
 class PFPair(SDEPair):
