@@ -45,7 +45,7 @@ from limits.brownian import BrownianGrid, default_block_steps, merge_space_time_
 from limits.pairs import ODEPair, Pair, SDEPair
 from limits.seeding import stream_seed
 
-__all__ = ["StudyErrors", "PathPass", "sde_pass", "sde_errors", "ode_errors", "study_errors", "SAMPLE_BLOCK",
+__all__ = ["StudyErrors", "PathPass", "sde_pass", "sde_errors", "ode_pass", "ode_errors", "study_errors", "SAMPLE_BLOCK",
            "sample_blocks", "block_seed", "merge_errors"]
 
 #: samples per block of a study (the unit workers share out). 250 keeps the per-step tensors large enough that
@@ -304,7 +304,7 @@ def sde_errors(
                    result.info)
 
 
-def ode_errors(
+def ode_pass(
     pair: ODEPair,
     depths: list[int],
     rtol: float = 1e-10,
@@ -312,10 +312,12 @@ def ode_errors(
     method: str = "dopri5",
     progress: bool = False,
     chunk_budget: int = 1 << 22,
-) -> StudyErrors:
-    """Errors of every depth against the adaptive ODE solution, in one pass over the deepest grid.
+) -> PathPass:
+    """Step every depth of the network and the adaptive reference along the deepest grid, in one pass.
 
-    The second reference uses the same solver at ``100·rtol``, ``100·atol``.
+    The deepest grid is streamed in chunks; the weights are evaluated once per chunk for all its grid times, the
+    reference (``pair.solve_limit``) is advanced with outputs on the grid, and the second reference is the same
+    solver at ``100·rtol``, ``100·atol``. Returns the states as :func:`sde_pass` does (scheme ``"network"``).
     """
     _check_depths(depths, 2 * depths[-1])
     finest = depths[-1]
@@ -355,7 +357,25 @@ def ode_errors(
                     tracker.compare(H)
     info = {"kind": "ode", "method": f"torchdiffeq.odeint {method}", "rtol": rtol, "atol": atol,
             "second_rtol": 100 * rtol, "second_atol": 100 * atol, "chunk": chunk}
-    return _finish(depths, [t.h for t in trackers], [t.sup for t in trackers], H, H_second, info)
+    return PathPass(depths=list(depths), states={"network": [t.h for t in trackers]},
+                    sup_sq={"network": [t.sup for t in trackers]}, reference=H, second=H_second, info=info)
+
+
+def ode_errors(
+    pair: ODEPair,
+    depths: list[int],
+    rtol: float = 1e-10,
+    atol: float = 1e-10,
+    method: str = "dopri5",
+    progress: bool = False,
+    chunk_budget: int = 1 << 22,
+) -> StudyErrors:
+    """Errors of every depth against the adaptive ODE solution, in one pass over the deepest grid
+    (:func:`ode_pass`). The second reference uses the same solver at ``100·rtol``, ``100·atol``."""
+    result = ode_pass(pair, depths, rtol=rtol, atol=atol, method=method, progress=progress,
+                      chunk_budget=chunk_budget)
+    return _finish(depths, result.states["network"], result.sup_sq["network"], result.reference, result.second,
+                   result.info)
 
 
 def study_errors(pair: Pair, depths: list[int], *, reference_steps: int, seed: int, rtol: float = 1e-10,
