@@ -489,7 +489,10 @@ def _judge(pair: Pair, model: Any, settings: GradientSettings, errors: GradientE
     method_fits: dict[str, RateFit | None] = {}
     for m in methods:
         if len(m.steps) == len(depths):
-            method_fits[m.name] = fit_rate(depths, m.squared, "rms", **options)
+            # above the floor of the reference they are measured against (rk4's adjoint reaches dopri5's by L = 256)
+            floor = math.sqrt(float(np.mean(errors.reference_gap["input"])))
+            method_fits[m.name] = fit_rate(depths, m.squared, "rms", floor=floor if math.isfinite(floor) else None,
+                                           floor_factor=floor_factor, **options)
         else:
             method_fits[m.name] = None
         if m.exact_gap is not None:
