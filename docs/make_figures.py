@@ -27,7 +27,7 @@ from typing import Any, Callable
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from validation import ablation, convergence, figures, phase, regimes, solvers, training, weak  # noqa: E402
+from validation import ablation, convergence, figures, gradients, phase, regimes, solvers, training, weak  # noqa: E402
 from validation.results import save_figure  # noqa: E402
 
 
@@ -95,6 +95,10 @@ STUDIES = [
     StudyFigure("solvers_res2-ode", "python -m validation.solvers --model res2-ode",
                 lambda quick: solvers.run("res2-ode", **(dict(samples=10, depths=(8, 16, 32, 64), bootstrap=200,
                                                               tolerances=(1e-4, 1e-6)) if quick else {}))),
+    StudyFigure("gradients_res1", "python -m validation.gradients --model res1",
+                lambda quick: gradients.run("res1", **(dict(samples=40, width=4, depths=(4, 8, 16, 32), reference_steps=256,
+                                                            resamples=200, method_samples=8) if quick else {}),
+                                            progress=True)),
     StudyFigure("phase_fig7", "python -m validation.phase",
                 lambda quick: phase.run(**(dict(hursts=(0.3, 0.7), betas=(0.2, 0.6, 1.0, 1.3), depth=64, networks=2,
                                                 inputs=2) if quick else {}), progress=True)),
@@ -112,6 +116,8 @@ STUDIES = [
 #: listed with where their commands are, not redrawn here
 INVESTIGATIONS = {
     "blowup": "docs/investigations/blowup.py (GPU-scale; the commands are on docs/results/blowup.md, 'Reproduce')",
+    "bench_gradients": "benchmarks/bench_gradients.py (a benchmark of fresh processes: it writes "
+                       "benchmarks/results/bench_gradients.png, copied here)",
 }
 
 TUTORIALS = sorted((HERE / "tutorial").glob("[0-9][0-9]_*.py"))
