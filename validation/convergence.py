@@ -33,7 +33,6 @@ Exit status: 0 PASS, 1 FAIL (also when errors are NaN/inf: no rate is fitted thr
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import functools
 import math
@@ -48,7 +47,8 @@ from validation import cli, runtime
 from validation.checks import FAIL, Check, measured_rate_check
 from validation.engine import StudyErrors
 from validation.pair_study import (
-    PairSettings, RateFitSettings, ShardingSettings, build_pair, estimate_mb, estimate_seconds, list_models,
+    PairSettings, RateFitSettings, ShardingSettings, add_model_arguments, build_pair, estimate_mb, estimate_seconds,
+    list_models,
     model_spec, study_errors_in_blocks,
 )
 # imported from here before 0.4; they live in validation.pair_study now
@@ -416,12 +416,6 @@ examples:
 """
 
 
-def _add_arguments(group: argparse._ArgumentGroup) -> None:
-    group.add_argument("--model", default="res1",
-                       help="the pair to study: a name from --list, or your own as package.module:ClassName or "
-                            "path/to/file.py:ClassName (default: res1)")
-    group.add_argument("--list", action="store_true", help="list the models, their theory rates and settings, and exit")
-
 
 COMMAND = cli.Command(
     prog="python -m validation.convergence",
@@ -430,7 +424,7 @@ COMMAND = cli.Command(
     settings=ConvergenceSettings,
     run=run,
     positional=("model",),
-    add_arguments=_add_arguments,
+    add_arguments=add_model_arguments,
     listing=list_models,
     estimate_mb=estimate_mb,
     estimate_seconds=estimate_seconds,

@@ -34,10 +34,11 @@ import numpy as np
 import torch
 from torch.func import jvp, vmap
 
+from limits.ito import ItoLimit
 from limits.pairs import ODEPair, Pair, SDEPair
 from validation.engine import PathPass, ode_pass, sde_pass
 
-__all__ = ["LOSSES", "QUANTITIES", "TangentLayout", "TangentSystem", "GradientErrors", "gradient_errors",
+__all__ = ["LOSSES", "QUANTITIES", "TangentLayout", "AugmentedLimit", "TangentSystem", "GradientErrors", "gradient_errors",
            "network_input_gradient", "loss_gradient", "merge_gradient_errors"]
 
 #: ∇ℓ(h_L) of each loss the gradients can be taken of
@@ -108,20 +109,17 @@ class TangentLayout:
         return tuple(out)
 
 
-class _AugmentedSDE:
+class AugmentedLimit(ItoLimit):
     """The limit SDE with its first variation, for ``torchsde.sdeint(method="euler")``: f_aug and g_aug·dB of
     x = [H | T] (:meth:`TangentLayout.step`); an Euler–Maruyama step of it is the tangent map of the limit's."""
 
-    sde_type = "ito"
-    noise_type = "general"
-
     def __init__(self, limit: Any, layout: TangentLayout) -> None:
+        super().__init__()
         self.limit = limit
         self.layout = layout
 
     def f_and_g_prod(self, t, x: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        time = float(t)
-        drift, noise = self.layout.step(lambda h: (self.limit.f(t, h), self.limit.g_prod(t, h, v)), x, time)
+        drift, noise = self.layout.step(lambda h: (self.limit.f(t, h), self.limit.g_prod(t, h, v)), x, float(t))
         return drift, noise
 
     def f(self, t, x: torch.Tensor) -> torch.Tensor:
@@ -129,23 +127,6 @@ class _AugmentedSDE:
 
     def g_prod(self, t, x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         return self.layout.step(lambda h: (self.limit.g_prod(t, h, v),), x, float(t))[0]
-
-
-def _as_torchsde(sde: _AugmentedSDE) -> Any:
-    """The augmented SDE as a ``torchsde.SDEIto`` module (torchsde checks the type)."""
-    from limits.ito import ItoLimit
-
-    class AugmentedLimit(ItoLimit):
-        def f(self, t, y):
-            return sde.f(t, y)
-
-        def g_prod(self, t, y, v):
-            return sde.g_prod(t, y, v)
-
-        def f_and_g_prod(self, t, y, v):
-            return sde.f_and_g_prod(t, y, v)
-
-    return AugmentedLimit()
 
 
 class TangentSystem:
@@ -170,7 +151,7 @@ class TangentSystem:
 
     # SDE pairs
     def limit_sde(self) -> Any:
-        return _as_torchsde(_AugmentedSDE(self.pair.limit_sde(), self.layout))
+        return AugmentedLimit(self.pair.limit_sde(), self.layout)
 
     # ODE pairs
     def weights(self, t: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -189,7 +170,7 @@ class TangentSystem:
 #: the quantities compared, network against limit: key → (what, how it is read from a final augmented state)
 QUANTITIES: dict[str, str] = {
     "state": "the forward state h_L against H_1 (the convergence study's error, on the same run)",
-    "input": "the input gradient ∂ℓ/∂h_0",
+    "input": "the input gradient ∂ℓ/∂h_0 against the adjoint a(0)",
     "branch": "the gradient ∂ℓ/∂θ with respect to the residual branch's multiplier θ (at θ = 1)",
 }
 

@@ -32,7 +32,6 @@ Exit status: 0 PASS, 1 FAIL, 2 bad input, 3 internal error, 4 INCONCLUSIVE.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import math
 import time
@@ -50,7 +49,8 @@ from validation.engine import SAMPLE_BLOCK, block_seed, sample_blocks
 from validation.gradient_adjoints import ADJOINT_METHODS, ode_adjoint_gradient, sde_adjoint_gradient, sde_autograd_gradient
 from validation.gradient_backsolve import BacksolveErrors, backsolve_errors
 from validation.gradient_pass import LOSSES, QUANTITIES, GradientErrors, gradient_errors, merge_gradient_errors
-from validation.pair_study import (KIND_DEFAULTS, PairSettings, RateFitSettings, build_pair, estimate_mb, list_models, model_spec,
+from validation.pair_study import (KIND_DEFAULTS, PairSettings, RateFitSettings, add_model_arguments, build_pair, estimate_mb,
+                                   list_models, model_spec,
                                    pair_class)
 from validation.plots import Curve, draw_error_curves, new_grid
 from validation.results import RunInfo, StudyResult, rows_from_columns, utc_now
@@ -318,7 +318,7 @@ class GradientResult(StudyResult):
 def _describe(key: str) -> str:
     if key.startswith("backward@"):
         return f"the backward state p(s) = ∂ℓ/∂h_sL at s = {key.split('@')[1]} against the adjoint a(s)"
-    return QUANTITIES.get(key, key) if key != "input" else "the input gradient ∂ℓ/∂h_0 against the adjoint a(0)"
+    return QUANTITIES.get(key, key)
 
 
 def _short(key: str) -> str:
@@ -424,7 +424,7 @@ def run(model: str | type[Pair] | Pair = "res1", settings: GradientSettings | No
     settings = make_settings(GradientSettings, settings, overrides)
     if settings.samples is None and not isinstance(model, Pair):
         cls = pair_class(model)
-        default = {**({"samples": 500} if cls.kind == "sde" else {"samples": 200}), **cls.default_study}["samples"]
+        default = {**KIND_DEFAULTS[cls.kind], **cls.default_study}["samples"]
         settings = dataclasses.replace(settings, samples=min(default, SAMPLE_BLOCK))
     if settings.reference_steps is None and pair_class(model).kind == "sde":
         depths = settings.depths or {**KIND_DEFAULTS["sde"], **pair_class(model).default_study}["depths"]
@@ -535,12 +535,6 @@ examples:
 """
 
 
-def _add_arguments(group: argparse._ArgumentGroup) -> None:
-    group.add_argument("--model", default="res1",
-                       help="the pair to study: a name from --list, or your own as package.module:ClassName or "
-                            "path/to/file.py:ClassName (default: res1)")
-    group.add_argument("--list", action="store_true", help="list the models, their theory rates and settings, and exit")
-
 
 def _estimate_seconds(model: str | type[Pair] | Pair, settings: GradientSettings) -> float:
     """A rough estimate: the tangent columns cost about 2·10⁻⁷ s per sample, column and fine step (SDE)."""
@@ -559,7 +553,7 @@ COMMAND = cli.Command(
     settings=GradientSettings,
     run=run,
     positional=("model",),
-    add_arguments=_add_arguments,
+    add_arguments=add_model_arguments,
     listing=list_models,
     estimate_mb=estimate_mb,
     estimate_seconds=_estimate_seconds,

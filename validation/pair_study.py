@@ -44,7 +44,7 @@ from validation.workers import run_tasks
 __all__ = [
     "PairSettings", "RateFitSettings", "ShardingSettings", "KIND_DEFAULTS", "FIT_MODELS",
     "MAX_SAMPLES", "MAX_REFERENCE_STEPS", "FLOAT32_TOLERANCE", "FLOAT64_TOLERANCE", "FLOAT64_MIN_TOLERANCE",
-    "pair_class", "resolve_settings", "resolve_sizes", "build_pair", "model_spec", "list_models", "estimate_mb",
+    "pair_class", "resolve_settings", "resolve_sizes", "build_pair", "model_spec", "add_model_arguments", "list_models", "estimate_mb",
     "estimate_seconds", "SampleBlock", "block_errors", "study_errors_in_blocks",
 ]
 
@@ -323,6 +323,14 @@ def model_spec(model: str | type[Pair] | Pair) -> str:
         return model
     cls = model if isinstance(model, type) else type(model)
     return cls.name if cls.name in pair_names() and get_pair(cls.name) is cls else f"{cls.__module__}:{cls.__qualname__}"
+
+
+def add_model_arguments(group: Any) -> None:
+    """The ``--model`` and ``--list`` flags of a study of one pair (an argparse group; ``cli.Command.add_arguments``)."""
+    group.add_argument("--model", default="res1",
+                       help="the pair to study: a name from --list, or your own as package.module:ClassName or "
+                            "path/to/file.py:ClassName (default: res1)")
+    group.add_argument("--list", action="store_true", help="list the models, their theory rates and settings, and exit")
 
 
 def list_models() -> str:
