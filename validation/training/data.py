@@ -8,18 +8,33 @@
 * ``digits-25`` — Cohen et al.'s low-dimensional digits: each image projected to d = 25 by a fixed
   random (untrained, seeded) linear map, as their untrained convolutional projection of MNIST does, with
   the one-hot class in the first 10 of 25 target coordinates (a regression target, squared loss).
-* ``mnist``, ``cifar10`` — only from local files: ``<data_dir>/mnist.npz`` or ``<data_dir>/cifar10.npz``
-  with arrays ``x_train, y_train, x_test, y_test`` (the Keras layout). Nothing is downloaded at run time;
-  without the file the run stops with a message saying so (exit status 2).
+* ``mnist``, ``fashion-mnist``, ``cifar10`` — only from local files in ``--data-dir``; nothing is downloaded at
+  run time, and without the files the run stops with one line saying which files were looked for (exit status 2).
+  ``mnist`` and ``fashion-mnist`` are read from the first layout present:
+
+  1. the four IDX files of LeCun's MNIST distribution (Fashion-MNIST uses the same names and format; Debian's
+     package ``dataset-fashion-mnist`` installs them in ``/usr/share/datasets/fashion-mnist``):
+     ``train-images-idx3-ubyte``, ``train-labels-idx1-ubyte``, ``t10k-images-idx3-ubyte``,
+     ``t10k-labels-idx1-ubyte``, each plain or gzip (``.gz``, or recognised by the gzip magic bytes);
+  2. the Keras layout: ``mnist.npz`` / ``fashion-mnist.npz`` with arrays ``x_train, y_train, x_test, y_test``.
+
+  ``cifar10`` is read from ``cifar10.npz`` (Keras layout) only. Every file is untrusted input (:func:`read_idx`,
+  :func:`_read_arrays`): nothing is unpickled, headers that promise more than 10^9 bytes are refused before any
+  allocation, and a truncated, corrupt or inconsistent file is one line naming the file, never a traceback. Pixels
+  are scaled to [0, 1] and centred by the training mean, the same for either layout (identical tensors);
+  :meth:`Dataset.describe` records which files were read.
 
 Every split and every random draw comes from :func:`limits.seeding.generator` streams of the run's seed.
 """
 
 from __future__ import annotations
 
+import gzip
 import math
+import struct
 import zipfile
-from dataclasses import dataclass
+import zlib
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +44,7 @@ from limits.seeding import generator
 
 from ..settings import SettingsError
 
-__all__ = ["Dataset", "DATASETS", "load_dataset", "cohen_synthetic"]
+__all__ = ["Dataset", "DATASETS", "load_dataset", "cohen_synthetic", "read_idx"]
 
 #: the data sets and what they are
 DATASETS = {
@@ -37,7 +52,9 @@ DATASETS = {
     "digits-25": "digits projected to d = 25 by a fixed random map, one-hot targets in R^25 (Cohen et al.'s "
                  "low-dimensional MNIST, offline)",
     "cohen-synthetic": "Cohen et al. (2021) §3.1 synthetic regression, d = 10 (generated)",
-    "mnist": "MNIST from <data_dir>/mnist.npz (never downloaded)",
+    "mnist": "MNIST from <data_dir>: its four IDX files (.gz or plain) or mnist.npz (never downloaded)",
+    "fashion-mnist": "Fashion-MNIST, 28×28 images, 10 classes, from <data_dir>: its four IDX files (.gz or plain) or "
+                     "fashion-mnist.npz (never downloaded)",
     "cifar10": "CIFAR-10 from <data_dir>/cifar10.npz (never downloaded)",
 }
 
@@ -53,6 +70,8 @@ class Dataset:
             ``"regression"``.
         task: ``classification`` (cross-entropy, accuracy) or ``regression`` (mean squared error).
         n_in, n_out: input dimension and number of outputs (classes or target dimension).
+        source: for a data set read from files, which: ``{"layout": "idx" | "npz", "files": [names relative to
+            the data folder]}``; None for the bundled and generated sets.
     """
 
     name: str
@@ -63,17 +82,22 @@ class Dataset:
     task: str
     n_in: int
     n_out: int
+    source: dict[str, object] | None = None
 
     def to(self, dtype: torch.dtype, device: torch.device | str) -> "Dataset":
         def move(t: torch.Tensor) -> torch.Tensor:
             return t.to(device=device, dtype=dtype if t.is_floating_point() else t.dtype)
 
-        return Dataset(self.name, move(self.x_train), move(self.y_train), move(self.x_test), move(self.y_test),
-                       self.task, self.n_in, self.n_out)
+        return replace(self, x_train=move(self.x_train), y_train=move(self.y_train), x_test=move(self.x_test),
+                       y_test=move(self.y_test))
 
     def describe(self) -> dict[str, object]:
-        return {"name": self.name, "description": DATASETS[self.name], "task": self.task, "n_in": self.n_in,
-                "n_out": self.n_out, "train": int(self.x_train.shape[0]), "test": int(self.x_test.shape[0])}
+        out: dict[str, object] = {"name": self.name, "description": DATASETS[self.name], "task": self.task,
+                                  "n_in": self.n_in, "n_out": self.n_out, "train": int(self.x_train.shape[0]),
+                                  "test": int(self.x_test.shape[0])}
+        if self.source is not None:
+            out["source"] = self.source
+        return out
 
 
 def _split(n: int, test_fraction: float, seed: int, label: str) -> tuple[torch.Tensor, torch.Tensor]:
@@ -105,21 +129,113 @@ def cohen_synthetic(count: int, seed: int, label: str = "train", dim: int = 10, 
     return x, z / z.norm(dim=1, keepdim=True)
 
 
-def _local(name: str, data_dir: str | None) -> tuple[torch.Tensor, ...]:
+#: the IDX files of the MNIST layout (Fashion-MNIST uses the same), by the array each holds: name and dimensions
+_IDX_FILES = {"x_train": ("train-images-idx3-ubyte", 3), "y_train": ("train-labels-idx1-ubyte", 1),
+              "x_test": ("t10k-images-idx3-ubyte", 3), "y_test": ("t10k-labels-idx1-ubyte", 1)}
+#: the data sets that may come as IDX files (besides their .npz); their labels are the classes 0…9
+_IDX_DATASETS = ("mnist", "fashion-mnist")
+#: the most data bytes an IDX header may promise (MNIST's training images are 47 MB)
+_IDX_MAX_BYTES = 10**9
+_KEYS = ("x_train", "y_train", "x_test", "y_test")
+
+
+def read_idx(path: Path | str, ndim: int) -> np.ndarray:
+    """The uint8 array of one IDX file (LeCun's MNIST format), plain or gzip, checked as untrusted input.
+
+    The file is a magic number — two zero bytes, the type code 0x08 (unsigned byte), the number of dimensions,
+    which must be ``ndim`` (3 for images, 1 for labels) — then ``ndim`` big-endian 32-bit sizes, then exactly
+    their product of bytes. It is read as gzip when its name ends in ``.gz`` or it starts with the gzip magic bytes.
+    A wrong magic number, a header promising more than 10^9 bytes (refused before anything is allocated), a
+    truncated file, trailing bytes or a corrupt gzip stream raise :class:`SettingsError` naming the file.
+    """
+    if ndim not in (1, 2, 3):
+        raise ValueError(f"ndim must be 1, 2 or 3, not {ndim!r}")
+    path = Path(path)
+    expected = 0x0800 | ndim
+    try:
+        with path.open("rb") as raw:
+            zipped = path.suffix == ".gz" or raw.read(2) == b"\x1f\x8b"
+        with (gzip.open(path, "rb") if zipped else path.open("rb")) as stream:
+            magic = stream.read(4)
+            if len(magic) == 4 and magic != expected.to_bytes(4, "big"):
+                raise SettingsError("data_dir", f"{path}: magic number 0x{magic.hex()}, expected 0x{expected:08x} (an "
+                                                f"IDX file of unsigned bytes with {ndim} dimension"
+                                                f"{'s' if ndim > 1 else ''})")
+            sizes = stream.read(4 * ndim)
+            if len(magic) < 4 or len(sizes) < 4 * ndim:
+                raise SettingsError("data_dir", f"{path} is truncated: {len(magic) + len(sizes)} bytes, shorter than "
+                                                f"an IDX header of {4 + 4 * ndim}")
+            shape = struct.unpack(f">{ndim}I", sizes)
+            count = math.prod(shape)
+            if count > _IDX_MAX_BYTES:
+                raise SettingsError("data_dir", f"{path}: the header promises {'×'.join(map(str, shape))} = {count} "
+                                                f"bytes, more than the {_IDX_MAX_BYTES} accepted")
+            body = stream.read(count)
+            if len(body) < count:
+                raise SettingsError("data_dir", f"{path} is truncated: the header promises {'×'.join(map(str, shape))}"
+                                                f" = {count} bytes of data, the file holds {len(body)}")
+            if stream.read(1):
+                raise SettingsError("data_dir", f"{path} has trailing bytes after the {count} bytes of data its header "
+                                                "promises")
+    except SettingsError:
+        raise
+    except (OSError, EOFError, zlib.error) as exc:   # corrupt gzip stream, unreadable file
+        raise SettingsError("data_dir", f"{path} cannot be read ({type(exc).__name__}: {exc}); it must be an IDX file, "
+                                        "plain or gzip") from None
+    return np.frombuffer(body, dtype=np.uint8).reshape(shape).copy()
+
+
+def _find_idx(folder: Path, stem: str) -> Path | None:
+    """``folder/stem.gz`` or ``folder/stem``, whichever is a file (the first), else None."""
+    return next((p for p in (folder / f"{stem}.gz", folder / stem) if p.is_file()), None)
+
+
+def _read_local(name: str, folder: Path) -> tuple[dict[str, np.ndarray], dict[str, object]]:
+    """The four arrays of the local data set ``name`` in ``folder`` and which files they came from: the IDX files,
+    for the MNIST-like sets, else ``<name>.npz``."""
+    npz = folder / f"{name}.npz"
+    if name not in _IDX_DATASETS:
+        if not npz.is_file():
+            raise SettingsError("data_dir", f"{npz} not found ({name!r} is read from <data_dir>/{name}.npz with "
+                                            "arrays x_train, y_train, x_test, y_test; nothing is downloaded)")
+        return _read_arrays(npz), {"layout": "npz", "files": [npz.name]}
+    found = {key: _find_idx(folder, stem) for key, (stem, _) in _IDX_FILES.items()}
+    if all(found.values()):
+        paths = {key: path for key, path in found.items() if path is not None}
+        arrays = {key: read_idx(path, _IDX_FILES[key][1]) for key, path in paths.items()}
+        names = {key: path.name for key, path in paths.items()}
+        shapes = {split: arrays[f"x_{split}"].shape[1:] for split in ("train", "test")}
+        if shapes["train"] != shapes["test"]:
+            raise SettingsError("data_dir", f"{folder}: train images are {'×'.join(map(str, shapes['train']))} "
+                                            f"({names['x_train']}), test images {'×'.join(map(str, shapes['test']))} "
+                                            f"({names['x_test']}); they must match")
+        _check_arrays(arrays, str(folder), names, "four IDX files of unsigned bytes: N×rows×cols images and N labels "
+                                                  "(at least one each)", max_label=9)
+        return arrays, {"layout": "idx", "files": [names[key] for key in _KEYS]}
+    if npz.is_file():
+        return _read_arrays(npz), {"layout": "npz", "files": [npz.name]}
+    where = f"{folder} is not a folder" if not folder.is_dir() else f"no {name} files in {folder}"
+    have = [path.name for path in found.values() if path is not None]
+    raise SettingsError("data_dir", f"{where} (looked for {', '.join(s + '[.gz]' for s, _ in _IDX_FILES.values())}, "
+                                    f"or {npz.name}{'; found only ' + ', '.join(have) if have else ''}; nothing is "
+                                    "downloaded)")
+
+
+def _local(name: str, data_dir: str | None) -> tuple[tuple[torch.Tensor, ...], dict[str, object]]:
+    """The tensors (x_train, y_train, x_test, y_test) of a data set read from files, pixels scaled to [0, 1] and
+    centred by the training mean, and which files were read."""
     if data_dir is None:
+        files = (f"its four IDX files or {name}.npz" if name in _IDX_DATASETS
+                 else f"{name}.npz (arrays x_train, y_train, x_test, y_test)")
         raise SettingsError("dataset", f"{name!r} is not shipped with the package and is never downloaded at run "
-                                       f"time; put {name}.npz (arrays x_train, y_train, x_test, y_test) in a folder "
-                                       f"and pass --data-dir, or use the offline 'digits'")
-    path = Path(data_dir) / f"{name}.npz"
-    if not path.is_file():
-        raise SettingsError("data_dir", f"{path} not found ({name!r} is read from <data_dir>/{name}.npz with arrays "
-                                        "x_train, y_train, x_test, y_test; nothing is downloaded)")
-    arrays = _read_arrays(path)
+                                       f"time; put {files} in a folder and pass --data-dir, or use the offline "
+                                       "'digits'")
+    arrays, source = _read_local(name, Path(data_dir))
     x_train, x_test = (torch.as_tensor(arrays[k].reshape(len(arrays[k]), -1), dtype=torch.float64) / 255.0
                        for k in ("x_train", "x_test"))
     y_train, y_test = (torch.as_tensor(arrays[k].reshape(-1), dtype=torch.long) for k in ("y_train", "y_test"))
     mean = x_train.mean(dim=0)
-    return x_train - mean, y_train, x_test - mean, y_test
+    return (x_train - mean, y_train, x_test - mean, y_test), source
 
 
 def _read_arrays(path: Path) -> dict[str, np.ndarray]:
@@ -129,32 +245,41 @@ def _read_arrays(path: Path) -> dict[str, np.ndarray]:
     wanted = "an .npz with numeric arrays x_train, x_test (one image per row) and integer labels y_train, y_test in 0…99"
     try:
         with np.load(path, allow_pickle=False) as archive:
-            missing = {"x_train", "y_train", "x_test", "y_test"} - set(archive.files)
+            missing = set(_KEYS) - set(archive.files)
             if missing:
                 raise SettingsError("data_dir", f"{path} lacks the arrays {', '.join(sorted(missing))}")
-            arrays = {key: np.asarray(archive[key]) for key in ("x_train", "y_train", "x_test", "y_test")}
+            arrays = {key: np.asarray(archive[key]) for key in _KEYS}
     except SettingsError:
         raise
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:   # pickled objects, not a zip, truncated
         raise SettingsError("data_dir", f"{path} cannot be read ({type(exc).__name__}: {exc}); it must be "
                                         f"{wanted}") from None
+    _check_arrays(arrays, str(path), {key: key for key in _KEYS}, wanted, max_label=99)
+    return arrays
+
+
+def _check_arrays(arrays: dict[str, np.ndarray], where: str, names: dict[str, str], wanted: str, *,
+                  max_label: int) -> None:
+    """Refuse (one line: ``where``, the array's name in ``names``, what is wrong) arrays that are not numeric
+    and non-empty, images and labels of different counts, non-finite pixels, labels that are not integers in
+    0…``max_label``, or train and test images of different sizes."""
     for key, value in arrays.items():
         if value.dtype.kind not in "biuf" or value.size == 0 or value.ndim == 0:
-            raise SettingsError("data_dir", f"{path}: {key} has dtype {value.dtype} and shape {value.shape}; it must "
-                                            f"be {wanted}")
+            raise SettingsError("data_dir", f"{where}: {names[key]} has dtype {value.dtype} and shape {value.shape}; "
+                                            f"it must be {wanted}")
     for split in ("train", "test"):
         x, y = arrays[f"x_{split}"], arrays[f"y_{split}"].reshape(-1)
         if len(x) != len(y):
-            raise SettingsError("data_dir", f"{path}: x_{split} has {len(x)} images but y_{split} {len(y)} labels")
+            raise SettingsError("data_dir", f"{where}: {names[f'x_{split}']} has {len(x)} images but "
+                                            f"{names[f'y_{split}']} {len(y)} labels")
         if not np.all(np.isfinite(x)):
-            raise SettingsError("data_dir", f"{path}: x_{split} has non-finite values")
-        if not (np.all(y == np.round(y)) and y.min() >= 0 and y.max() <= 99):
-            raise SettingsError("data_dir", f"{path}: y_{split} holds labels from {y.min():g} to {y.max():g}; they "
-                                            "must be integers in 0…99 (class indices)")
+            raise SettingsError("data_dir", f"{where}: {names[f'x_{split}']} has non-finite values")
+        if not (np.all(y == np.round(y)) and y.min() >= 0 and y.max() <= max_label):
+            raise SettingsError("data_dir", f"{where}: {names[f'y_{split}']} holds labels from {y.min():g} to "
+                                            f"{y.max():g}; they must be integers in 0…{max_label} (class indices)")
     if arrays["x_train"][0].size != arrays["x_test"][0].size:
-        raise SettingsError("data_dir", f"{path}: train images have {arrays['x_train'][0].size} values, test images "
+        raise SettingsError("data_dir", f"{where}: train images have {arrays['x_train'][0].size} values, test images "
                                         f"{arrays['x_test'][0].size}; they must match")
-    return arrays
 
 
 def load_dataset(name: str, seed: int, *, dtype: torch.dtype = torch.float64, device: torch.device | str = "cpu",
@@ -181,10 +306,9 @@ def load_dataset(name: str, seed: int, *, dtype: torch.dtype = torch.float64, de
             data = Dataset(name, x_train @ projection, eye[y_train], x_test @ projection, eye[y_test],
                            "regression", 25, 25)
     else:
-        x_train, y_train, x_test, y_test = _local(name, data_dir)
+        (x_train, y_train, x_test, y_test), source = _local(name, data_dir)
         data = Dataset(name, x_train, y_train, x_test, y_test, "classification", int(x_train.shape[1]),
-                       int(max(y_train.max(), y_test.max())) + 1)
+                       int(max(y_train.max(), y_test.max())) + 1, source)
     if train_size is not None:
-        data = Dataset(data.name, data.x_train[:train_size], data.y_train[:train_size], data.x_test, data.y_test,
-                       data.task, data.n_in, data.n_out)
+        data = replace(data, x_train=data.x_train[:train_size], y_train=data.y_train[:train_size])
     return data.to(dtype, device)

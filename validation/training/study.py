@@ -9,8 +9,8 @@
 Each experiment's preset is its paper setting reduced to run in at most 10 minutes on 2 CPU cores (the
 measured times are in docs/howto/training.md); every preset value can be changed by its flag, and a flag
 the experiment does not use is refused. Data: scikit-learn's bundled digits stand in for MNIST, and
-Cohen et al.'s synthetic set is generated; MNIST and CIFAR-10 are read only from local files
-(``--data-dir``), never downloaded.
+Cohen et al.'s synthetic set is generated; MNIST, Fashion-MNIST and CIFAR-10 are read only from local
+files (``--data-dir``), never downloaded.
 
 **Sweeps are checkpointed**: each finished configuration is written to ``--checkpoint-dir`` at once;
 after an interruption (Ctrl-C, SIGTERM, kill) the same command with ``--resume`` continues without
@@ -138,8 +138,11 @@ class TrainingSettings(CommonSettings):
     resume: bool = setting(False, "reuse the finished configurations checkpointed by an earlier run of the same "
                                   "settings (nothing finished is trained again)", action="store_true",
                            group="run and output")
-    data_dir: str | None = setting(None, "folder with mnist.npz / cifar10.npz for --dataset mnist/cifar10 "
-                                         "(nothing is ever downloaded)", group="run and output")
+    data_dir: str | None = setting(None, "folder of the files of --dataset mnist / fashion-mnist (the four IDX "
+                                         "files train-images-idx3-ubyte[.gz], train-labels-idx1-ubyte[.gz], "
+                                         "t10k-images-idx3-ubyte[.gz], t10k-labels-idx1-ubyte[.gz], or "
+                                         "mnist.npz / fashion-mnist.npz) or cifar10 (cifar10.npz); nothing is ever "
+                                         "downloaded", group="run and output")
     experiment: str = setting("marion-fig8", "the experiment (resolved)", cli=False)
 
     def check(self) -> None:

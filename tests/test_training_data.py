@@ -1,0 +1,200 @@
+"""Real images from local files: the IDX files of MNIST / Fashion-MNIST (plain or gzip) and the Keras .npz, read
+without downloading anything; every file is untrusted input, refused in one line (exit status 2) when bad. The IDX
+files here are small ones written by the tests (5×3 images: the reader must not assume 28×28)."""
+
+from __future__ import annotations
+
+import gzip
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from validation.settings import SettingsError
+from validation.training.data import load_dataset, read_idx
+
+NAMES = {"x_train": "train-images-idx3-ubyte", "y_train": "train-labels-idx1-ubyte",
+         "x_test": "t10k-images-idx3-ubyte", "y_test": "t10k-labels-idx1-ubyte"}
+FASHION = Path("/usr/share/datasets/fashion-mnist")
+
+
+def _arrays(seed: int = 0) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return {"x_train": rng.integers(0, 256, (20, 5, 3), dtype=np.uint8), "y_train": np.arange(20, dtype=np.uint8) % 10,
+            "x_test": rng.integers(0, 256, (8, 5, 3), dtype=np.uint8), "y_test": np.arange(8, dtype=np.uint8) % 10}
+
+
+def _idx(array: np.ndarray, type_code: int = 0x08) -> bytes:
+    """``array`` as an IDX file: magic number, big-endian sizes, the bytes."""
+    return (bytes([0, 0, type_code, array.ndim]) + struct.pack(f">{array.ndim}I", *array.shape)
+            + array.astype(np.uint8).tobytes())
+
+
+def _write_idx(folder: Path, arrays: dict[str, np.ndarray], gz: bool = True) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for key, stem in NAMES.items():
+        data = _idx(arrays[key])
+        if gz:
+            (folder / f"{stem}.gz").write_bytes(gzip.compress(data))
+        else:
+            (folder / stem).write_bytes(data)
+    return folder
+
+
+def _same(a, b) -> None:
+    for key in ("x_train", "y_train", "x_test", "y_test"):
+        assert torch.equal(getattr(a, key), getattr(b, key)), key
+    assert (a.n_in, a.n_out, a.task) == (b.n_in, b.n_out, b.task)
+
+
+def test_idx_files_gz_and_plain_read_the_same_arrays(tmp_path):
+    arrays = _arrays()
+    zipped, plain = _write_idx(tmp_path / "gz", arrays), _write_idx(tmp_path / "plain", arrays, gz=False)
+    for key, stem in NAMES.items():
+        ndim = arrays[key].ndim
+        assert np.array_equal(read_idx(zipped / f"{stem}.gz", ndim), arrays[key])
+        assert np.array_equal(read_idx(plain / stem, ndim), arrays[key])
+    (tmp_path / "gzip-named-plain").write_bytes((zipped / f"{NAMES['y_test']}.gz").read_bytes())
+    assert np.array_equal(read_idx(tmp_path / "gzip-named-plain", 1), arrays["y_test"])  # by the gzip magic bytes
+
+    a = load_dataset("fashion-mnist", 0, data_dir=str(zipped))
+    b = load_dataset("fashion-mnist", 0, data_dir=str(plain))
+    _same(a, b)
+    assert a.x_train.shape == (20, 15) and a.x_test.shape == (8, 15) and (a.n_in, a.n_out) == (15, 10)
+    assert a.describe()["source"] == {"layout": "idx", "files": [f"{NAMES[k]}.gz" for k in NAMES]}
+    assert b.describe()["source"] == {"layout": "idx", "files": list(NAMES.values())}
+    expected = torch.as_tensor(arrays["x_train"].reshape(20, -1), dtype=torch.float64) / 255
+    assert torch.allclose(a.x_train + expected.mean(dim=0), expected)      # scaled /255, centred by the train mean
+    assert torch.equal(a.y_test, torch.as_tensor(arrays["y_test"], dtype=torch.long))
+
+
+def test_idx_files_and_the_npz_give_identical_tensors(tmp_path):
+    arrays = _arrays(1)
+    idx = _write_idx(tmp_path / "idx", arrays)
+    (tmp_path / "npz").mkdir()
+    for name in ("fashion-mnist", "mnist"):
+        np.savez(tmp_path / "npz" / f"{name}.npz", **arrays)
+        from_npz = load_dataset(name, 3, data_dir=str(tmp_path / "npz"), train_size=12)
+        from_idx = load_dataset(name, 3, data_dir=str(idx), train_size=12)
+        _same(from_npz, from_idx)
+        assert from_npz.describe()["source"] == {"layout": "npz", "files": [f"{name}.npz"]}
+        assert from_idx.x_train.shape == (12, 15)
+    np.savez(idx / "fashion-mnist.npz", **_arrays(2))                        # both layouts: the IDX files come first
+    assert load_dataset("fashion-mnist", 0, data_dir=str(idx)).describe()["source"]["layout"] == "idx"
+
+
+def _break(folder: Path, kind: str) -> None:
+    """Local Fashion-MNIST files that are bad in one way."""
+    arrays = _arrays()
+    if kind == "pickled":
+        folder.mkdir(parents=True, exist_ok=True)
+        np.savez(folder / "fashion-mnist.npz", **{**arrays, "x_train": np.array([object()] * 20, dtype=object)})
+        return
+    if kind == "missing":
+        folder.mkdir(parents=True, exist_ok=True)
+        return
+    if kind == "labels out of range":
+        arrays["y_train"] = arrays["y_train"] + 3
+    elif kind == "fewer labels":
+        arrays["y_test"] = arrays["y_test"][:5]
+    elif kind == "image shapes":
+        arrays["x_test"] = arrays["x_test"].reshape(8, 3, 5)
+    _write_idx(folder, arrays)
+    images = folder / f"{NAMES['x_train']}.gz"
+    data = gzip.decompress(images.read_bytes())
+    if kind == "wrong magic":
+        images.write_bytes(gzip.compress(_idx(arrays["x_train"], type_code=0x0D)))   # float32 type code
+    elif kind == "labels as images":
+        images.write_bytes(gzip.compress(_idx(arrays["y_train"])))
+    elif kind == "truncated":
+        images.write_bytes(gzip.compress(data[:-7]))
+    elif kind == "trailing bytes":
+        images.write_bytes(gzip.compress(data + b"\x00"))
+    elif kind == "short header":
+        images.write_bytes(gzip.compress(data[:9]))
+    elif kind == "corrupt gzip":
+        zipped = bytearray(images.read_bytes())
+        zipped[len(zipped) // 2:] = bytes(len(zipped) - len(zipped) // 2)
+        images.write_bytes(bytes(zipped))
+    elif kind == "absurd size":
+        images.write_bytes(gzip.compress(bytes([0, 0, 8, 3]) + struct.pack(">3I", 100_000, 100_000, 100_000) + data[16:]))
+
+
+BAD = [
+    ("wrong magic", "magic number 0x00000d03, expected 0x00000803"),
+    ("labels as images", "magic number 0x00000801, expected 0x00000803"),
+    ("truncated", "is truncated: the header promises 20×5×3 = 300 bytes of data, the file holds 293"),
+    ("short header", "is truncated: 9 bytes, shorter than an IDX header of 16"),
+    ("trailing bytes", "trailing bytes"),
+    ("corrupt gzip", "cannot be read"),
+    ("absurd size", "more than the 1000000000 accepted"),
+    ("fewer labels", "t10k-images-idx3-ubyte.gz has 8 images but t10k-labels-idx1-ubyte.gz 5 labels"),
+    ("labels out of range", "train-labels-idx1-ubyte.gz holds labels from 3 to 12; they must be integers in 0…9"),
+    ("image shapes", "train images are 5×3 (train-images-idx3-ubyte.gz), test images 3×5"),
+    ("pickled", "fashion-mnist.npz cannot be read"),
+    ("missing", "no fashion-mnist files in"),
+]
+
+
+@pytest.mark.parametrize("kind, needle", BAD, ids=[kind for kind, _ in BAD])
+def test_a_bad_local_file_is_refused_naming_it(tmp_path, kind, needle):
+    _break(tmp_path, kind)
+    with pytest.raises(SettingsError) as caught:
+        load_dataset("fashion-mnist", 0, data_dir=str(tmp_path))
+    message = str(caught.value)
+    assert needle in message and "\n" not in message
+    if kind not in ("missing", "pickled", "fewer labels", "labels out of range", "image shapes"):
+        assert f"{NAMES['x_train']}.gz" in message                            # names the file
+
+
+def test_missing_files_list_what_was_looked_for(tmp_path):
+    with pytest.raises(SettingsError, match="never downloaded.*IDX files or fashion-mnist.npz"):
+        load_dataset("fashion-mnist", 0)
+    (tmp_path / NAMES["y_test"]).write_bytes(_idx(_arrays()["y_test"]))
+    with pytest.raises(SettingsError) as caught:
+        load_dataset("mnist", 0, data_dir=str(tmp_path))
+    message = str(caught.value)
+    for stem in NAMES.values():
+        assert f"{stem}[.gz]" in message
+    assert "or mnist.npz" in message and f"found only {NAMES['y_test']}" in message
+    with pytest.raises(SettingsError, match="is not a folder"):
+        load_dataset("mnist", 0, data_dir=str(tmp_path / "nowhere"))
+    with pytest.raises(SettingsError, match="cifar10.npz not found"):                # cifar10: npz only
+        _write_idx(tmp_path / "idx", _arrays())
+        load_dataset("cifar10", 0, data_dir=str(tmp_path / "idx"))
+    with pytest.raises(ValueError, match="ndim"):
+        read_idx(tmp_path / NAMES["y_test"], 4)
+
+
+CLI = [("wrong magic", "expected 0x00000803"), ("missing", "no fashion-mnist files in"),
+       ("pickled", "fashion-mnist.npz cannot be read")]
+
+
+@pytest.mark.parametrize("kind, needle", CLI, ids=[kind for kind, _ in CLI])
+def test_the_command_line_refuses_a_bad_file_in_one_line(tmp_path, kind, needle):
+    """Bad input is exit status 2 and one line on stderr — never an internal error (exit 3) or a traceback."""
+    _break(tmp_path, kind)
+    proc = subprocess.run([sys.executable, "-m", "validation.training", "--experiment", "marion-fig9", "--dataset",
+                           "fashion-mnist", "--data-dir", str(tmp_path), "--quiet"], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert needle in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().count("\n") == 0
+
+
+@pytest.mark.skipif(not FASHION.is_dir(), reason="Debian's dataset-fashion-mnist is not installed")
+def test_real_fashion_mnist_from_the_debian_package():
+    """The four IDX .gz files of Debian's ``dataset-fashion-mnist``: 60000 training and 10000 test images of 28×28,
+    10 classes, 1000 test images of each."""
+    assert read_idx(FASHION / f"{NAMES['y_train']}.gz", 1).shape == (60000,)
+    data = load_dataset("fashion-mnist", 0, data_dir=str(FASHION), train_size=512)
+    assert data.x_train.shape == (512, 784) and data.x_test.shape == (10000, 784)
+    assert (data.n_in, data.n_out, data.task) == (784, 10, "classification")
+    assert data.y_train.min() >= 0 and data.y_train.max() <= 9
+    assert torch.equal(torch.bincount(data.y_test, minlength=10), torch.full((10,), 1000))
+    assert data.describe()["source"]["layout"] == "idx"
+    assert abs(float(data.x_train.mean())) < 0.05       # centred by the mean of all 60000 training images
