@@ -8,7 +8,7 @@ The public surface, in one place (everything a user composes into a pair or a st
 * drivers — :class:`BrownianGrid` (a seeded Brownian path on a dyadic grid, a torchsde ``BaseBrownian``),
   :class:`SmoothGaussianProcess` (smooth RBF-kernel weights, exact at any t) and :class:`FractionalNoise`
   (fractional Gaussian noise);
-* the Itô pieces — :class:`ItoLimit`, :func:`matrix_noise_product`, :func:`affine_noise`,
+* the Itô pieces — :class:`ItoLimit`, :func:`matrix_noise_product`, :func:`matrix_noise_tangent`, :func:`affine_noise`,
   :func:`iid_quadratic_variation`, :func:`ito_correction`;
 * activations — :class:`Activation`, :func:`get_activation`, :data:`ACTIVATION_NAMES`,
   :class:`ActivationError`.
@@ -21,7 +21,7 @@ at initialisation: :mod:`limits.initialisation`, :mod:`limits.chizat`; random st
 from .activations import ACTIVATION_NAMES, Activation, ActivationError, get_activation
 from .brownian import BrownianGrid
 from .fractional import FractionalNoise
-from .ito import ItoLimit, affine_noise, iid_quadratic_variation, ito_correction, matrix_noise_product
+from .ito import ItoLimit, affine_noise, iid_quadratic_variation, ito_correction, matrix_noise_product, matrix_noise_tangent
 from .pairs import ModelConfig, ODEPair, OptionSpec, Pair, PairError, SDEPair, number_option, run_network
 from .registry import PAIRS, get_pair, make_pair, pair_names
 from .smooth import SmoothGaussianProcess
@@ -32,7 +32,7 @@ __all__ = [
     "get_pair", "make_pair", "pair_names", "PAIRS", "ModelConfig", "Pair", "SDEPair", "ODEPair", "OptionSpec", "number_option",
     "run_network", "PairError",
     "BrownianGrid", "SmoothGaussianProcess", "FractionalNoise",
-    "ItoLimit", "matrix_noise_product", "affine_noise", "iid_quadratic_variation", "ito_correction",
+    "ItoLimit", "matrix_noise_product", "matrix_noise_tangent", "affine_noise", "iid_quadratic_variation", "ito_correction",
     "Activation", "get_activation", "ACTIVATION_NAMES", "ActivationError",
     "__version__",
 ]

@@ -47,7 +47,7 @@ import torch
 
 from .activations import Activation
 from .ito import (ItoLimit, affine_noise, iid_quadratic_variation, ito_correction, matrix_noise_correction,
-                  matrix_noise_diffusion)
+                  matrix_noise_diffusion, matrix_noise_tangent)
 from .pairs import ModelConfig, ODEPair, OptionSpec, PairError, SDEPair, number_option
 from .seeding import generator
 from .smooth import SmoothGaussianProcess
@@ -104,6 +104,7 @@ class Trend:
         self.dtype, self.device = dtype, device
         self.a_gp = self.b_gp = None
         self.a_const = self.b_const = None
+        self._last: tuple[float, tuple[torch.Tensor, torch.Tensor]] | None = None
         if kind == "smooth":
             common = dict(samples=samples, lengthscale=lengthscale, seed=seed, dtype=dtype, device=device)
             self.a_gp = SmoothGaussianProcess(shape=(width, width), variance=a_bar**2 / width, stream="cohen-Abar",
@@ -129,12 +130,16 @@ class Trend:
         return self.a_gp(t), self.b_gp(t)
 
     def at(self, t: float | torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(Ā_t, b̄_t) at one time: shapes (N, d, d) and (N, d)."""
+        """(Ā_t, b̄_t) at one time: shapes (N, d, d) and (N, d). The last time asked is remembered: a scheme's drift
+        and its first variation (the gradient study) ask for the same t one after the other."""
         if self.constant:
             return self.a_const, self.b_const
-        t = torch.as_tensor(t, dtype=self.dtype, device=self.device).reshape(1)
-        a, b = self.values(t)
-        return a[0], b[0]
+        key = float(t)
+        if self._last is not None and self._last[0] == key:
+            return self._last[1]
+        a, b = self.values(torch.as_tensor(t, dtype=self.dtype, device=self.device).reshape(1))
+        self._last = (key, (a[0], b[0]))
+        return self._last[1]
 
     @staticmethod
     def apply(a: torch.Tensor, b: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
@@ -168,6 +173,22 @@ class CohenLimit(ItoLimit):
 
     def g_prod(self, t, y: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         return self.pair.activation.d1 * self.pair.scaled(self.pair.noise(v, y), t)
+
+    def f_tangent(self, t, y: torch.Tensor, tangents: torch.Tensor) -> torch.Tensor:
+        """∂_y f · T = σ'(0) Ā_t T (β = 1) + c σ''(0) λ(t)² (s_A²/d) (yᵀT) on every coordinate (the correction
+        ½σ''(0)Q with ∂_y Q · T = 2 λ² (s_A²/d) yᵀT)."""
+        pair = self.pair
+        out = (pair.activation.d1 * torch.bmm(pair.trend.at(t)[0], tangents) if pair.beta == 1.0
+               else torch.zeros_like(tangents))
+        if pair.corrected:
+            inner = torch.einsum("ni,nic->nc", y, tangents).unsqueeze(1)
+            out = out + pair.scaled(pair.activation.d2 * pair.s_a**2 / pair.width * inner, t, power=2)
+        return out
+
+    def g_prod_tangent(self, t, y: torch.Tensor, v: torch.Tensor, tangents: torch.Tensor) -> torch.Tensor:
+        """∂_y(σ'(0) λ(t)(V^A y + V^b)) · T = σ'(0) λ(t) (s_A/√d) ΔB^A T."""
+        pair = self.pair
+        return pair.activation.d1 * pair.scaled(matrix_noise_tangent(v, tangents, pair.s_a / math.sqrt(pair.width)), t)
 
     def diffusion_matrix(self, t, y: torch.Tensor) -> torch.Tensor:
         """σ'(0) λ(t) [(s_A/√d) δ_{ii'} y_j | s_b I], shape (N, d, d² + d)."""
@@ -305,6 +326,15 @@ class CohenSDE(_CohenBase, SDEPair):
         step = self.activation(self.preactivation(h, t, dt, dW))
         return h + (step if self.alpha == 0.0 else dt**self.alpha * step)
 
+    def network_tangent(self, h: torch.Tensor, t: float, dt: float, dW: torch.Tensor, tangents: torch.Tensor
+                        ) -> torch.Tensor:
+        """L^{-α} σ'(A_k h + b_k) ⊙ (A_k T), A_k T = dt^β Ā_t T + λ(t_k)(s_A/√d) ΔB^A T, on every column of T."""
+        slope = self.activation.derivative(self.preactivation(h, t, dt, dW)).unsqueeze(-1)
+        linear = (dt**self.beta * torch.bmm(self.trend.at(t)[0], tangents)
+                  + self.scaled(matrix_noise_tangent(dW, tangents, self.s_a / math.sqrt(self.width)), t))
+        step = slope * linear
+        return step if self.alpha == 0.0 else dt**self.alpha * step
+
     def limit_sde(self) -> CohenLimit:
         return CohenLimit(self)
 
@@ -342,6 +372,12 @@ class CohenODELimit(CohenLimit):
 
     def g_prod(self, t, y: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         return torch.zeros_like(y)
+
+    def f_tangent(self, t, y: torch.Tensor, tangents: torch.Tensor) -> torch.Tensor:
+        return self.pair.activation.d1 * torch.bmm(self.pair.trend.at(t)[0], tangents)
+
+    def g_prod_tangent(self, t, y: torch.Tensor, v: torch.Tensor, tangents: torch.Tensor) -> torch.Tensor:
+        return torch.zeros_like(tangents)
 
     def diffusion_matrix(self, t, y: torch.Tensor) -> torch.Tensor:
         return torch.zeros((*y.shape, self.noise_channels), dtype=y.dtype, device=y.device)

@@ -36,10 +36,12 @@ SDE (ψ = id) — :func:`matrix_noise_correction`. :class:`SDEForm` hands a sche
 
 from __future__ import annotations
 
+from typing import Callable
+
 import torch
 import torchsde
 
-__all__ = ["matrix_noise_product", "affine_noise", "iid_quadratic_variation", "ito_correction",
+__all__ = ["matrix_noise_product", "matrix_noise_tangent", "affine_noise", "iid_quadratic_variation", "ito_correction",
            "matrix_noise_correction", "matrix_noise_diffusion", "ItoLimit", "SDEForm", "SDEFormWithMatrix"]
 
 
@@ -49,6 +51,13 @@ def matrix_noise_product(dW: torch.Tensor, y: torch.Tensor, scale: float) -> tor
     n, d = y.shape
     matrix = dW.view(n, d, d) if dW.shape[1] == d * d else dW[:, : d * d].reshape(n, d, d)
     return scale * torch.bmm(matrix, y.unsqueeze(-1)).squeeze(-1)
+
+
+def matrix_noise_tangent(dW: torch.Tensor, tangents: torch.Tensor, scale: float) -> torch.Tensor:
+    """``scale · ΔB T`` for tangents T (N, d, C): :func:`matrix_noise_product` applied to every column, (N, d, C)."""
+    n, d = tangents.shape[:2]
+    matrix = dW.view(n, d, d) if dW.shape[1] == d * d else dW[:, : d * d].reshape(n, d, d)
+    return scale * torch.bmm(matrix, tangents)
 
 
 def affine_noise(dW: torch.Tensor, y: torch.Tensor, weight_scale: float, bias_scale: float) -> torch.Tensor:
@@ -111,6 +120,12 @@ class ItoLimit(torchsde.SDEIto):
 
     def f_and_g_prod(self, t, y: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return self.f(t, y), self.g_prod(t, y, v)
+
+    #: optional closed forms of the first variation, for tangents T of shape (N, d, C) → (N, d, C):
+    #: ``f_tangent(t, y, T)`` = ∂_y f(t, y) · T and ``g_prod_tangent(t, y, v, T)`` = ∂_y (g(t, y) v) · T. None: the
+    #: gradient study takes them by forward-mode autodiff (validation.gradient_pass); both or neither are used.
+    f_tangent: Callable[..., torch.Tensor] | None = None
+    g_prod_tangent: Callable[..., torch.Tensor] | None = None
 
     #: m, the number of noise channels (set by the subclass; needed by :meth:`diffusion_matrix`)
     noise_channels: int = 0

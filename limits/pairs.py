@@ -270,6 +270,12 @@ class SDEPair(Pair):
     def network_step(self, h: torch.Tensor, t: float, dt: float, dW: torch.Tensor) -> torch.Tensor:
         """One residual block: h_{k+1} from h_k at t = t_k, with dt = 1/L and the path increment dW."""
 
+    #: optional: the block's tangent map in closed form, ``network_tangent(h, t, dt, dW, tangents)`` =
+    #: ∂_h(network_step − h)(h) · T for tangents T of shape (N, d, C), returning (N, d, C). None: the gradient study
+    #: differentiates :meth:`network_step` by forward-mode autodiff (``torch.func.jvp`` under ``vmap``, an order of
+    #: magnitude slower at the default sizes); tests/test_gradient_pass.py checks every closed form against it.
+    network_tangent: ClassVar[Callable[..., torch.Tensor] | None] = None
+
     @abc.abstractmethod
     def limit_sde(self) -> Any:
         """A torchsde SDE (``sde_type="ito"``, ``noise_type="general"``, ``f`` and ``g_prod``)."""

@@ -25,7 +25,7 @@ import math
 import torch
 
 from .activations import Activation
-from .ito import ItoLimit, matrix_noise_correction, matrix_noise_diffusion, matrix_noise_product
+from .ito import ItoLimit, matrix_noise_correction, matrix_noise_diffusion, matrix_noise_product, matrix_noise_tangent
 from .pairs import SDEPair
 
 __all__ = ["Res1SDE", "Res1Limit"]
@@ -45,6 +45,13 @@ class Res1Limit(ItoLimit):
 
     def g_prod(self, t, y: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         return matrix_noise_product(v, self.activation(y), self.scale)
+
+    def f_tangent(self, t, y: torch.Tensor, tangents: torch.Tensor) -> torch.Tensor:
+        return torch.zeros_like(tangents)
+
+    def g_prod_tangent(self, t, y: torch.Tensor, v: torch.Tensor, tangents: torch.Tensor) -> torch.Tensor:
+        """∂_y((s/√d) V σ(y)) · T = (s/√d) V (σ'(y) ⊙ T)."""
+        return matrix_noise_tangent(v, self.activation.derivative(y).unsqueeze(-1) * tangents, self.scale)
 
     def diffusion_matrix(self, t, y: torch.Tensor) -> torch.Tensor:
         return matrix_noise_diffusion(self.activation(y), self.scale)
@@ -81,6 +88,11 @@ class Res1SDE(SDEPair):
 
     def network_step(self, h: torch.Tensor, t: float, dt: float, dW: torch.Tensor) -> torch.Tensor:
         return h + matrix_noise_product(dW, self.activation(h), self.scale)
+
+    def network_tangent(self, h: torch.Tensor, t: float, dt: float, dW: torch.Tensor, tangents: torch.Tensor
+                        ) -> torch.Tensor:
+        """(s/√d) ΔB_k (σ'(h) ⊙ T): the layer's Jacobian I + (s/√d) ΔB_k diag σ'(h), less I, on every column of T."""
+        return matrix_noise_tangent(dW, self.activation.derivative(h).unsqueeze(-1) * tangents, self.scale)
 
     def layer_weights(self, dt: float, dW: torch.Tensor) -> torch.Tensor:
         """The layer's weight matrix V_{k+1} = √L (s/√d) ΔB_k (entries N(0, s²/d)), shape (N, d, d)."""

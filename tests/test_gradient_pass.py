@@ -45,3 +45,63 @@ def test_bad_arguments():
         gradient_errors(pair, [4], reference_steps=8, seed=0, backward_times=(0.3,))
     with pytest.raises(ValueError, match="needs reference_steps"):
         gradient_errors(pair, [4], seed=0)
+
+
+CLOSED_FORMS = [("res1", {}), ("res1", {"activation": "swish"}), ("cohen-sde", {}),
+                ("cohen-sde", {"options": {"s_profile": "linear:0.5:1.5", "trend": "constant"}}),
+                ("cohen-sde", {"beta": 1.5}), ("cohen-sde-naive", {}), ("cohen-ode-noise", {})]
+
+
+@pytest.mark.parametrize("name, config", CLOSED_FORMS, ids=lambda x: str(x))
+def test_closed_form_tangents_equal_forward_mode_autodiff(name, config):
+    """Every shipped closed-form tangent (the layer's ∂(F − h)·T, the limit's ∂f·T and ∂(g v)·T) equals
+    ``torch.func.jvp`` of the map it differentiates, column by column, to rounding — and the study uses it."""
+    from torch.func import jvp
+
+    from validation.gradient_pass import AugmentedLimit, TangentLayout, TangentSystem
+
+    pair = make_pair(name, 5, seed=3, width=3, **config)
+    assert TangentSystem(pair, (0.0,)).closed_form
+    limit = pair.limit_sde()
+    assert AugmentedLimit(limit, TangentLayout(3, (0.0,))).closed_form
+    gen = torch.Generator().manual_seed(0)
+    h = torch.randn(5, 3, generator=gen, dtype=torch.float64)
+    tangents = torch.randn(5, 3, 4, generator=gen, dtype=torch.float64)
+    dW = 0.3 * torch.randn(5, pair.noise_dim, generator=gen, dtype=torch.float64)
+    t, dt = 0.375, 0.125
+
+    def by_jvp(fn):
+        return torch.stack([jvp(fn, (h,), (tangents[:, :, c],))[1] for c in range(4)], dim=2)
+
+    checks = [(pair.network_tangent(h, t, dt, dW, tangents), by_jvp(lambda x: pair.network_step(x, t, dt, dW) - x)),
+              (limit.f_tangent(t, h, tangents), by_jvp(lambda x: limit.f(t, x))),
+              (limit.g_prod_tangent(t, h, dW, tangents), by_jvp(lambda x: limit.g_prod(t, x, dW)))]
+    for closed, auto in checks:
+        torch.testing.assert_close(closed, auto, rtol=1e-12, atol=1e-13)
+
+
+def test_a_subclass_that_changes_the_layer_does_not_inherit_its_tangent():
+    """A pair built on res1 that overrides ``network_step`` (here: twice the noise) falls back to autodiff instead of
+    using res1's closed form, which would be the wrong tangent; its gradients still match backpropagation."""
+    from limits.res_sde import Res1SDE
+    from validation.gradient_pass import TangentSystem, network_input_gradient
+
+    class Doubled(Res1SDE):
+        name = "res1-doubled"
+
+        def network_step(self, h, t, dt, dW):
+            return h + 2 * (super().network_step(h, t, dt, dW) - h)
+
+    from limits.brownian import BrownianGrid
+
+    pair = Doubled(make_pair("res1", 4, seed=0, width=3).config, 4, seed=0)
+    system = TangentSystem(pair, (0.0,))
+    assert not system.closed_form
+    path, depth = BrownianGrid(4, pair.noise_dim, 16, seed=0), 8
+    x = system.initial_state()
+    for k in range(depth):
+        x = system.network_step(x, k / depth, 1 / depth, path(k / depth, (k + 1) / depth))
+    h, tangents = system.layout.split(x)
+    tangent_gradient = torch.einsum("nij,ni->nj", tangents[:, :, 1:], h)
+    torch.testing.assert_close(tangent_gradient, network_input_gradient(pair, depth, path, pair.initial_state()),
+                               rtol=1e-10, atol=1e-12)

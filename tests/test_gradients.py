@@ -66,6 +66,20 @@ def test_the_forward_part_is_the_convergence_study():
     np.testing.assert_allclose(study.errors.reference_gap["state"], forward.errors.reference_gap_sq, rtol=1e-12)
 
 
+def test_a_run_of_several_blocks_has_each_block_once():
+    """Samples beyond one block come in blocks of the convergence study's size: the first block is the one-block
+    run's, and the run has exactly the samples asked for."""
+    options = dict(width=3, depths=(4, 8), reference_steps=32, resamples=100, methods=("none",), sample_block=4)
+    whole = gradients.run("res1", samples=10, **options)
+    first = gradients.run("res1", samples=4, **options)
+    assert whole.errors.samples == 10 and whole.backsolve.gradient_sq.shape[0] == 10
+    np.testing.assert_array_equal(whole.errors.squared["input"][:4], first.errors.squared["input"])
+    np.testing.assert_array_equal(whole.backsolve.gradient_sq[:4], first.backsolve.gradient_sq)
+    on_workers = gradients.run("res1", samples=10, workers=2, **options)
+    np.testing.assert_array_equal(on_workers.errors.squared["branch"], whole.errors.squared["branch"])
+    np.testing.assert_array_equal(on_workers.backsolve.gradient_sq, whole.backsolve.gradient_sq)
+
+
 def test_the_linear_pair_backward_moments_are_the_closed_form():
     """res-1 with σ = identity is linear: p_0 = Πₖ (I + (s/√d) ΔB_k)ᵀ 1 for ℓ = Σ h_L, and E‖p_0‖² = d (1 + s²/n)ⁿ
     for n Euler steps (E[(I + aΔB)(I + aΔB)ᵀ] = (1 + a² d Δt) I) — d·e^{s²} in the limit. The reference's

@@ -36,6 +36,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 import torch
+import torchsde
 from torch.func import vjp
 
 from limits.brownian import BrownianGrid
@@ -153,7 +154,7 @@ def _check(pair: Pair, depths: Sequence[int], loss: str, reference_steps: int | 
 
 
 def backsolve_errors(pair: Pair, depths: Sequence[int], *, seed: int, loss: str = "half-square",
-                     reference_steps: int | None = None) -> BacksolveErrors:
+                     reference_steps: int | None = None, path: torchsde.BaseBrownian | None = None) -> BacksolveErrors:
     """Per-sample ‖g̃_L − g_L‖², ‖h̃_0 − h_0‖² and ‖g_L‖² of the backsolve adjoint at each depth (module docstring).
 
     Args:
@@ -163,14 +164,22 @@ def backsolve_errors(pair: Pair, depths: Sequence[int], *, seed: int, loss: str 
             own weights, fixed by the pair's seed, and ignore it.
         loss: a name in :data:`validation.gradient_pass.LOSSES` (``half-square``: ℓ = ½‖h_L‖²; ``sum``).
         reference_steps: fine steps of the Brownian path (SDE pairs only; None: the deepest depth).
+        path: SDE pairs: the path already drawn (e.g. the gradient pass's recorded
+            :class:`~limits.brownian.DyadicPath`, bit for bit the increments of the path of ``seed``), read instead of
+            drawing it again.
 
     Raises:
         ValueError: an unknown loss, a depth < 1 (or not dividing the path's steps), a bad ``reference_steps`` —
             the message names the value and what is allowed.
     """
     steps = _check(pair, depths, loss, reference_steps)
-    path = (BrownianGrid(pair.samples, pair.noise_dim, steps, seed=seed, dtype=pair.dtype, device=pair.device)
-            if steps is not None else None)
+    if steps is None:
+        path = None
+    elif path is None:
+        path = BrownianGrid(pair.samples, pair.noise_dim, steps, seed=seed, dtype=pair.dtype, device=pair.device)
+    elif tuple(path.shape) != (pair.samples, pair.noise_dim):
+        raise ValueError(f"path of shape {tuple(path.shape)} does not match (samples, noise channels) = "
+                         f"({pair.samples}, {pair.noise_dim})")
     h0 = pair.initial_state()
     gradient, reconstruction, scale = [], [], []
     for depth in depths:

@@ -34,11 +34,12 @@ import numpy as np
 import torch
 from torch.func import jvp, vmap
 
+from limits.brownian import DyadicPath
 from limits.ito import ItoLimit
 from limits.pairs import ODEPair, Pair, SDEPair
 from validation.engine import PathPass, ode_pass, sde_pass
 
-__all__ = ["LOSSES", "QUANTITIES", "TangentLayout", "AugmentedLimit", "TangentSystem", "GradientErrors", "gradient_errors",
+__all__ = ["LOSSES", "QUANTITIES", "closed_form", "TangentLayout", "AugmentedLimit", "TangentSystem", "GradientErrors", "gradient_errors",
            "network_input_gradient", "loss_gradient", "merge_gradient_errors"]
 
 #: ∇ℓ(h_L) of each loss the gradients can be taken of
@@ -90,23 +91,45 @@ class TangentLayout:
         return 1 + self.width * sum(s <= t + 1e-12 for s in self.times)
 
     def step(self, maps: Callable[[torch.Tensor], tuple[torch.Tensor, ...]], x: torch.Tensor, t: float,
-             combine: Callable[[tuple[torch.Tensor, ...]], torch.Tensor] | None = None) -> tuple[torch.Tensor, ...]:
+             linear: Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, ...]] | None = None
+             ) -> tuple[torch.Tensor, ...]:
         """The tangent map of one step. ``maps(h)`` returns one or more parts of the step's increment (F(h) − h for a
         layer; (f, g·dB) for an SDE's drift and noise); returns, for each part P, the augmented [P(h) | ∂P·T + θ-term]
-        with the θ-term P(h) on column 0, and 0 on the columns not yet active."""
+        with the θ-term P(h) on column 0, and 0 on the columns not yet active. ``linear(h, T)``, when the pair has
+        closed forms, gives the parts' ∂P(h)·T for T (N, d, C) directly; else forward-mode autodiff takes them."""
         h, tangents = self.split(x)
         active = self.active(t)
         parts = maps(h)
-        # out_dims=0, then moved: an output that does not depend on h (a zero drift) comes back unbatched, and vmap
-        # expands it along dimension 0 only
-        pushed = vmap(lambda column: jvp(maps, (h,), (column,))[1], in_dims=2)(tangents[:, :, :active])
+        if linear is not None:
+            pushed = linear(h, tangents[:, :, :active])
+        else:
+            # out_dims=0, then moved: an output that does not depend on h (a zero drift) comes back unbatched, and
+            # vmap expands it along dimension 0 only
+            pushed = tuple(push.movedim(0, 2) for push in
+                           vmap(lambda column: jvp(maps, (h,), (column,))[1], in_dims=2)(tangents[:, :, :active]))
         out = []
         for part, push in zip(parts, pushed):
-            push = push.movedim(0, 2).clone()
+            push = push.clone()
             push[:, :, 0] += part
             full = torch.cat([push, torch.zeros_like(tangents[:, :, active:])], dim=2)
             out.append(torch.cat([part, full.reshape(x.shape[0], -1)], dim=1))
         return tuple(out)
+
+
+def closed_form(obj: Any, tangents: dict[str, str]) -> bool:
+    """Whether ``obj``'s closed-form tangents (``tangents``: map name → its tangent's name) can be used: each is set,
+    and defined by the class that defines its map or by a subclass of it — a subclass that overrides a map (a user's
+    pair built on res1, say) without its tangent falls back to autodiff instead of inheriting a wrong one."""
+    def owner(name: str) -> type | None:
+        return next((cls for cls in type(obj).__mro__ if name in vars(cls)), None)
+
+    for name, tangent in tangents.items():
+        if getattr(obj, tangent, None) is None:
+            return False
+        defines_map, defines_tangent = owner(name), owner(tangent)
+        if defines_map is not None and (defines_tangent is None or not issubclass(defines_tangent, defines_map)):
+            return False
+    return True
 
 
 class AugmentedLimit(ItoLimit):
@@ -117,16 +140,24 @@ class AugmentedLimit(ItoLimit):
         super().__init__()
         self.limit = limit
         self.layout = layout
+        self.closed_form = closed_form(limit, {"f": "f_tangent", "g_prod": "g_prod_tangent"})
+
+    def _linear(self, t, *parts: str, v: torch.Tensor | None = None):
+        if not self.closed_form:
+            return None
+        forms = {"f": lambda h, T: self.limit.f_tangent(t, h, T), "g": lambda h, T: self.limit.g_prod_tangent(t, h, v, T)}
+        return lambda h, T: tuple(forms[p](h, T) for p in parts)
 
     def f_and_g_prod(self, t, x: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        drift, noise = self.layout.step(lambda h: (self.limit.f(t, h), self.limit.g_prod(t, h, v)), x, float(t))
+        drift, noise = self.layout.step(lambda h: (self.limit.f(t, h), self.limit.g_prod(t, h, v)), x, float(t),
+                                        self._linear(t, "f", "g", v=v))
         return drift, noise
 
     def f(self, t, x: torch.Tensor) -> torch.Tensor:
-        return self.layout.step(lambda h: (self.limit.f(t, h),), x, float(t))[0]
+        return self.layout.step(lambda h: (self.limit.f(t, h),), x, float(t), self._linear(t, "f"))[0]
 
     def g_prod(self, t, x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        return self.layout.step(lambda h: (self.limit.g_prod(t, h, v),), x, float(t))[0]
+        return self.layout.step(lambda h: (self.limit.g_prod(t, h, v),), x, float(t), self._linear(t, "g", v=v))[0]
 
 
 class TangentSystem:
@@ -139,6 +170,7 @@ class TangentSystem:
         self.layout = TangentLayout(pair.width, tuple(sorted(times)))
         self.name = pair.name
         self.samples, self.dtype, self.device = pair.samples, pair.dtype, pair.device
+        self.closed_form = closed_form(pair, {"network_step": "network_tangent"})
         if isinstance(pair, SDEPair):
             self.noise_dim = pair.noise_dim
 
@@ -146,8 +178,9 @@ class TangentSystem:
         return self.layout.initial(self.pair.initial_state())
 
     def network_step(self, x: torch.Tensor, t: float, dt: float, driver: Any) -> torch.Tensor:
-        step = self.pair.network_step
-        return x + self.layout.step(lambda h: (step(h, t, dt, driver) - h,), x, t)[0]
+        step, tangent = self.pair.network_step, self.pair.network_tangent if self.closed_form else None
+        linear = None if tangent is None else lambda h, T: (tangent(h, t, dt, driver, T),)
+        return x + self.layout.step(lambda h: (step(h, t, dt, driver) - h,), x, t, linear)[0]
 
     # SDE pairs
     def limit_sde(self) -> Any:
@@ -208,6 +241,9 @@ class GradientErrors:
         reference: how the references were computed (the engine's description).
         reference_input: the limit's input gradient per sample, (N, d) (against which other ways of computing it are
             measured).
+        path: with ``record_path``, the pass's Brownian path at the deepest depth's resolution
+            (:class:`~limits.brownian.DyadicPath`, the same tree sums the networks read), for the adjoints and the
+            backsolve to read without drawing it again; None otherwise (not saved).
     """
 
     depths: list[int]
@@ -221,6 +257,7 @@ class GradientErrors:
     nonfinite_reference: dict[str, int] = field(default_factory=dict)
     reference: dict[str, Any] = field(default_factory=dict)
     reference_input: np.ndarray | None = None
+    path: Any = None
 
     @property
     def samples(self) -> int:
@@ -234,7 +271,7 @@ def _numpy(x: torch.Tensor) -> np.ndarray:
 def gradient_errors(pair: Pair, depths: list[int], *, seed: int, loss: str = "half-square",
                     backward_times: tuple[float, ...] = (0.0, 0.5), reference_steps: int | None = None,
                     rtol: float = 1e-10, atol: float = 1e-10, noise_dtype: torch.dtype | None = None,
-                    progress: bool = False) -> GradientErrors:
+                    record_path: bool = False, progress: bool = False) -> GradientErrors:
     """The network's gradients at every depth against the limit's, in one pass (module docstring).
 
     Args:
@@ -248,6 +285,8 @@ def gradient_errors(pair: Pair, depths: list[int], *, seed: int, loss: str = "ha
             included).
         reference_steps, noise_dtype: SDE pairs: the Euler reference's steps (the second: half) and the type the path's
             normals are drawn in; rtol, atol: ODE pairs: dopri5's tolerances (the second: 100× looser).
+        record_path: SDE pairs: keep the path's increments at the deepest depth (K·N·m numbers, K = max(depths)) in
+            :attr:`GradientErrors.path`.
         progress: a progress bar over the path.
     """
     loss_gradient(loss, torch.zeros(1))
@@ -260,7 +299,7 @@ def gradient_errors(pair: Pair, depths: list[int], *, seed: int, loss: str = "ha
         if reference_steps is None:
             raise ValueError("an SDE pair needs reference_steps")
         result: PathPass = sde_pass(system, list(depths), reference_steps, seed, progress=progress,  # type: ignore[arg-type]
-                                    noise_dtype=noise_dtype)
+                                    noise_dtype=noise_dtype, record_steps=depths[-1] if record_path else None)
     elif isinstance(pair, ODEPair):
         result = ode_pass(system, list(depths), rtol=rtol, atol=atol, progress=progress)  # type: ignore[arg-type]
     else:
@@ -290,6 +329,7 @@ def gradient_errors(pair: Pair, depths: list[int], *, seed: int, loss: str = "ha
         nonfinite_reference={k: nonfinite(reference[k]) for k in keys},
         reference=dict(result.info, augmented_width=layout.size),
         reference_input=_numpy(reference["input"]),
+        path=DyadicPath(result.recorded) if result.recorded is not None else None,
     )
 
 

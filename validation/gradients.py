@@ -2,7 +2,7 @@
 
 For the chosen pair (``--list``; or your own, ``--model package.module:ClassName``) and a loss ℓ of the last state
 (``--loss``: half-square ℓ = ½‖h_L‖², or sum ℓ = Σ_i h_{L,i}), on the same weights and Brownian path as the
-convergence study with the same seed (the first 250 samples are its first block's), the study measures
+convergence study with the same seed (by default the same samples, block by block), the study measures
 (docs/theory.md §7):
 
 * **the network's gradients against the limit's**, at every depth L, with a rate, a 95% paired-bootstrap interval and
@@ -40,21 +40,25 @@ from typing import Any, Sequence
 
 import numpy as np
 import torch
+from tqdm.auto import tqdm
 
-from limits.brownian import BrownianGrid
 from limits.pairs import Pair
+from limits.registry import get_pair
 from validation import cli, runtime
 from validation.checks import FAIL, Check, check_line, combine, measured_rate_check
 from validation.engine import SAMPLE_BLOCK, block_seed, sample_blocks
+from validation.workers import run_tasks
 from validation.gradient_adjoints import ADJOINT_METHODS, ode_adjoint_gradient, sde_adjoint_gradient, sde_autograd_gradient
 from validation.gradient_backsolve import BacksolveErrors, backsolve_errors
 from validation.gradient_pass import LOSSES, QUANTITIES, GradientErrors, gradient_errors, merge_gradient_errors
-from validation.pair_study import (KIND_DEFAULTS, PairSettings, RateFitSettings, add_model_arguments, build_pair, estimate_mb,
+from validation.pair_study import (KIND_DEFAULTS, PairSettings, RateFitSettings, SampleBlock, ShardingSettings,
+                                   add_model_arguments, build_pair, estimate_mb,
                                    list_models, model_spec,
                                    pair_class)
 from validation.plots import Curve, draw_error_curves, new_grid
 from validation.results import RunInfo, StudyResult, rows_from_columns, utc_now
-from validation.settings import SettingsError, check_choice, check_int, make_settings, parse_float_list, setting
+from validation.settings import (SettingsError, check_choice, check_int, make_settings, optional_torch_dtype,
+                                 parse_float_list, resolve_device, setting, torch_dtype)
 from validation.stats import RateFit, fit_rate, verdict_rule
 
 __all__ = ["GradientSettings", "GradientResult", "MethodErrors", "SDE_METHODS", "ODE_METHODS", "run", "main"]
@@ -69,9 +73,13 @@ ODE_METHODS: dict[str, str] = {
 #: at every step (27 s for 60 samples of res-1 at d = 10, depths 4…64, against 0.6 s for the midpoint scheme)
 ON_REQUEST = frozenset({"euler"})
 #: SDE pairs: the reference's steps per step of the deepest depth (the convergence study takes 32): the tangents make
-#: a reference step about 30× dearer than a plain one, and at 16× the two references' gap stays below a third of the
-#: deepest depth's gradient error (res-1: 0.038 against 0.145)
+#: a reference step several times dearer than a plain one (about 30× without the pair's closed-form tangents), and at
+#: 16× the two references' gap stays below a third of the deepest depth's gradient error (res-1: 0.038 against 0.145)
 REFERENCE_FACTOR = 16
+#: SDE pairs: the least default number of samples — the gradients' errors vary more from sample to sample than the
+#: forward error's (res-1's branch-multiplier rate at the convergence study's 500: 0.506 [0.459, 0.552], INCONCLUSIVE;
+#: at 1000: 0.518 [0.484, 0.545], PASS)
+SDE_DEFAULT_SAMPLES = 1000
 #: depths whose error is below this multiple of the reference floor are not fitted (as the convergence study)
 FLOOR_FACTORS: dict[str, float] = {"sde": 3.0, "ode": 0.5}
 #: a reversible-Heun adjoint gradient within this relative distance of autograd's through the same solve is "exact"
@@ -95,10 +103,18 @@ def _parse_methods(text: str) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class GradientSettings(RateFitSettings, PairSettings):
+class GradientSettings(ShardingSettings, RateFitSettings, PairSettings):
     """Settings of the gradient study (the pair, its size, the rate fit, and what is differentiated); ``None`` means
-    the model's default (see ``--list``; at most 250 samples by default: one block of the convergence study)."""
+    the model's default (see ``--list``: the convergence study's size, so its very samples and path; SDE pairs at
+    least :data:`SDE_DEFAULT_SAMPLES`)."""
 
+    samples: int | None = setting(None, "number N of independent weight draws (paths)", parse=int,
+                                  default_text=f"the model's, as in the convergence study; SDE pairs at least "
+                                               f"{SDE_DEFAULT_SAMPLES}")
+    reference_steps: int | None = setting(None, "SDE pairs: steps of the fine Euler reference on the same path, a "
+                                                "power of two finer than the deepest depth; a second reference "
+                                                "uses half", parse=int,
+                                          default_text=f"{REFERENCE_FACTOR} × the deepest depth")
     loss: str = setting("half-square", "the loss of the last state: half-square = ½‖h_L‖², sum = Σ_i h_L,i",
                         choices=tuple(LOSSES), group="gradients")
     backward_times: tuple[float, ...] = setting((0.5,), "times s in (0, 1) of the backward states p(s) = ∂ℓ/∂h_sL "
@@ -331,11 +347,37 @@ def _describe_short(key: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ run
-def _block_pair(pair: Pair, index: int, size: int) -> Pair:
-    """The pair of sample block ``index`` (the convergence study's blocks: block 0 is the pair itself)."""
-    if index == 0:
-        return pair
-    return type(pair)(pair.config, size, seed=block_seed(pair.seed, index), dtype=pair.dtype, device=pair.device)
+@dataclass(frozen=True)
+class GradientBlock(SampleBlock):
+    """One block of samples of the gradient study (a task of :func:`validation.workers.run_tasks`): the convergence
+    study's block, and what is differentiated."""
+
+    loss: str = "half-square"
+    backward_times: tuple[float, ...] = (0.0,)
+    backsolve: bool = True
+    keep_path: bool = False
+
+
+def _block_work(pair: Pair, task: GradientBlock) -> tuple[GradientErrors, BacksolveErrors | None]:
+    """The gradient pass of one block (and its backsolve adjoint, on the path the pass recorded)."""
+    part = gradient_errors(pair, list(task.depths), seed=pair.seed, loss=task.loss, backward_times=task.backward_times,
+                           reference_steps=task.reference_steps or None, rtol=task.rtol, atol=task.atol,
+                           noise_dtype=optional_torch_dtype(task.noise_dtype), record_path=task.backsolve or task.keep_path,
+                           progress=task.progress)
+    backsolve = (backsolve_errors(pair, list(task.depths), seed=pair.seed, loss=task.loss,
+                                  reference_steps=task.reference_steps or None, path=part.path)
+                 if task.backsolve else None)
+    if not task.keep_path:
+        part.path = None                      # a block's recorded path is not sent back
+    return part, backsolve
+
+
+def gradient_block(task: GradientBlock) -> tuple[GradientErrors, BacksolveErrors | None]:
+    """The errors of one block of samples, here or on a worker (the pair drawn from the block's streams)."""
+    cls = get_pair(task.model) if isinstance(task.model, str) else task.model
+    pair = cls(task.config, task.size, seed=block_seed(task.seed, task.index), dtype=torch_dtype(task.dtype),
+               device=resolve_device(task.device))
+    return _block_work(pair, task)
 
 
 def _methods(pair: Pair, settings: GradientSettings) -> tuple[str, ...]:
@@ -352,14 +394,13 @@ def _methods(pair: Pair, settings: GradientSettings) -> tuple[str, ...]:
 
 
 def _method_errors(pair: Pair, name: str, settings: GradientSettings, reference: torch.Tensor,
-                   info: dict[str, Any]) -> MethodErrors:
-    """The limit's input gradient by method ``name`` at step 1/L for every depth (adaptive: once), per sample."""
+                   path: Any) -> MethodErrors:
+    """The limit's input gradient by method ``name`` at step 1/L for every depth (adaptive: once), per sample; an SDE
+    pair's adjoints read ``path``, the gradient pass's recorded path (the increments the networks read)."""
     h0 = pair.initial_state()
     clock = time.perf_counter()
     exact_gap = None
     if pair.kind == "sde":
-        path = BrownianGrid(pair.samples, pair.noise_dim, settings.reference_steps, seed=pair.seed, dtype=pair.dtype,
-                            device=pair.device, block_steps=info["block_steps"], noise_dtype=settings.torch_noise_dtype)
         grads = [sde_adjoint_gradient(pair, path, h0, L, loss=settings.loss, method=name) for L in settings.depths]
         steps = list(settings.depths)
         if name == "reversible_heun":
@@ -378,18 +419,21 @@ def _method_errors(pair: Pair, name: str, settings: GradientSettings, reference:
                         exact_gap)
 
 
-def _all_method_errors(pair: Pair, methods: tuple[str, ...], settings: GradientSettings, errors: GradientErrors,
-                       progress: bool) -> list[MethodErrors]:
-    """Every method's errors on the first ``--method-samples`` samples: the pair itself when it has no more, else the
-    pair drawn again with that many samples from the same seed (its own inputs and path, as a study of that size
-    would draw them) and its own reference input gradient from a pass of its own (the input gradient only)."""
-    if pair.samples > settings.method_samples:
-        pair = type(pair)(pair.config, settings.method_samples, seed=pair.seed, dtype=pair.dtype, device=pair.device)
+def _all_method_errors(pair: Pair, methods: tuple[str, ...], settings: GradientSettings,
+                       errors: GradientErrors | None, progress: bool) -> list[MethodErrors]:
+    """Every method's errors on the first ``--method-samples`` samples: the run's own pass when it was one block of
+    no more samples (``errors``, with its recorded path), else the pair drawn again with that many samples from the
+    same seed (its own inputs and path, as a study of that size would draw them) and its own reference input
+    gradient from a pass of its own (the input gradient only)."""
+    if errors is None or errors.path is None and pair.kind == "sde" or pair.samples > settings.method_samples:
+        size = min(pair.samples, settings.method_samples)
+        pair = type(pair)(pair.config, size, seed=pair.seed, dtype=pair.dtype, device=pair.device)
         errors = gradient_errors(pair, list(settings.depths), seed=pair.seed, loss=settings.loss, backward_times=(0.0,),
                                  reference_steps=settings.reference_steps, rtol=settings.rtol or 1e-10,
-                                 atol=settings.atol or 1e-10, noise_dtype=settings.torch_noise_dtype, progress=progress)
+                                 atol=settings.atol or 1e-10, noise_dtype=settings.torch_noise_dtype,
+                                 record_path=True, progress=progress)
     reference = torch.as_tensor(errors.reference_input, dtype=pair.dtype, device=pair.device)
-    return [_method_errors(pair, name, settings, reference, errors.reference) for name in methods]
+    return [_method_errors(pair, name, settings, reference, errors.path) for name in methods]
 
 
 def _rate_check(name: str, fit: RateFit, values: np.ndarray, margin: tuple[float, float], settings: GradientSettings,
@@ -422,10 +466,9 @@ def run(model: str | type[Pair] | Pair = "res1", settings: GradientSettings | No
         SettingsError, PairError, ActivationError: a bad setting (the message names it and the allowed range).
     """
     settings = make_settings(GradientSettings, settings, overrides)
-    if settings.samples is None and not isinstance(model, Pair):
-        cls = pair_class(model)
-        default = {**KIND_DEFAULTS[cls.kind], **cls.default_study}["samples"]
-        settings = dataclasses.replace(settings, samples=min(default, SAMPLE_BLOCK))
+    if settings.samples is None and not isinstance(model, Pair) and pair_class(model).kind == "sde":
+        default = {**KIND_DEFAULTS["sde"], **pair_class(model).default_study}["samples"]
+        settings = dataclasses.replace(settings, samples=max(default, SDE_DEFAULT_SAMPLES))
     if settings.reference_steps is None and pair_class(model).kind == "sde":
         depths = settings.depths or {**KIND_DEFAULTS["sde"], **pair_class(model).default_study}["depths"]
         settings = dataclasses.replace(settings, reference_steps=REFERENCE_FACTOR * depths[-1])
@@ -437,23 +480,35 @@ def run(model: str | type[Pair] | Pair = "res1", settings: GradientSettings | No
     methods = _methods(pair, settings)
     with runtime.threads(threads):
         started, clock = utc_now(), time.perf_counter()
-        blocks = [(0, pair.samples)] if isinstance(model, Pair) else sample_blocks(settings.samples, SAMPLE_BLOCK)
-        parts, method_parts, backsolve_parts = [], [], []
-        for index, size in blocks:
-            block = _block_pair(pair, index, size)
-            part = gradient_errors(block, list(settings.depths), seed=block.seed, loss=settings.loss,
-                                   backward_times=(0.0, *settings.backward_times),
-                                   reference_steps=settings.reference_steps, rtol=settings.rtol or 1e-10,
-                                   atol=settings.atol or 1e-10, noise_dtype=settings.torch_noise_dtype,
-                                   progress=progress)
-            parts.append(part)
-            if methods and index == 0:
-                method_parts.append(_all_method_errors(block, methods, settings, part, progress))
-            if settings.backsolve:
-                backsolve_parts.append(backsolve_errors(block, list(settings.depths), seed=block.seed, loss=settings.loss,
-                                                        reference_steps=settings.reference_steps))
+        blocks = [(0, pair.samples)] if isinstance(model, Pair) else sample_blocks(settings.samples,
+                                                                                  settings.sample_block)
+        one_block = len(blocks) == 1 and pair.samples <= settings.method_samples
+        local = settings.scheduler is None and (settings.workers <= 1 or len(blocks) == 1)
+        common = dict(seed=settings.seed, dtype=settings.dtype, device=settings.device, depths=tuple(settings.depths),
+                      reference_steps=settings.reference_steps or 0, rtol=settings.rtol or 1e-10,
+                      atol=settings.atol or 1e-10, noise_dtype=settings.noise_dtype, loss=settings.loss,
+                      backward_times=(0.0, *settings.backward_times), backsolve=settings.backsolve,
+                      keep_path=bool(methods) and one_block and local)
+        # here: the class itself; on workers: the name or path text given (a worker imports it)
+        reference = model if isinstance(model, str) and not local else type(pair)
+        tasks = [GradientBlock(reference, pair.config, index, size, progress=progress and local, **common)
+                 for index, size in blocks]
+        if isinstance(model, Pair):
+            if not local:
+                raise SettingsError("workers", "a Pair instance runs here, as one block; pass its class or name to "
+                                               "share blocks of samples out to workers")
+            results = [_block_work(pair, tasks[0])]
+        else:
+            with tqdm(total=len(tasks), desc=f"{pair.name}: blocks of samples", unit="block",
+                      disable=not progress or len(tasks) == 1, leave=False) as bar:
+                results = run_tasks(gradient_block, tasks, 1 if local else settings.workers,
+                                    on_result=lambda _: bar.update(1), scheduler=settings.scheduler)
+        parts = [part for part, _ in results]
+        backsolve_parts = [b for _, b in results if b is not None]
+        method_results = (_all_method_errors(pair, methods, settings, parts[0] if one_block else None, progress)
+                          if methods else [])
         errors = merge_gradient_errors(parts)
-        method_results = method_parts[0] if method_parts else []
+        errors.path = None
         backsolve = None
         if backsolve_parts:
             backsolve = BacksolveErrors(list(settings.depths),
