@@ -5,6 +5,9 @@
     python benchmarks/bench_training.py --experiments pf-sgd     # one
     python benchmarks/bench_training.py --parallel 2             # two at a time (one torch thread each)
     python benchmarks/bench_training.py --outputs docs/figures   # also each result's JSON and figure
+    python benchmarks/bench_training.py --experiments marion-fig9 depth-transfer --dataset fashion-mnist \
+        --data-dir /usr/share/datasets/fashion-mnist --train-size 1437 \
+        --json benchmarks/results/bench_fashion_mnist.json      # the presets on real images (Debian's files)
 
 Each run is :func:`validation.training.run` at the experiment's preset (one torch thread, as the CLI,
 float32), timed end to end: loading the data, training every configuration, the fits and bootstraps. No
@@ -29,24 +32,27 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from validation import training  # noqa: E402
+from validation.checks import combine  # noqa: E402
 from validation.results import RunInfo, utc_now, write_json  # noqa: E402
 
 BUDGET_S = 600.0
 
 
-def _time(name: str, outputs: str | None = None) -> dict:
+def _time(name: str, outputs: str | None = None, overrides: dict | None = None) -> dict:
     torch.set_num_threads(1)
+    overrides = overrides or {}
     with tempfile.TemporaryDirectory() as folder:
         clock = time.perf_counter()
-        result = training.run(name, checkpoint_dir=folder)
+        result = training.run(name, checkpoint_dir=folder, **overrides)
         seconds = time.perf_counter() - clock
     if outputs is not None:
-        result.save(Path(outputs) / f"training_{name}.json")
-        result.save_plot(Path(outputs) / f"training_{name}.png")
+        stem = f"training_{name}" + (f"_{overrides['dataset']}" if "dataset" in overrides else "")
+        result.save(Path(outputs) / f"{stem}.json")
+        result.save_plot(Path(outputs) / f"{stem}.png")
     return {"seconds": seconds, "within_budget": seconds <= BUDGET_S, "verdict": result.verdict,
             "measured_utc": utc_now().isoformat(timespec="seconds"),
-            "configurations": len(result.records),
-            "checks": [{"check": c["check"], "passed": c["passed"]} for c in result.numbers["checks"]]}
+            "configurations": len(result.records), "settings": overrides,
+            "checks": [{"check": c["check"], "verdict": combine([c])} for c in result.numbers["checks"]]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -56,12 +62,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--parallel", type=int, default=1, choices=(1, 2), help="presets run at once (1 or 2)")
     parser.add_argument("--outputs", default=None, metavar="DIR",
                         help="also write each run's result JSON and figure to this folder (e.g. docs/figures)")
+    parser.add_argument("--dataset", default=None, help="run the presets on this data set instead (e.g. fashion-mnist)")
+    parser.add_argument("--data-dir", default=None, help="the folder of --dataset's files")
+    parser.add_argument("--train-size", type=int, default=None, help="use only this many training examples")
     parser.add_argument("--json", default=str(Path(__file__).parent / "results" / "bench_training.json"),
                         help="where the timings are written")
     args = parser.parse_args(argv)
     started = utc_now()
     with ProcessPoolExecutor(args.parallel) as pool:
-        rows = dict(zip(args.experiments, pool.map(_time, args.experiments, [args.outputs] * len(args.experiments))))
+        overrides = {key: value for key, value in (("dataset", args.dataset), ("data_dir", args.data_dir),
+                                                      ("train_size", args.train_size)) if value is not None}
+        count = len(args.experiments)
+        rows = dict(zip(args.experiments, pool.map(_time, args.experiments, [args.outputs] * count,
+                                                   [overrides] * count)))
     for name, row in rows.items():
         print(f"{name:14s} {row['seconds']:7.1f} s  (budget {BUDGET_S:g} s: {'ok' if row['within_budget'] else 'OVER'})"
               f"  verdict {row['verdict']}")

@@ -105,3 +105,23 @@ def test_a_subclass_that_changes_the_layer_does_not_inherit_its_tangent():
     tangent_gradient = torch.einsum("nij,ni->nj", tangents[:, :, 1:], h)
     torch.testing.assert_close(tangent_gradient, network_input_gradient(pair, depth, path, pair.initial_state()),
                                rtol=1e-10, atol=1e-12)
+
+
+def test_the_scaled_weight_gradient_is_backpropagation_through_every_layer():
+    """The network's L·∂ℓ/∂V_sL, computed with a graph over the last (1 − s)L layers only, equals L times the
+    gradient of backpropagation through the whole network with every layer's weights a leaf."""
+    from validation.gradient_weights import _weights_at, weight_gradients
+
+    pair = make_pair("res2-ode", 3, seed=2, width=3)
+    depth, s = 16, 0.25
+    values = weight_gradients(pair, [depth], s, rtol=1e-8, atol=1e-8)
+    layers = [tuple(w.detach().clone().requires_grad_(True) for w in _weights_at(pair, k / depth)) for k in range(depth)]
+    h = pair.initial_state()
+    for k, weights in enumerate(layers):
+        h = pair.network_step(h, k / depth, 1 / depth, weights)
+    grads = torch.autograd.grad(h, [w[0] for w in layers], grad_outputs=h.detach())
+    expected = depth * grads[int(s * depth)].reshape(3, -1)
+    torch.testing.assert_close(values.network[0], expected, rtol=1e-10, atol=1e-12)
+    assert values.reference.shape == expected.shape
+    # the limit's: a(s) g(H_s)ᵀ, close to the network's at this depth (rate 1: within a few per cent at L = 16)
+    assert float((values.network[0] - values.reference).norm() / values.reference.norm()) < 0.2

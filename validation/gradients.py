@@ -51,6 +51,7 @@ from validation.workers import run_tasks
 from validation.gradient_adjoints import ADJOINT_METHODS, ode_adjoint_gradient, sde_adjoint_gradient, sde_autograd_gradient
 from validation.gradient_backsolve import BacksolveErrors, backsolve_errors
 from validation.gradient_pass import LOSSES, QUANTITIES, GradientErrors, gradient_errors, merge_gradient_errors
+from validation.gradient_weights import add_weight_gradients, has_weight_gradient
 from validation.pair_study import (KIND_DEFAULTS, PairSettings, RateFitSettings, SampleBlock, ShardingSettings,
                                    add_model_arguments, build_pair, estimate_mb,
                                    list_models, model_spec,
@@ -334,16 +335,21 @@ class GradientResult(StudyResult):
 def _describe(key: str) -> str:
     if key.startswith("backward@"):
         return f"the backward state p(s) = ∂ℓ/∂h_sL at s = {key.split('@')[1]} against the adjoint a(s)"
+    if key.startswith("weights@"):
+        return (f"the scaled weight gradient L·∂ℓ/∂V_sL at s = {key.split('@')[1]} against the limit's δℓ/δV(s) = "
+                "a(s) g(H_s)ᵀ")
     return QUANTITIES.get(key, key)
 
 
 def _short(key: str) -> str:
-    return {"state": "h_L", "input": "∂ℓ/∂h_0", "branch": "∂ℓ/∂θ"}.get(key, key.replace("backward@", "p@"))
+    return {"state": "h_L", "input": "∂ℓ/∂h_0", "branch": "∂ℓ/∂θ"}.get(
+        key, key.replace("backward@", "p@").replace("weights@", "L·∂ℓ/∂V@"))
 
 
 def _describe_short(key: str) -> str:
     return {"state": "forward state h_L", "input": "input gradient dl/dh_0",
-            "branch": "branch multiplier dl/dtheta"}.get(key, key.replace("backward@", "backward state p(") + ")")
+            "branch": "branch multiplier dl/dtheta"}.get(
+        key, key.replace("backward@", "backward state p(").replace("weights@", "weight gradient L dl/dV(") + ")")
 
 
 # ------------------------------------------------------------------------------------------------ run
@@ -364,6 +370,8 @@ def _block_work(pair: Pair, task: GradientBlock) -> tuple[GradientErrors, Backso
                            reference_steps=task.reference_steps or None, rtol=task.rtol, atol=task.atol,
                            noise_dtype=optional_torch_dtype(task.noise_dtype), record_path=task.backsolve or task.keep_path,
                            progress=task.progress)
+    if has_weight_gradient(pair):
+        add_weight_gradients(part, pair, task.backward_times, loss=task.loss, rtol=task.rtol, atol=task.atol)
     backsolve = (backsolve_errors(pair, list(task.depths), seed=pair.seed, loss=task.loss,
                                   reference_steps=task.reference_steps or None, path=part.path)
                  if task.backsolve else None)

@@ -8,6 +8,7 @@ from .data import DATASETS, Dataset, load_dataset
 from .experiment import Experiment
 from .study import EXPERIMENTS, COMMAND, TrainingResult, TrainingSettings, listing, main, register, run
 from .cohen import CohenScaling
+from .depth_transfer import DepthTransfer
 from .marion import MarionFig8, MarionFig9
 from .pf_sgd import PFSGD
 
@@ -15,6 +16,7 @@ register(MarionFig8())
 register(MarionFig9())
 register(CohenScaling())
 register(PFSGD())
+register(DepthTransfer())
 
 __all__ = ["run", "main", "TrainingSettings", "TrainingResult", "EXPERIMENTS", "Experiment", "listing",
            "load_dataset", "Dataset", "DATASETS", "COMMAND"]

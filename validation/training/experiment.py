@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
 TrainingSettings = Any
 TrainingResult = Any
 
-__all__ = ["Experiment", "power_fit", "mean_interval", "depth_axis", "number", "Progress"]
+__all__ = ["Experiment", "grid_learning_rates", "power_fit", "mean_interval", "depth_axis", "number", "Progress"]
 
 #: a progress callback: ``progress()`` after each epoch advances the inner bar
 Progress = Callable[[], None]
@@ -86,6 +86,12 @@ class Experiment(abc.ABC):
     def estimate_seconds(self, settings: TrainingSettings) -> float:
         """A rough run time on the 2-core reference machine."""
         return 0.0
+
+
+def grid_learning_rates(settings: TrainingSettings, replicates: int, device: torch.device) -> torch.Tensor:
+    """The learning-rate grid repeated for each replicate, for one batched network: replicate r·G + g has rate g."""
+    rates = torch.tensor(settings.learning_rates, dtype=settings.torch_dtype, device=device)
+    return rates.repeat(replicates)
 
 
 # ----------------------------------------------------------------------------------------------- statistics

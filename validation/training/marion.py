@@ -38,7 +38,7 @@ from matplotlib.ticker import LogFormatterSciNotation, LogLocator, NullFormatter
 
 from ..checks import check_line, combine
 from ..regime_stats import fractional_critical_beta
-from .experiment import Experiment, depth_axis, number, power_fit
+from .experiment import Experiment, depth_axis, grid_learning_rates, number, power_fit
 from .networks import Res1Net, weight_regime
 from .sweep import Configuration
 from .trainer import train
@@ -62,12 +62,6 @@ INITIALISATIONS = {
 QUANTITIES = {"max_weight_change": "max_k ||V_{k+1} - V_k||",
               "max_increment": "max_k ||W_{k+1} - W_k||",
               "quadratic_variation": "sum_k ||W_{k+1} - W_k||^2"}
-
-
-def _lrs(settings: Any, replicates: int, device: torch.device) -> torch.Tensor:
-    """The learning-rate grid repeated for each replicate: replicate r·G + g has rate g."""
-    rates = torch.tensor(settings.learning_rates, dtype=settings.torch_dtype, device=device)
-    return rates.repeat(replicates)
 
 
 class MarionFig8(Experiment):
@@ -248,7 +242,7 @@ class MarionFig9(Experiment):
                       activation=settings.activation, seed=settings.seed, label=label, dtype=settings.torch_dtype,
                       device=device)
         history = train(net, dataset, epochs=settings.epochs, batch_size=settings.batch_size,
-                        optimizer=settings.optimizer, lrs=_lrs(settings, settings.replicates, device), seed=settings.seed,
+                        optimizer=settings.optimizer, lrs=grid_learning_rates(settings, settings.replicates, device), seed=settings.seed,
                         label=label, lr_drop_epoch=max(1, settings.epochs // 2), on_epoch=progress)
         shape = (settings.replicates, grid)
         return {"hurst": hurst, "beta": beta, "learning_rates": list(settings.learning_rates),

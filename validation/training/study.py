@@ -104,8 +104,8 @@ class TrainingSettings(CommonSettings):
     hursts: tuple[float, ...] | None = setting(None, "marion-fig9: Hurst indices H of the fBm initialisation "
                                                      "('a:b:n' or a comma list)", parse=parse_grid, group="model",
                                                default_text="0.1,0.3,0.5,0.7,0.85,0.95")
-    betas: tuple[float, ...] | None = setting(None, "marion-fig9: scalings β (α_L = L^-β; 'a:b:n' or a comma "
-                                                    "list)", parse=parse_grid,
+    betas: tuple[float, ...] | None = setting(None, "marion-fig9, depth-transfer: scalings β (α_L = L^-β; 'a:b:n' "
+                                                    "or a comma list)", parse=parse_grid,
                                               group="model", default_text="0.2,0.4,0.6,0.8,1.0,1.2")
     init: str | None = setting(None, "cohen-scaling: initialisation of A, b (xavier: std s/d; xavier-depth: "
                                      "std s/(L d))", choices=("xavier", "xavier-depth"), group="model",

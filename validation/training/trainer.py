@@ -32,14 +32,20 @@ class BatchedOptimizer:
     """SGD or Adam on parameters with a leading replicate axis, one learning rate per replicate.
 
     ``lrs`` has shape (R,); ``step(active)`` updates only the replicates where ``active`` (R,) is True.
+    ``scales`` multiplies the learning rate of the named parameters (a depth-dependent rule for the hidden
+    weights, say; the others keep ``lrs``).
     Adam: m ← β₁m + (1−β₁)g, v ← β₂v + (1−β₂)g², θ ← θ − lr·m̂/(√v̂ + ε) with bias-corrected m̂, v̂ and
     (β₁, β₂, ε) = (0.9, 0.999, 1e-8), torch's defaults.
     """
 
-    def __init__(self, params: dict[str, torch.Tensor], kind: str, lrs: torch.Tensor) -> None:
+    def __init__(self, params: dict[str, torch.Tensor], kind: str, lrs: torch.Tensor,
+                 scales: dict[str, float] | None = None) -> None:
         if kind not in ("sgd", "adam"):
             raise ValueError(f"optimiser {kind!r} unknown (allowed: sgd, adam)")
-        self.params, self.kind, self.lrs = params, kind, lrs
+        unknown = sorted(set(scales or {}) - set(params))
+        if unknown:
+            raise ValueError(f"learning-rate scales for {unknown}, which are not parameters ({', '.join(params)})")
+        self.params, self.kind, self.lrs, self.scales = params, kind, lrs, dict(scales or {})
         self.count = 0
         self.state = {k: (torch.zeros_like(p), torch.zeros_like(p)) for k, p in params.items()} if kind == "adam" else {}
 
@@ -49,6 +55,8 @@ class BatchedOptimizer:
         for name, p in self.params.items():
             view = (-1,) + (1,) * (p.dim() - 1)
             lr = (self.lrs * factor * active).view(view)
+            if name in self.scales:
+                lr = lr * self.scales[name]
             g = torch.where(active.view(view), p.grad, torch.zeros_like(p.grad))
             if self.kind == "sgd":
                 p.sub_(lr * g)
@@ -118,7 +126,7 @@ class History:
 def train(net: Network, data: Dataset, *, epochs: int, batch_size: int, optimizer: str, lrs: torch.Tensor,
           seed: int, label: tuple, lr_drop_epoch: int | None = None, max_updates: int | None = None,
           stop_loss: float | None = None, record_steps: bool = False,
-          on_epoch: Callable[[], None] | None = None) -> History:
+          on_epoch: Callable[[], None] | None = None, lr_scales: dict[str, float] | None = None) -> History:
     """Train the R replicates of ``net`` on ``data`` (see the module docstring).
 
     Args:
@@ -129,10 +137,11 @@ def train(net: Network, data: Dataset, *, epochs: int, batch_size: int, optimize
         max_updates: stop after this many updates; stop_loss: a replicate stops when its loss is below this.
         record_steps: keep every update's loss (learning curves).
         on_epoch: called after each epoch (progress bars).
+        lr_scales: multipliers of the learning rate of named parameters (:class:`BatchedOptimizer`).
     """
     R = net.replicates
     device = lrs.device
-    opt = BatchedOptimizer(net.params, optimizer, lrs)
+    opt = BatchedOptimizer(net.params, optimizer, lrs, lr_scales)
     active = torch.ones(R, dtype=torch.bool, device=device)
     diverged = torch.zeros(R, dtype=torch.bool, device=device)
     updates = torch.zeros(R, dtype=torch.long)
