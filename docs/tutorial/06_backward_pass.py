@@ -94,7 +94,7 @@ print(res1.table())
 
 # %% [markdown]
 # The smooth pair res2-ode, $h_{k+1} = h_k + \frac1L V_{k+1}\tanh(W_{k+1}h_k)$, against its neural ODE, at the
-# command line's size (200 weight draws, $L = 8 \dots 1024$), under 25 s. Here the backward state at mid-depth,
+# command line's size (200 weight draws, $L = 8 \dots 1024$), about 30 s. Here the backward state at mid-depth,
 # $p_{L/2}$ against $a(\tfrac12)$, is measured too.
 
 # %%
