@@ -66,3 +66,12 @@ def test_a_learning_rate_scale_is_a_scaled_rate(kind):
         torch.testing.assert_close(scaled[key], plain[key], rtol=1e-6, atol=1e-7)
     with pytest.raises(ValueError, match="not parameters"):
         BatchedOptimizer(scaled, kind, torch.tensor([0.1, 0.1]), scales={"U": 2.0})
+
+
+@pytest.mark.parametrize("argv, text", [(["--depths", "4,8"], "at least 3 depths"),
+                                        (["--learning-rates", "0.1,1"], "at least 3 learning rates")])
+def test_too_small_a_sweep_is_bad_input(argv, text, capsys):
+    from validation import training
+
+    assert training.main(["--experiment", "depth-transfer", "--quiet", "--checkpoint-dir", "none", *argv]) == 2
+    assert text in capsys.readouterr().err

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from ..checks import INCONCLUSIVE, Check, check_line, combine, interval_check
+from ..settings import SettingsError
 from .experiment import Experiment, depth_axis, grid_learning_rates, number
 from .networks import Res1Net, weight_regime
 from .sweep import Configuration
@@ -136,6 +137,11 @@ class DepthTransfer(Experiment):
                   learning_rates=tuple(float(f"{10 ** e:.3g}") for e in np.arange(-3.5, 0.01, 0.5)), replicates=6)
 
     def configurations(self, settings):
+        if len(settings.depths) < 3 or len(settings.learning_rates) < 3:
+            name = "depths" if len(settings.depths) < 3 else "learning_rates"
+            raise SettingsError(name, f"depth-transfer needs at least 3 {name.replace('_', ' ')} (an optimum between "
+                                      f"two neighbours, an exponent over several depths); got "
+                                      f"{list(getattr(settings, name))}")
         return [Configuration(f"beta{b:g}-L{L}", {"beta": b, "depth": L}) for b in settings.betas
                 for L in settings.depths]
 
