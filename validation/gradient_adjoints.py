@@ -185,19 +185,15 @@ def _adjoint_method(method: str) -> AdjointMethod:
     return ADJOINT_METHODS[method]
 
 
-def _sde_pair(pair: Any) -> SDEPair:
-    if not isinstance(pair, SDEPair):
-        kind = "an ODE pair" if isinstance(pair, ODEPair) else type(pair).__name__
-        raise TypeError(f"{getattr(pair, 'name', pair)!r} is {kind}: the SDE adjoints take an SDEPair "
-                        "(use ode_adjoint_gradient for an ODE pair)")
-    return pair
-
-
-def _ode_pair(pair: Any) -> ODEPair:
-    if not isinstance(pair, ODEPair):
-        kind = "an SDE pair" if isinstance(pair, SDEPair) else type(pair).__name__
-        raise TypeError(f"{getattr(pair, 'name', pair)!r} is {kind}: the ODE adjoints take an ODEPair "
-                        "(use sde_adjoint_gradient for an SDE pair)")
+def _pair_of_kind(pair: Any, kind: type) -> Any:
+    """``pair`` if it is an SDEPair / ODEPair as ``kind`` asks; else TypeError naming the adjoint to use instead."""
+    if not isinstance(pair, kind):
+        sde = kind is SDEPair
+        other = (ODEPair if sde else SDEPair)
+        what = f"an {'ODE' if sde else 'SDE'} pair" if isinstance(pair, other) else type(pair).__name__
+        raise TypeError(f"{getattr(pair, 'name', pair)!r} is {what}: the {'SDE' if sde else 'ODE'} adjoints take an "
+                        f"{kind.__name__} (use {'ode' if sde else 'sde'}_adjoint_gradient for an "
+                        f"{'ODE' if sde else 'SDE'} pair)")
     return pair
 
 
@@ -233,7 +229,7 @@ def sde_form(pair: SDEPair, sde_type: str = "ito") -> SDEFormWithMatrix:
     """
     if sde_type not in ("ito", "stratonovich"):
         raise ValueError(f"sde_type {sde_type!r} unknown (allowed: ito, stratonovich)")
-    limit = _sde_pair(pair).limit_sde()
+    limit = _pair_of_kind(pair, SDEPair).limit_sde()
     if getattr(limit, "noise_channels", 1) < 1:
         limit.noise_channels = pair.noise_dim
     if sde_type == "stratonovich" and type(limit).stratonovich_correction is ItoLimit.stratonovich_correction:
@@ -244,7 +240,7 @@ def sde_form(pair: SDEPair, sde_type: str = "ito") -> SDEFormWithMatrix:
 
 def _sde_setup(pair: Any, path: Any, h0: torch.Tensor, steps: int, loss: str, method: str
                ) -> tuple[SDEPair, AdjointMethod, SDEFormWithMatrix, torch.Tensor, torch.Tensor, float]:
-    pair = _sde_pair(pair)
+    pair = _pair_of_kind(pair, SDEPair)
     _check_loss(loss)
     spec = _adjoint_method(method)
     steps = _check_steps(steps)
@@ -333,7 +329,7 @@ class _Field(nn.Module):
 
 def _ode_setup(pair: Any, h0: torch.Tensor, loss: str, method: str | None, rtol: float, atol: float,
                steps: int | None) -> tuple[ODEPair, torch.Tensor, torch.Tensor, dict[str, Any]]:
-    pair = _ode_pair(pair)
+    pair = _pair_of_kind(pair, ODEPair)
     _check_loss(loss)
     _check_h0(pair, h0)
     if steps is None:

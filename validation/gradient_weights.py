@@ -67,18 +67,25 @@ def _vjp_weight(pair: Any, h: torch.Tensor, weights: tuple[torch.Tensor, ...], c
     return grad.reshape(grad.shape[0], -1)
 
 
+def _layer_weights(pair: Any, depth: int, chunk: int = 64):
+    """(k, layer k's weights) for k = 0 … depth − 1, the weight functions evaluated a chunk of grid times at once."""
+    for first in range(0, depth, chunk):
+        times = torch.arange(first, min(first + chunk, depth), dtype=pair.dtype, device=pair.device) / depth
+        values = pair.weights(times)
+        for i in range(len(times)):
+            yield first + i, tuple(w[i] for w in values)
+
+
 def _network(pair: Any, depth: int, s: float, h0: torch.Tensor, loss: str) -> torch.Tensor:
     dt, start = 1.0 / depth, int(round(s * depth))
     h = h0
-    for k in range(start):
-        h = pair.network_step(h, k * dt, dt, _weights_at(pair, k * dt))
-    weights = _weights_at(pair, start * dt)
     with torch.enable_grad():
-        first = weights[0].detach().clone().requires_grad_(True)
-        x = pair.network_step(h, start * dt, dt, (first, *weights[1:]))
-        for k in range(start + 1, depth):
-            x = pair.network_step(x, k * dt, dt, _weights_at(pair, k * dt))
-        (grad,) = torch.autograd.grad(x, first, grad_outputs=loss_gradient(loss, x.detach()))
+        for k, weights in _layer_weights(pair, depth):
+            if k == start:                       # layer sL's weights a leaf; the graph covers layers sL … L − 1
+                first = weights[0].detach().clone().requires_grad_(True)
+                h, weights = h.detach(), (first, *weights[1:])
+            h = pair.network_step(h, k * dt, dt, weights)
+        (grad,) = torch.autograd.grad(h, first, grad_outputs=loss_gradient(loss, h.detach()))
     return depth * grad.reshape(grad.shape[0], -1)
 
 

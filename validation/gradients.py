@@ -40,20 +40,19 @@ from typing import Any, Sequence
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
 from limits.pairs import Pair
 from limits.registry import get_pair
 from validation import cli, runtime
 from validation.checks import FAIL, Check, check_line, combine, measured_rate_check
-from validation.engine import SAMPLE_BLOCK, block_seed, sample_blocks
-from validation.workers import run_tasks
+from validation.engine import SAMPLE_BLOCK, block_seed
 from validation.gradient_adjoints import ADJOINT_METHODS, ode_adjoint_gradient, sde_adjoint_gradient, sde_autograd_gradient
 from validation.gradient_backsolve import BacksolveErrors, backsolve_errors
 from validation.gradient_pass import LOSSES, QUANTITIES, GradientErrors, gradient_errors, merge_gradient_errors
 from validation.gradient_weights import add_weight_gradients, has_weight_gradient
 from validation.pair_study import (KIND_DEFAULTS, PairSettings, RateFitSettings, SampleBlock, ShardingSettings,
-                                   add_model_arguments, build_pair, estimate_mb,
+                                   add_model_arguments, block_fields, build_pair, check_instance_runs_here,
+                                   estimate_mb, run_sample_blocks,
                                    list_models, model_spec,
                                    pair_class)
 from validation.plots import Curve, draw_error_curves, new_grid
@@ -491,29 +490,18 @@ def run(model: str | type[Pair] | Pair = "res1", settings: GradientSettings | No
     methods = _methods(pair, settings)
     with runtime.threads(threads):
         started, clock = utc_now(), time.perf_counter()
-        blocks = [(0, pair.samples)] if isinstance(model, Pair) else sample_blocks(settings.samples,
-                                                                                  settings.sample_block)
-        one_block = len(blocks) == 1 and pair.samples <= settings.method_samples
-        local = settings.scheduler is None and (settings.workers <= 1 or len(blocks) == 1)
-        common = dict(seed=settings.seed, dtype=settings.dtype, device=settings.device, depths=tuple(settings.depths),
-                      reference_steps=settings.reference_steps or 0, rtol=settings.rtol or 1e-10,
-                      atol=settings.atol or 1e-10, noise_dtype=settings.noise_dtype, loss=settings.loss,
-                      backward_times=(0.0, *settings.backward_times), backsolve=settings.backsolve,
-                      keep_path=bool(methods) and one_block and local)
-        # here: the class itself; on workers: the name or path text given (a worker imports it)
-        reference = model if isinstance(model, str) and not local else type(pair)
-        tasks = [GradientBlock(reference, pair.config, index, size, progress=progress and local, **common)
-                 for index, size in blocks]
+        check_instance_runs_here(model, settings)
+        one_block = (isinstance(model, Pair) or settings.samples <= settings.sample_block) \
+            and pair.samples <= settings.method_samples
+        common = dict(block_fields(settings), loss=settings.loss, backward_times=(0.0, *settings.backward_times),
+                      backsolve=settings.backsolve, keep_path=bool(methods) and one_block)
         if isinstance(model, Pair):
-            if not local:
-                raise SettingsError("workers", "a Pair instance runs here, as one block; pass its class or name to "
-                                               "share blocks of samples out to workers")
-            results = [_block_work(pair, tasks[0])]
+            results = [_block_work(pair, GradientBlock(type(pair), pair.config, 0, pair.samples, progress=progress,
+                                                       **common))]
         else:
-            with tqdm(total=len(tasks), desc=f"{pair.name}: blocks of samples", unit="block",
-                      disable=not progress or len(tasks) == 1, leave=False) as bar:
-                results = run_tasks(gradient_block, tasks, 1 if local else settings.workers,
-                                    on_result=lambda _: bar.update(1), scheduler=settings.scheduler)
+            results = run_sample_blocks(model, pair, settings, gradient_block,
+                                        lambda reference, index, size, shown: GradientBlock(
+                                            reference, pair.config, index, size, progress=shown, **common), progress)
         parts = [part for part, _ in results]
         backsolve_parts = [b for _, b in results if b is not None]
         method_results = (_all_method_errors(pair, methods, settings, parts[0] if one_block else None, progress)

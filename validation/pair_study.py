@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import types
 from dataclasses import dataclass
-from typing import Any, Mapping, TypeVar
+from typing import Any, Callable, Mapping, TypeVar
 
 import torch
 from tqdm.auto import tqdm
@@ -45,7 +45,8 @@ __all__ = [
     "PairSettings", "RateFitSettings", "ShardingSettings", "KIND_DEFAULTS", "FIT_MODELS",
     "MAX_SAMPLES", "MAX_REFERENCE_STEPS", "FLOAT32_TOLERANCE", "FLOAT64_TOLERANCE", "FLOAT64_MIN_TOLERANCE",
     "pair_class", "resolve_settings", "resolve_sizes", "build_pair", "model_spec", "add_model_arguments", "list_models", "estimate_mb",
-    "estimate_seconds", "SampleBlock", "block_errors", "study_errors_in_blocks",
+    "estimate_seconds", "SampleBlock", "block_errors", "study_errors_in_blocks", "run_sample_blocks",
+    "check_instance_runs_here", "block_fields",
 ]
 
 #: study size when neither the settings nor the pair's ``default_study`` say otherwise. No depth is dropped
@@ -428,34 +429,55 @@ def block_errors(block: SampleBlock) -> StudyErrors:
                         noise_dtype=optional_torch_dtype(block.noise_dtype))
 
 
+def block_fields(settings: PairSettings) -> dict[str, Any]:
+    """The fields every block of a study shares (a :class:`SampleBlock`'s, but its model, index, size, progress)."""
+    return dict(seed=settings.seed, dtype=settings.dtype, device=settings.device, depths=tuple(settings.depths),
+                reference_steps=settings.reference_steps or 0, rtol=settings.rtol or 0.0, atol=settings.atol or 0.0,
+                noise_dtype=settings.noise_dtype)
+
+
+def check_instance_runs_here(model: str | type[Pair] | Pair, settings: PairSettings) -> None:
+    """A Pair instance is one block, run in this process: refuse workers or a scheduler for it."""
+    _, workers, scheduler = _sharding(settings)
+    if isinstance(model, Pair) and (workers > 1 or scheduler is not None):
+        raise SettingsError("workers", "a Pair instance runs here, as one block; pass its class or name to share "
+                                       "blocks of samples out to workers")
+
+
+def run_sample_blocks(model: str | type[Pair], pair: Pair, settings: PairSettings, function: Callable[[Any], Any],
+                      make_task: Callable[[str | type[Pair], int, int, bool], Any], progress: bool = False) -> list[Any]:
+    """``function(task)`` for every block of samples of the study (engine module docstring), in block order, here or
+    on the workers of ``settings`` (a :class:`ShardingSettings`). ``make_task(model, index, size, progress)`` builds
+    block ``index``'s task: ``model`` is the class itself here, on workers the name or path text given (a worker
+    imports it); ``progress`` is on only when the block runs here."""
+    block, workers, scheduler = _sharding(settings)
+    blocks = sample_blocks(settings.samples, block)
+    local = scheduler is None and (workers <= 1 or len(blocks) == 1)
+    reference = model if isinstance(model, str) and not local else type(pair)
+    tasks = [make_task(reference, index, size, progress and local) for index, size in blocks]
+    with tqdm(total=len(tasks), desc=f"{pair.name}: blocks of samples", unit="block",
+              disable=not progress or len(tasks) == 1, leave=False) as bar:
+        return run_tasks(function, tasks, 1 if local else workers, on_result=lambda _: bar.update(1),
+                         scheduler=scheduler)
+
+
 def study_errors_in_blocks(model: str | type[Pair] | Pair, pair: Pair, settings: PairSettings,
                            progress: bool = False) -> StudyErrors:
     """The study's per-sample errors at every depth (:func:`validation.engine.study_errors`), block by block of
-    samples (engine module docstring), here or on the workers of ``settings`` (a :class:`ShardingSettings`); a
-    Pair instance is one block, run here. ``pair`` is :func:`build_pair`'s (the first block's)."""
-    block, workers, scheduler = _sharding(settings)
-    common = dict(seed=settings.seed, dtype=settings.dtype, device=settings.device, depths=tuple(settings.depths),
-                  reference_steps=settings.reference_steps or 0, rtol=settings.rtol or 0.0, atol=settings.atol or 0.0,
-                  noise_dtype=settings.noise_dtype)
+    samples (:func:`run_sample_blocks`); a Pair instance is one block, run here. ``pair`` is :func:`build_pair`'s
+    (the first block's)."""
+    common = block_fields(settings)
+    check_instance_runs_here(model, settings)
     if isinstance(model, Pair):
-        if workers > 1 or scheduler is not None:
-            raise SettingsError("workers", "a Pair instance runs here, as one block; pass its class or name to share "
-                                           "blocks of samples out to workers")
         errors = study_errors(pair, list(settings.depths), reference_steps=common["reference_steps"],
                               seed=settings.seed, rtol=common["rtol"], atol=common["atol"], progress=progress,
                               noise_dtype=settings.torch_noise_dtype)
         errors.reference["sample_blocks"] = 1
         return errors
-    blocks = sample_blocks(settings.samples, block)
-    local = scheduler is None and (workers <= 1 or len(blocks) == 1)
-    # here: the class itself; on workers: the name or path text given (a worker imports it), or the class
-    reference = model if isinstance(model, str) and not local else type(pair)
-    tasks = [SampleBlock(reference, pair.config, index, size, progress=progress and local, **common)
-             for index, size in blocks]
-    with tqdm(total=len(tasks), desc=f"{pair.name}: blocks of samples", unit="block",
-              disable=not progress or len(tasks) == 1, leave=False) as bar:
-        parts = run_tasks(block_errors, tasks, 1 if local else workers, on_result=lambda _: bar.update(1),
-                          scheduler=scheduler)
+    parts = run_sample_blocks(model, pair, settings, block_errors,
+                              lambda reference, index, size, shown: SampleBlock(reference, pair.config, index, size,
+                                                                                progress=shown, **common),
+                              progress)
     errors = merge_errors(parts)
     errors.reference["sample_blocks"] = len(parts)
     return errors
