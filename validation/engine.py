@@ -7,9 +7,11 @@ n = ``reference_steps`` fine steps) is streamed block by block. For each block o
    depth L with r = n/L fine steps per layer reads level log2(r); a depth whose layers span several
    blocks reads tree sums of block totals merged by a binary carry stack — the same tree as
    ``BrownianGrid.__call__``, so every depth sees exactly the increments a stand-alone network would;
-2. the limit is advanced over the block by ``torchsde.sdeint(method="euler", dt=1/n, bm=path)``,
-   with outputs on the grid of the deepest network, and a second reference with dt = 2/n on the same
-   path (docs/theory.md §6: the slope against both must agree, or the reference is too coarse);
+2. the limit is advanced over the block by Euler–Maruyama with dt = 1/n on the block's increments, with
+   outputs on the grid of the deepest network, and a second reference with dt = 2/n on the same path
+   (docs/theory.md §6: the slope against both must agree, or the reference is too coarse). The package
+   steps them itself (:class:`EulerOnIncrements`: ``torchsde.sdeint(method="euler", bm=path)``'s arithmetic,
+   bit for bit, without its per-step Python); an SDE it cannot step (no ``g_prod``) goes to torchsde;
 3. every network is stepped through its layers in the block and compared with the reference at each of
    its grid points (running max for the sup-over-grid error).
 
@@ -169,6 +171,52 @@ class PathPass:
     recorded_areas: torch.Tensor | None = None
 
 
+class EulerOnIncrements:
+    """The Itô Euler–Maruyama scheme of a torchsde SDE on increments already drawn, without torchsde's per-step
+    Python (its time loop, the solver's step and the Brownian query cost more than the step's own tensor work):
+
+        y_{k+1} = y_k + f(t_k, y_k) Δt + g(t_k, y_k) ΔW_k,   t_k = (first + k·r)/n,  Δt = r/n,
+
+    with ``f`` and the product ``g ΔW`` from the SDE's ``f_and_g_prod`` (else ``f`` and ``g_prod``), evaluated in the
+    order and with the expression of ``torchsde``'s ``Euler.step`` (``y0 + f * dt + g_prod``), at the same times
+    (dyadic, so exact in the pair's dtype). The states therefore equal ``torchsde.sdeint(sde, y0, ts, bm=path,
+    method="euler", dt=r/n)`` on the same path bit for bit (tests/test_engine.py compares them).
+    """
+
+    def __init__(self, f_and_g_prod: Callable, n: int, dtype: torch.dtype, device: torch.device) -> None:
+        self.f_and_g_prod = f_and_g_prod
+        self.n, self.dtype, self.device = n, dtype, device
+
+    @classmethod
+    def of(cls, sde: Any, n: int, dtype: torch.dtype, device: torch.device) -> "EulerOnIncrements | None":
+        """The loop for ``sde``, or None where torchsde must step it (not Itô, or no ``g_prod``: torchsde then forms
+        g·ΔW from g itself)."""
+        if getattr(sde, "sde_type", "ito") != "ito":
+            return None
+        if hasattr(sde, "f_and_g_prod"):
+            return cls(sde.f_and_g_prod, n, dtype, device)
+        if hasattr(sde, "f") and hasattr(sde, "g_prod"):
+            return cls(lambda t, y, v: (sde.f(t, y), sde.g_prod(t, y, v)), n, dtype, device)
+        return None
+
+    def __call__(self, y: torch.Tensor, first: int, increments: torch.Tensor, r: int, every: int) -> list[torch.Tensor]:
+        """Step ``y`` from fine index ``first`` through ``increments`` (K, N, m), each over r fine steps; returns the
+        states after every ``every`` steps, the start included (``every`` = 0: the start and the end only)."""
+        steps = increments.shape[0]
+        times = ((first + r * torch.arange(steps, dtype=torch.float64)) / self.n).to(dtype=self.dtype,
+                                                                                     device=self.device)
+        dt = r / self.n
+        states = [y]
+        for k in range(steps):
+            f, g_prod = self.f_and_g_prod(times[k], y, increments[k])
+            y = y + f * dt + g_prod
+            if every and (k + 1) % every == 0:
+                states.append(y)
+        if not every:
+            states.append(y)
+        return states
+
+
 def sde_pass(
     pair: SDEPair,
     depths: list[int],
@@ -225,6 +273,7 @@ def sde_pass(
         if tracker.r > block:
             long_layers.setdefault(tracker.r, []).append(tracker)
     sde = pair.limit_sde()
+    euler = EulerOnIncrements.of(sde, n, pair.dtype, pair.device)
     H = h0.clone()
     H_second = h0.clone()
     r_out = min(n // depths[-1], block)  # output spacing of the reference inside a block
@@ -235,10 +284,14 @@ def sde_pass(
     for b in tqdm(blocks, desc=f"{pair.name}: path", unit="block", disable=not progress, leave=False):
         first = b * block
         levels = path.levels(b)
-        ts = ((first + out_offsets) / n).to(dtype=pair.dtype, device=pair.device)
-        ys = torchsde.sdeint(sde, H, ts, bm=path, method="euler", dt=1.0 / n)
-        ys_second = torchsde.sdeint(sde, H_second, ts[[0, -1]], bm=path, method="euler", dt=2.0 / n)
-        H, H_second = ys[-1], ys_second[-1]
+        if euler is not None:
+            ys = euler(H, first, levels[0], 1, r_out)
+            H, H_second = ys[-1], euler(H_second, first, levels[1], 2, 0)[-1]
+        else:
+            ts = ((first + out_offsets) / n).to(dtype=pair.dtype, device=pair.device)
+            ys = torchsde.sdeint(sde, H, ts, bm=path, method="euler", dt=1.0 / n)
+            ys_second = torchsde.sdeint(sde, H_second, ts[[0, -1]], bm=path, method="euler", dt=2.0 / n)
+            H, H_second = ys[-1], ys_second[-1]
         if record_every:
             level = record_every.bit_length() - 1
             recorded.append(levels[level])
@@ -268,7 +321,8 @@ def sde_pass(
                 break
     info = {
         "kind": "sde",
-        "method": "torchsde.sdeint euler (Ito), g_prod, shared BrownianGrid",
+        "method": ("Euler-Maruyama (Ito) on the path's increments: the package's loop, torchsde.sdeint euler's "
+                   "arithmetic" if euler is not None else "torchsde.sdeint euler (Ito), g_prod, shared BrownianGrid"),
         "steps": n,
         "second_steps": n // 2,
         "block_steps": block,
