@@ -133,3 +133,23 @@ def test_a_pair_instance_is_one_block_run_here():
     assert convergence.run(pair, **small).errors.reference["sample_blocks"] == 1
     with pytest.raises(SettingsError, match="Pair instance"):
         convergence.run(pair, workers=2, **small)
+
+
+def test_the_default_workers_follow_the_cores_and_the_numbers_do_not(monkeypatch):
+    """Without --workers a study uses every core this process may run on, at most one per block (3 here), and its
+    numbers are those of one process whatever the core count."""
+    import validation.pair_study as pair_study
+    from validation.workers import default_workers
+
+    used = []
+    real = pair_study.run_tasks
+    monkeypatch.setattr(pair_study, "run_tasks", lambda *a, **k: used.append(a[2]) or real(*a, **k))
+    runs = {}
+    for cores in (1, 2, 4):
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid, count=cores: set(range(count)))
+        assert default_workers() == cores and default_workers("cuda") == 1
+        result = convergence.run("res1", **SMALL_CONVERGENCE)
+        assert result.settings.workers is None
+        runs[cores] = (_errors(result), result.rate, result.fit.ci)
+    assert used == [1, 2, 3]
+    assert runs[1] == runs[2] == runs[4]

@@ -39,7 +39,8 @@ from validation.settings import (
     check_workers, optional_torch_dtype, parse_name_value, parse_power_of_two_list, resolve_device, setting,
     torch_dtype,
 )
-from validation.workers import run_tasks
+from validation.stats import load_fit_libraries
+from validation.workers import default_workers, run_tasks
 
 __all__ = [
     "PairSettings", "RateFitSettings", "ShardingSettings", "KIND_DEFAULTS", "FIT_MODELS",
@@ -200,8 +201,10 @@ class ShardingSettings(CommonSettings):
     sample_block: int = setting(SAMPLE_BLOCK, "samples per block: block k draws from its own streams (block 0 from the "
                                               "seed's), so the numbers depend on this, never on --workers or "
                                               "--scheduler", parse=int, group="run and output")
-    workers: int = setting(1, "processes (each single-threaded) sharing the blocks of samples", parse=int,
-                           group="run and output")
+    workers: int | None = setting(None, "processes (each single-threaded) sharing the blocks of samples; the numbers "
+                                        "never depend on it", parse=int, group="run and output",
+                                  default_text=f"every core this process may use, {default_workers()} here, at most "
+                                               "one per block; 1 on a GPU or for a Pair instance")
     scheduler: str | None = setting(None, "run the blocks of samples on Dask instead: local:N (a local cluster of N "
                                           "single-threaded workers) or tcp://HOST:PORT (a running scheduler)",
                                     group="run and output", default_text="none: --workers local processes")
@@ -353,9 +356,13 @@ def list_models() -> str:
 
 # ------------------------------------------------------------------------------------------------ estimates
 def _sharding(settings: PairSettings) -> tuple[int, int, str | None]:
-    """(sample block, workers, scheduler) of a study, one block in one process when it does not shard."""
+    """(sample block, workers, scheduler) of a study, one block in one process when it does not shard; workers not
+    given: :func:`validation.workers.default_workers`, at most one per block."""
     if isinstance(settings, ShardingSettings):
-        return settings.sample_block, settings.workers, settings.scheduler
+        workers = settings.workers
+        if workers is None:
+            workers = min(default_workers(settings.device), len(sample_blocks(settings.samples, settings.sample_block)))
+        return settings.sample_block, workers, settings.scheduler
     return MAX_SAMPLES, 1, None
 
 
@@ -438,7 +445,8 @@ def block_fields(settings: PairSettings) -> dict[str, Any]:
 
 def check_instance_runs_here(model: str | type[Pair] | Pair, settings: PairSettings) -> None:
     """A Pair instance is one block, run in this process: refuse workers or a scheduler for it."""
-    _, workers, scheduler = _sharding(settings)
+    _, _, scheduler = _sharding(settings)
+    workers = getattr(settings, "workers", None) or 1  # as given: not given, a Pair instance runs here
     if isinstance(model, Pair) and (workers > 1 or scheduler is not None):
         raise SettingsError("workers", "a Pair instance runs here, as one block; pass its class or name to share "
                                        "blocks of samples out to workers")
@@ -457,8 +465,9 @@ def run_sample_blocks(model: str | type[Pair], pair: Pair, settings: PairSetting
     tasks = [make_task(reference, index, size, progress and local) for index, size in blocks]
     with tqdm(total=len(tasks), desc=f"{pair.name}: blocks of samples", unit="block",
               disable=not progress or len(tasks) == 1, leave=False) as bar:
+        # this process fits the rates after: it imports the fits' scipy while the workers compute
         return run_tasks(function, tasks, 1 if local else workers, on_result=lambda _: bar.update(1),
-                         scheduler=scheduler)
+                         scheduler=scheduler, meanwhile=None if local else load_fit_libraries)
 
 
 def study_errors_in_blocks(model: str | type[Pair] | Pair, pair: Pair, settings: PairSettings,

@@ -53,7 +53,7 @@ from limits.fractional import check_hurst
 from limits.initialisation import Block, FractionalRegime, measure_ratios
 from validation import cli, runtime
 from validation.regime_stats import critical_beta, fractional_critical_beta
-from validation.workers import run_tasks
+from validation.workers import default_workers, run_tasks
 from validation.checks import check_line, combine
 from validation.results import RunInfo, StudyResult, utc_now
 from validation.settings import (
@@ -88,7 +88,9 @@ class PhaseSettings(CommonSettings):
     n_in: int = setting(PAPER["n_in"], "input dimension n_in", parse=int)
     networks: int = setting(8, "networks per H (weights drawn once, shared by every β)", parse=int)
     inputs: int = setting(8, "inputs per network; samples per cell = networks × inputs", parse=int)
-    workers: int = setting(2, "processes (each single-threaded), split over H", parse=int, group="run and output")
+    workers: int | None = setting(None, "processes (each single-threaded), split over H; the numbers do not depend "
+                                        "on it", parse=int, group="run and output",
+                                  default_text=f"every core this process may use, {default_workers()} here; 1 on a GPU")
     scheduler: str | None = setting(None, "run the H columns on Dask instead: local:N (a local cluster of N "
                                           "single-threaded workers) or tcp://HOST:PORT (a running scheduler); the "
                                           "numbers do not depend on it", group="run and output",
@@ -125,7 +127,7 @@ class PhaseSettings(CommonSettings):
             self._set("ref_depth", check_int("ref_depth", self.ref_depth, 1, self.depth - 1))
         for name in ("width", "n_in", "networks", "inputs"):
             self._set(name, check_int(name, getattr(self, name), 1, 10_000))
-        check_workers(self)
+        check_workers(self, default_to_cores=True)
         if self.noise_dtype is not None:
             check_choice("noise_dtype", self.noise_dtype, ("float32", "float64"))
         self._set("vmax", check_float("vmax", self.vmax, 0, strict_min=True))
@@ -341,4 +343,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    cli.run_command_line(main)

@@ -297,18 +297,22 @@ class CommonSettings:
         return dataclasses.replace(self, **changes)
 
 
-def check_workers(settings: Any) -> None:
+def check_workers(settings: Any, default_to_cores: bool = False) -> None:
     """The checks of a study that shares its work out: ``workers`` (None or 1 … 64 local processes) and
     ``scheduler`` (None, ``local:N`` or ``tcp://HOST:PORT``, :func:`validation.workers.check_scheduler`); several
-    processes cannot share one GPU."""
-    from validation.workers import check_scheduler
+    processes cannot share one GPU. ``default_to_cores``: workers not given are set to
+    :func:`validation.workers.default_workers` (every core this process may use; 1 on a GPU)."""
+    from validation.workers import MAX_WORKERS, check_scheduler, default_workers
+
+    if default_to_cores and settings.workers is None:
+        settings._set("workers", default_workers(settings.device))
 
     try:
         settings._set("scheduler", check_scheduler(settings.scheduler))
     except ValueError as exc:
         raise SettingsError("scheduler", str(exc)) from None
     if settings.workers is not None:
-        settings._set("workers", check_int("workers", settings.workers, 1, 64))
+        settings._set("workers", check_int("workers", settings.workers, 1, MAX_WORKERS))
         if settings.device.startswith("cuda") and settings.workers > 1:
             raise SettingsError("workers", f"{settings.workers} with --device {settings.device}: use --workers 1 on a GPU")
 

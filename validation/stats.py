@@ -73,8 +73,14 @@ __all__ = [
     "verdict", "verdict_rule", "contains_theory", "interval_narrowing", "depth_intervals", "percentile_interval",
     "resampled_interval", "resampled_interval_batched", "POWER_LAW", "CORRECTED",
     "DEFAULT_FLOOR_FACTOR", "MAX_CORRECTION", "MIN_CORRECTED_DEPTHS", "LACK_OF_FIT_LEVEL", "corrected_fit",
-    "lack_of_fit", "shallow_misfit",
+    "lack_of_fit", "shallow_misfit", "load_fit_libraries",
 ]
+
+
+def load_fit_libraries() -> None:
+    """Import what the fits use and this module imports only at the first fit (``scipy.stats``, about 0.5 s): a
+    process waiting on its workers calls it meanwhile (:func:`validation.workers.run_tasks`)."""
+    import scipy.stats  # noqa: F401
 
 #: the models of a rate fit: log e = a − r log L, or log e = a − r log L + log(1 + c L^-q)
 POWER_LAW = "power law"

@@ -62,7 +62,7 @@ from validation.settings import (
     make_settings, parse_float_list, parse_power_of_two_list, resolve_device, setting,
 )
 from validation.stats import RateFit, depth_intervals, fit_rate
-from validation.workers import run_tasks
+from validation.workers import default_workers, run_tasks
 
 __all__ = ["WeakSettings", "WeakResult", "run", "main", "energy_test", "coupled_outputs", "weak_batch", "WeakTask",
            "weak_task", "weak_tasks", "WEAK_BATCH", "WEAK_FUNCTIONS", "SC_MODELS"]
@@ -245,9 +245,10 @@ class WeakSettings(CommonSettings):
                                     group="weak error versus depth")
     strict_weak: bool = setting(False, "let the weak-rate check decide the exit status too", action="store_true",
                                 group="weak error versus depth")
-    workers: int = setting(1, f"processes (each single-threaded) sharing the chunks of part 1 and the batches of "
-                              f"{WEAK_BATCH} paths of part 2; the numbers do not depend on it", parse=int,
-                           group="run and output")
+    workers: int | None = setting(None, f"processes (each single-threaded) sharing the chunks of part 1 and the "
+                                        f"batches of {WEAK_BATCH} paths of part 2; the numbers do not depend on it",
+                                  parse=int, group="run and output",
+                                  default_text=f"every core this process may use, {default_workers()} here; 1 on a GPU")
     scheduler: str | None = setting(None, "run the chunks and batches on Dask instead: local:N (a local cluster of N "
                                           "single-threaded workers) or tcp://HOST:PORT (a running scheduler)",
                                     group="run and output", default_text="none: --workers local processes")
@@ -285,7 +286,7 @@ class WeakSettings(CommonSettings):
         if sum(L >= self.weak_fit_from for L in depths) < 2:
             raise SettingsError("weak_fit_from", f"{self.weak_fit_from} leaves fewer than two of {list(depths)}")
         self._set("weak_tolerance", check_float("weak_tolerance", self.weak_tolerance, 0, strict_min=True))
-        check_workers(self)
+        check_workers(self, default_to_cores=True)
         if not self.weak:  # part 2 is skipped: a flag of part 2 would be ignored silently
             given = [f.name for f in dataclasses.fields(self) if (f.name.startswith("weak_") or f.name == "strict_weak")
                      and getattr(self, f.name) != f.default]
@@ -621,4 +622,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    cli.run_command_line(main)

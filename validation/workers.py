@@ -1,7 +1,11 @@
 """Worker processes for the Monte-Carlo studies: tasks run in a pool of single-threaded processes, or on a Dask
 cluster, and their results come back in task order.
 
-* ``workers`` > 1 (no scheduler): a local process pool (below).
+* ``workers`` > 1 (no scheduler): a local process pool (below). On Linux its processes are **forked** from this one
+  once the tasks are handed out: a worker starts in milliseconds with everything already imported (a spawned one
+  imports torch again, about a second, which cost more than a second core gave at the default study's size). Where
+  fork is not safe to rely on (macOS, Windows) they are spawned. :func:`default_workers` is what the studies use
+  when ``--workers`` is not given: every core this process may run on.
 * ``scheduler="local:N"``: a ``dask.distributed.LocalCluster`` of N single-threaded worker processes, started and
   stopped with the run; ``scheduler="tcp://HOST:PORT"``: an existing Dask scheduler (its workers must be able to
   import this package). Dask re-runs the tasks of a worker that dies (killed, out of memory) on another worker,
@@ -21,13 +25,38 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
+import warnings
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from typing import Any, Callable, Iterator, Sequence
 
 from .settings import UsageError
 
-__all__ = ["run_tasks", "check_scheduler"]
+__all__ = ["run_tasks", "check_scheduler", "default_workers", "MAX_WORKERS"]
+
+#: the most local worker processes a run may ask for
+MAX_WORKERS = 64
+
+
+def default_workers(device: str = "cpu") -> int:
+    """The local processes a study uses when not told: every core this process may run on (its CPU affinity, so a
+    container's or ``taskset``'s limit is respected), at most :data:`MAX_WORKERS`. One on a GPU (processes cannot
+    share it), and one where workers cannot be forked (macOS, Windows: a spawned worker imports torch again, and a
+    script must guard its entry point with ``if __name__ == "__main__":``; ask for them with ``workers=N``). A run's
+    numbers never depend on it."""
+    if not str(device).startswith("cpu") or _start_method() != "fork":
+        return 1
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(MAX_WORKERS, cores))
+
+
+def _start_method() -> str:
+    """fork on Linux (the workers inherit the imports), spawn elsewhere."""
+    return "fork" if sys.platform.startswith("linux") else "spawn"
 
 
 def _worker_init(parent: int) -> None:
@@ -39,6 +68,9 @@ def _worker_init(parent: int) -> None:
     worker was starting) cannot be caught by PR_SET_PDEATHSIG: the worker sees that it was re-parented and exits.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # a forked worker inherits the parent's Python handlers: the command line's SIGTERM handler would turn the
+    # death signal below into an exception that the pool reports to a parent already gone, and the worker would live
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
         import ctypes
 
@@ -74,8 +106,8 @@ def _pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     """A process pool whose workers are terminated, not awaited, when the block is left by an exception (Ctrl-C,
     SIGTERM, an error): the parent reports it in one line, and no worker outlives it. Submit the tasks inside
     :func:`_sigint_blocked`: the workers are started then."""
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=_worker_init,
-                               initargs=(os.getpid(),))
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context(_start_method()),
+                               initializer=_worker_init, initargs=(os.getpid(),))
     try:
         yield pool
     except BaseException:
@@ -150,11 +182,16 @@ def _run_dask(function: Callable[[Any], Any], tasks: Sequence[Any], scheduler: s
 
 
 def run_tasks(function: Callable[[Any], Any], tasks: Sequence[Any], workers: int,
-              on_result: Callable[[Any], None] | None = None, scheduler: str | None = None) -> list[Any]:
+              on_result: Callable[[Any], None] | None = None, scheduler: str | None = None,
+              meanwhile: Callable[[], Any] | None = None) -> list[Any]:
     """``[function(task) for task in tasks]``: on the Dask ``scheduler`` when given (``local:N`` or
     ``tcp://HOST:PORT``), else in ``workers`` local processes when ``workers`` > 1, else here (``function``
     must be importable: a module-level function). ``on_result`` is called with each result as it is
-    collected, in task order."""
+    collected, in task order. ``meanwhile`` (e.g. importing what the caller needs next) is called once here while
+    the workers compute, after they were started — or first, when the tasks run here."""
+    if meanwhile is not None and (scheduler is not None or workers <= 1 or len(tasks) <= 1):
+        meanwhile()
+        meanwhile = None
     if scheduler is not None:
         return _run_dask(function, tasks, check_scheduler(scheduler), on_result)
     results = []
@@ -165,8 +202,13 @@ def run_tasks(function: Callable[[Any], Any], tasks: Sequence[Any], workers: int
                 on_result(results[-1])
         return results
     with _pool(min(workers, len(tasks))) as pool:
-        with _sigint_blocked():
+        with _sigint_blocked(), warnings.catch_warnings():
+            # Python ≥ 3.12 warns that fork() in a process with threads may deadlock the child; the package's own
+            # threads here (a progress bar's monitor, torch's idle thread pool) hold no lock a worker takes
+            warnings.filterwarnings("ignore", message=".*fork.*", category=DeprecationWarning)
             futures = [pool.submit(function, task) for task in tasks]
+        if meanwhile is not None:
+            meanwhile()
         for future in futures:
             results.append(future.result())
             if on_result is not None:

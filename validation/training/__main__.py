@@ -1,3 +1,5 @@
+from validation.cli import run_command_line
+
 from . import main
 
-raise SystemExit(main())
+run_command_line(main)
