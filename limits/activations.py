@@ -89,6 +89,8 @@ _FIXED: dict[str, Activation] = {
     "tanh": Activation("tanh", torch.tanh, d1=1.0, d2=0.0, smooth=True),
     "identity": Activation("identity", _identity, d1=1.0, d2=0.0, smooth=True),
     "swish": Activation("swish", _swish, d1=0.5, d2=0.5, smooth=True),
+    # x Φ(x): σ'(0) = Φ(0) = 1/2, σ''(0) = 2φ(0) = 2/√(2π) (Marion et al. 2024's activation)
+    "gelu": Activation("gelu", F.gelu, d1=0.5, d2=2.0 / math.sqrt(2.0 * math.pi), smooth=True),
     "shifted-softplus": Activation("shifted-softplus", _shifted_softplus, d1=1.0, d2=0.5, smooth=True),
 }
 

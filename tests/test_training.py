@@ -347,3 +347,44 @@ def test_pf_sgd_with_standard_inits_adds_arms_and_leaves_the_paper_arms_unchange
     assert "standard-glorot: common learning rate" in extended.table()
     figure = extended.plot()
     assert len([ax for ax in figure.axes if ax.has_data()]) == 4
+
+
+@pytest.mark.parametrize("kind", ["res1", "cohen-shared", "cohen-multi", "pf"])
+def test_layer_slices_give_the_indexed_gradients_bit_for_bit(kind):
+    """The networks read their layers through ``layers`` (unbind: a backward linear in depth); the gradients equal,
+    bit for bit, those of the same forward pass written with ``weights[:, k]`` (whose backward is quadratic)."""
+    from validation.training.networks import CohenNet, PFNet
+
+    common = dict(replicates=2, depth=12, width=5, seed=3, label=("t",), dtype=torch.float64, device=torch.device("cpu"))
+    if kind == "res1":
+        net = Res1Net(n_in=4, n_out=3, beta=1.0, regime=weight_regime("iid"), activation="tanh", **common)
+
+        def indexed(x):
+            h = torch.bmm(x, net.params["W_in"])
+            for k in range(net.depth):
+                h = h + net.scale * torch.bmm(net.sigma(h), net.params["V"][:, k].transpose(1, 2))
+            return torch.bmm(h, net.params["W_out"])
+    elif kind.startswith("cohen"):
+        net = CohenNet(activation="relu", delta=kind.split("-")[1], init="xavier", init_scale=1.0, **common)
+
+        def indexed(x):
+            A, b, deltas = net.params["A"], net.params["b"], net.deltas()
+            h = x
+            for k in range(net.depth):
+                h = h + deltas[:, k, None, None] * net.sigma(torch.baddbmm(b[:, k, None, :], h, A[:, k]))
+            return h
+    else:
+        net = PFNet(n_in=4, n_out=3, reparametrised=True, sigma_w=1.0, sigma_b=0.5, **common)
+
+        def indexed(x):
+            dW, db = net.increments()
+            h = torch.bmm(x, net.fixed["W_I"])
+            for k in range(net.depth):
+                h = h + torch.tanh(torch.baddbmm(db[:, k, None, :], h, dW[:, k].transpose(1, 2)))
+            return torch.bmm(h, net.fixed["W_O"])
+    x = torch.randn(2, 7, 5 if kind.startswith("cohen") else 4, dtype=torch.float64,
+                    generator=torch.Generator().manual_seed(0))
+    params = list(net.params.values())
+    ours = torch.autograd.grad(net.forward(x).square().sum(), params)
+    theirs = torch.autograd.grad(indexed(x).square().sum(), params)
+    assert all(torch.equal(a, b) for a, b in zip(ours, theirs))

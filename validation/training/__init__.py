@@ -10,6 +10,7 @@ from .study import EXPERIMENTS, COMMAND, TrainingResult, TrainingSettings, listi
 from .cohen import CohenScaling
 from .depth_transfer import DepthTransfer
 from .marion import MarionFig8, MarionFig9
+from .marion2024 import MarionFig1
 from .pf_sgd import PFSGD
 
 register(MarionFig8())
@@ -17,6 +18,7 @@ register(MarionFig9())
 register(CohenScaling())
 register(PFSGD())
 register(DepthTransfer())
+register(MarionFig1())
 
 __all__ = ["run", "main", "TrainingSettings", "TrainingResult", "EXPERIMENTS", "Experiment", "listing",
            "load_dataset", "Dataset", "DATASETS", "COMMAND"]

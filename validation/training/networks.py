@@ -33,7 +33,7 @@ from limits.activations import get_activation
 from limits.initialisation import FractionalRegime, IIDRegime, Regime, SmoothRegime
 from limits.seeding import generator
 
-__all__ = ["Network", "Res1Net", "CohenNet", "PFNet", "weight_regime", "PF_STANDARD_INITS", "pf_init_weights"]
+__all__ = ["layers", "Network", "Res1Net", "CohenNet", "PFNet", "weight_regime", "PF_STANDARD_INITS", "pf_init_weights"]
 
 
 def weight_regime(init: str, *, hurst: float | None = None, lengthscale: float = 0.1) -> Regime:
@@ -67,6 +67,18 @@ def pf_init_weights(init: str, eps: torch.Tensor, fan_in: int, fan_out: int) -> 
     if init == "he":
         return eps * math.sqrt(2.0 / fan_in)
     raise ValueError(f"initialisation {init!r} unknown (allowed: {', '.join(PF_STANDARD_INITS)})")
+
+
+def layers(weights: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """The per-layer slices of ``weights`` (R, L, …) along the layer axis, taken at once by ``unbind``.
+
+    Indexing ``weights[:, k]`` inside the layer loop costs O(L) in the backward pass *per layer*: autograd's
+    backward of an index allocates a zero gradient of the whole (R, L, …) tensor and writes the slice into it, so
+    a depth-L network's backward moved O(L²) numbers — 20 s instead of 0.2 s for one forward and backward at L =
+    1024. ``unbind``'s backward stacks the L slice gradients once. Each slice receives exactly one gradient either
+    way, so the gradients are the same numbers.
+    """
+    return weights.unbind(1)
 
 
 class Network:
@@ -125,9 +137,8 @@ class Res1Net(Network):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = torch.bmm(x, self.params["W_in"])
-        V = self.params["V"]
-        for k in range(self.depth):
-            h = h + self.scale * torch.bmm(self.sigma(h), V[:, k].transpose(1, 2))
+        for V_k in layers(self.params["V"]):
+            h = h + self.scale * torch.bmm(self.sigma(h), V_k.transpose(1, 2))
         return torch.bmm(h, self.params["W_out"])
 
 
@@ -159,10 +170,9 @@ class CohenNet(Network):
 
     def forward(self, x: torch.Tensor, params: dict[str, torch.Tensor] | None = None) -> torch.Tensor:
         p = params or self.params
-        A, b, deltas = p["A"], p["b"], self.deltas(p)
         h = x
-        for k in range(self.depth):
-            h = h + deltas[:, k, None, None] * self.sigma(torch.baddbmm(b[:, k, None, :], h, A[:, k]))
+        for A_k, b_k, delta_k in zip(layers(p["A"]), layers(p["b"]), layers(self.deltas(p))):
+            h = h + delta_k[:, None, None] * self.sigma(torch.baddbmm(b_k[:, None, :], h, A_k))
         return h
 
 
@@ -200,6 +210,6 @@ class PFNet(Network):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         dW, db = self.increments()
         h = torch.bmm(x, self.fixed["W_I"])
-        for k in range(self.depth):
-            h = h + torch.tanh(torch.baddbmm(db[:, k, None, :], h, dW[:, k].transpose(1, 2)))
+        for dW_k, db_k in zip(layers(dW), layers(db)):
+            h = h + torch.tanh(torch.baddbmm(db_k[:, None, :], h, dW_k.transpose(1, 2)))
         return torch.bmm(h, self.fixed["W_O"])

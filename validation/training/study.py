@@ -86,6 +86,8 @@ class TrainingSettings(CommonSettings):
     depths: tuple[int, ...] | None = setting(None, "depths L, increasing comma list", parse=parse_int_list,
                                              group="model", default_text="the experiment's")
     width: int | None = setting(None, "width d", parse=int, group="model", default_text="the experiment's")
+    hidden: int | None = setting(None, "marion2024-fig1: hidden width M of each residual block", parse=int,
+                                 group="model", default_text="the experiment's")
     widths: tuple[int, ...] | None = setting(None, "pf-sgd: widths D, comma list", parse=parse_int_list,
                                              group="model", default_text="25,50,100")
     activation: str | None = setting(None, "σ of the residual blocks (marion: relu, tanh, …)", group="model",
@@ -149,7 +151,7 @@ class TrainingSettings(CommonSettings):
         super().check()
         if self.checkpoint_dir in ("none", ""):
             self._set("checkpoint_dir", None)
-        positive_ints = {"width": (1, 4096), "epochs": (1, 100_000), "batch_size": (1, 1_000_000),
+        positive_ints = {"width": (1, 4096), "hidden": (1, 4096), "epochs": (1, 100_000), "batch_size": (1, 1_000_000),
                          "replicates": (1, 1024), "max_updates": (1, 10**9), "train_size": (2, 10**9)}
         for name, (low, high) in positive_ints.items():
             if getattr(self, name) is not None:
