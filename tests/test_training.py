@@ -69,7 +69,7 @@ def test_resume_command_line_after_sigterm(tmp_path):
     import time
 
     args = [sys.executable, "-m", "validation.training", "--experiment", "marion-fig8", "--depths", "4,8,16,32,64,128",
-            "--width", "6", "--epochs", "2", "--replicates", "2", "--train-size", "512", "--resamples", "200", "--inits", "iid,smooth",
+            "--width", "6", "--epochs", "16", "--replicates", "2", "--train-size", "512", "--resamples", "200", "--inits", "iid,smooth",
             "--checkpoint-dir", str(tmp_path), "--quiet"]
     process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     folder = None
