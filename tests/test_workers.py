@@ -147,7 +147,7 @@ def test_the_default_workers_follow_the_cores_and_the_numbers_do_not(monkeypatch
     runs = {}
     for cores in (1, 2, 4):
         monkeypatch.setattr(os, "sched_getaffinity", lambda pid, count=cores: set(range(count)))
-        assert default_workers() == cores and default_workers("cuda") == 1
+        assert default_workers() == cores == default_workers("auto") and default_workers("cuda") == 1
         result = convergence.run("res1", **SMALL_CONVERGENCE)
         assert result.settings.workers is None
         runs[cores] = (_errors(result), result.rate, result.fit.ci)

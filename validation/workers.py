@@ -45,13 +45,20 @@ def default_workers(device: str = "cpu") -> int:
     share it), and one where workers cannot be forked (macOS, Windows: a spawned worker imports torch again, and a
     script must guard its entry point with ``if __name__ == "__main__":``; ask for them with ``workers=N``). A run's
     numbers never depend on it."""
-    if not str(device).startswith("cpu") or _start_method() != "fork":
+    name = str(device)
+    if _start_method() != "fork" or name.startswith("cuda") or name == "auto" and _cuda_available():
         return 1
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
     return max(1, min(MAX_WORKERS, cores))
+
+
+def _cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
 
 
 def _start_method() -> str:
