@@ -169,21 +169,19 @@ class MarionFig1(Experiment):
     def summarise(self, settings, records):
         record = records["all-depths"]
         depths = record["depths"][:-1]
-        fitted = [L for L in depths if L >= FIT_FROM]
-        keep = [depths.index(L) for L in fitted]
+        keep = [i for i, L in enumerate(depths) if L >= FIT_FROM]  # increasing: the successive pairs are keep[:-1]
+        fitted, pairs = [depths[i] for i in keep], keep[:-1]
         times = _check_times(settings.epochs)
         options = dict(confidence=settings.confidence, resamples=settings.resamples, seed=settings.seed)
-        rates: dict[str, list[dict[str, Any]]] = {"V": [], "W": []}
-        successive_rates: dict[str, list[dict[str, Any]]] = {"V": [], "W": []}
-        for name in ("V", "W"):
-            for t in range(1, settings.epochs + 1):
-                values = np.asarray(record["distance"][name][t], dtype=float)[keep]
-                rates[name].append({"iteration": t, **power_fit(fitted, values, **options)})
-                pairs = [i for i, L in enumerate(depths[:-1]) if L >= FIT_FROM]
-                values = np.asarray(record["successive"][name][t], dtype=float)[pairs] if pairs else np.empty((0, 0))
-                successive_rates[name].append({"iteration": t, **(power_fit([depths[i] for i in pairs], values,
-                                                                            **options) if len(pairs) >= 2
-                                                                  else {"slope": None, "ci": [None, None]})})
+
+        def fit(at: list[int], values: list[list[float]], t: int) -> dict[str, Any]:
+            if len(at) < 2:
+                return {"iteration": t, "slope": None, "ci": [None, None]}
+            return {"iteration": t, **power_fit([depths[i] for i in at], np.asarray(values, dtype=float)[at], **options)}
+
+        steps = range(1, settings.epochs + 1)
+        rates = {name: [fit(keep, record["distance"][name][t], t) for t in steps] for name in ("V", "W")}
+        successive_rates = {name: [fit(pairs, record["successive"][name][t], t) for t in steps] for name in ("V", "W")}
         checks = []
         for t in times:
             fit = rates["V"][t - 1]
@@ -222,13 +220,13 @@ class MarionFig1(Experiment):
     def plot(self, result, figure):
         n, record = result.numbers, result.records["all-depths"]
         depths = n["depths"]
+        from matplotlib.colors import LogNorm
+
         axes = figure.subplots(1, 3)
         for ax, name, symbol in zip(axes[:2], ("V", "W"), (r"\mathcal{V}", r"\mathcal{W}")):
             # the authors' heatmap: the distance (mean over replicates) over (iteration, L), log colour scale
             grid = np.asarray(record["distance"][name], dtype=float).mean(axis=2)[1:]  # (iterations, depths)
             positive = grid[grid > 0]
-            from matplotlib.colors import LogNorm
-
             image = ax.imshow(grid.T, aspect="auto", interpolation="nearest", cmap="BuPu", origin="lower",
                               norm=LogNorm(vmin=positive.min(), vmax=positive.max()) if positive.size else None,
                               extent=(0.5, grid.shape[0] + 0.5, -0.5, len(depths) - 0.5))
