@@ -286,7 +286,8 @@ class CommonSettings:
 
     def check(self) -> None:
         self._set("seed", check_int("seed", self.seed, 0, 2**63 - 1))
-        self._set("dtype", _normalise_dtype(self.dtype))
+        if self.dtype is not None:  # None: a study's "the preset's" (resolved before use)
+            self._set("dtype", _normalise_dtype(self.dtype))
         self._set("device", check_device_text(self.device))
 
     @property

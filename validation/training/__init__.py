@@ -11,6 +11,8 @@ from .cohen import CohenScaling
 from .depth_transfer import DepthTransfer
 from .marion import MarionFig8, MarionFig9
 from .marion2024 import MarionFig1
+from .sander2022 import SanderLinear
+from .ode_convergence import TrainedODEConvergence
 from .pf_sgd import PFSGD
 
 register(MarionFig8())
@@ -19,6 +21,8 @@ register(CohenScaling())
 register(PFSGD())
 register(DepthTransfer())
 register(MarionFig1())
+register(SanderLinear())
+register(TrainedODEConvergence())
 
 __all__ = ["run", "main", "TrainingSettings", "TrainingResult", "EXPERIMENTS", "Experiment", "listing",
            "load_dataset", "Dataset", "DATASETS", "COMMAND"]

@@ -59,6 +59,7 @@ import torch
 from limits.seeding import generator
 
 from ..checks import INCONCLUSIVE, Check, check_line, combine, interval_check
+from ..settings import SettingsError
 from .experiment import Experiment, depth_axis, mean_interval, number, power_fit
 from .networks import CohenNet
 from .sweep import Configuration
@@ -103,6 +104,9 @@ class CohenScaling(Experiment):
         return list(settings.datasets)
 
     def configurations(self, settings):
+        bad = [a for a in settings.activations if a not in ("tanh", "relu")]
+        if bad:
+            raise SettingsError("activations", f"{bad}: {self.name} takes tanh, relu")
         return [Configuration(f"{d}-{a}-L{L}", {"dataset": d, "activation": a, "depth": L})
                 for d in settings.datasets for a in settings.activations for L in settings.depths]
 

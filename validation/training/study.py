@@ -55,6 +55,8 @@ EXPERIMENTS: dict[str, Experiment] = {}
 
 #: settings every experiment takes (run-level: they do not change the numbers, or are common to all)
 _ALWAYS = {"checkpoint_dir", "resume", "data_dir", "confidence", "resamples", "train_size"}
+#: the floating-point type of an experiment whose preset names none (training is not a strong-error measurement)
+DEFAULT_DTYPE = "float32"
 #: settings that never enter the checkpoint fingerprint (they do not change the numbers)
 _RUN_ONLY = ("checkpoint_dir", "resume", "data_dir")
 
@@ -77,8 +79,9 @@ def _parse_inits(text: str) -> tuple[str, ...]:
 class TrainingSettings(CommonSettings):
     """Settings of the training experiments; ``None`` means the experiment's preset value."""
 
-    dtype: str = setting("float32", "floating-point type of training: float32 or float64",
-                         choices=("float32", "float64"), group="run and output")
+    dtype: str | None = setting(None, "floating-point type of training: float32 or float64",
+                                choices=("float32", "float64"), group="run and output",
+                                default_text="the experiment's: float32, but float64 for sander2022-linear")
     dataset: str | None = setting(None, "data set: " + "; ".join(f"{k} ({v})" for k, v in DATASETS.items()),
                                   choices=tuple(DATASETS), group="model", default_text="the experiment's")
     datasets: tuple[str, ...] | None = setting(None, "cohen-scaling: data sets, comma list", parse=_parse_names,
@@ -93,10 +96,12 @@ class TrainingSettings(CommonSettings):
     activation: str | None = setting(None, "σ of the residual blocks (marion: relu, tanh, …)", group="model",
                                      default_text="the experiment's")
     activations: tuple[str, ...] | None = setting(None, "cohen-scaling: set-ups, comma list of tanh (shared "
-                                                        "δ ≥ 0) and relu (one δ_k per layer)",
+                                                        "δ ≥ 0) and relu (one δ_k per layer); "
+                                                        "trained-ode-convergence: relu, sigmoid, tanh",
                                                   parse=_parse_names, group="model", default_text="tanh,relu")
     inits: tuple[str, ...] | None = setting(None, "marion-fig8: initialisations, comma list of iid (i.i.d., β = 1/2), "
-                                                  "smooth (β = 1) and iid-beta1 (i.i.d., β = 1)", parse=_parse_names,
+                                                  "smooth (β = 1) and iid-beta1 (i.i.d., β = 1); "
+                                                  "trained-ode-convergence: iid, smooth (each at every --betas)", parse=_parse_names,
                                             group="model", default_text="iid,smooth,iid-beta1")
     standard_inits: tuple[str, ...] | None = setting(
         None, "pf-sgd: also train the standard-gradient network from these commonly used initialisations of ΔW "
@@ -106,7 +111,7 @@ class TrainingSettings(CommonSettings):
     hursts: tuple[float, ...] | None = setting(None, "marion-fig9: Hurst indices H of the fBm initialisation "
                                                      "('a:b:n' or a comma list)", parse=parse_grid, group="model",
                                                default_text="0.1,0.3,0.5,0.7,0.85,0.95")
-    betas: tuple[float, ...] | None = setting(None, "marion-fig9, depth-transfer: scalings β (α_L = L^-β; 'a:b:n' "
+    betas: tuple[float, ...] | None = setting(None, "marion-fig9, depth-transfer, trained-ode-convergence: scalings β (α_L = L^-β; 'a:b:n' "
                                                     "or a comma list)", parse=parse_grid,
                                               group="model", default_text="0.2,0.4,0.6,0.8,1.0,1.2")
     init: str | None = setting(None, "cohen-scaling: initialisation of A, b (xavier: std s/d; xavier-depth: "
@@ -152,7 +157,7 @@ class TrainingSettings(CommonSettings):
         if self.checkpoint_dir in ("none", ""):
             self._set("checkpoint_dir", None)
         positive_ints = {"width": (1, 4096), "hidden": (1, 4096), "epochs": (1, 100_000), "batch_size": (1, 1_000_000),
-                         "replicates": (1, 1024), "max_updates": (1, 10**9), "train_size": (2, 10**9)}
+                         "replicates": (1, 1024), "max_updates": (1, 10**9), "train_size": (1, 10**9)}
         for name, (low, high) in positive_ints.items():
             if getattr(self, name) is not None:
                 self._set(name, check_int(name, getattr(self, name), low, high))
@@ -182,7 +187,7 @@ class TrainingSettings(CommonSettings):
             if not rates:
                 raise SettingsError("learning_rates", "give at least one learning rate")
             self._set("learning_rates", rates)
-        for name, allowed in (("datasets", tuple(DATASETS)), ("activations", ("tanh", "relu")),
+        for name, allowed in (("datasets", tuple(DATASETS)), ("activations", ("tanh", "relu", "sigmoid")),
                               ("inits", ("iid", "smooth", "iid-beta1"))):
             values = getattr(self, name)
             if values is not None:
@@ -212,6 +217,8 @@ def resolve(name: str, settings: TrainingSettings) -> TrainingSettings:
     refuse_inapplicable(settings_given(settings, against_defaults=True), uses, f"the {name} experiment",
                         takes=", ".join("--" + n.replace("_", "-") for n in sorted(uses - {"resume"})) + ", --resume")
     values = {k: v for k, v in experiment.preset.items() if getattr(settings, k) is None}
+    if settings.dtype is None:
+        values.setdefault("dtype", DEFAULT_DTYPE)
     resolved = dataclasses.replace(settings, **values, experiment=name)
     if not experiment.rate_grid and resolved.learning_rates is not None and len(resolved.learning_rates) != 1:
         raise SettingsError("learning_rates", f"{list(resolved.learning_rates)}: the {name} experiment trains with one "

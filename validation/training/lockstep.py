@@ -1,0 +1,261 @@
+"""Depths trained in lockstep with a reference: how far each depth's trained weights are from the limit's, over
+training time, and the rate of that distance in L.
+
+The shape shared by the experiments that ask whether a *trained* ResNet stays a discretisation of its continuous
+limit (``marion2024-fig1``, ``sander2022-linear``): networks of depths L₁ < … < L_D and a reference depth L_ref (the
+last of ``--depths``), all started from discretisations of the same functions of t = k/L and trained side by side,
+one step each in turn. At each measured iteration τ the distance of weight 𝒱 of depth L to the reference is
+
+    ‖𝒱^L(·, τ) − 𝒱(·, τ)‖ = ( (1/L) Σ_k ‖V_k^L(τ) − V^ref_{k·L_ref/L}(τ)‖_F² )^{1/2}       (:func:`layer_distance`)
+
+(layer k of depth L against the left end of its interval in the reference), and the successive difference
+‖𝒱^L − 𝒱^{2L}‖ is measured beside it: it needs no reference, and is not biased by the reference's own error (a
+factor 1 − L/L_ref on the distance when the error is O(1/L)). Training in lockstep takes every distance at every
+measured iteration without storing a trajectory.
+
+**The rate** at iteration τ is the exponent r of ‖𝒱^L − 𝒱‖ ∝ L^{−r}: the least-squares slope of the replicates'
+mean log distance on log L over the depths ≥ :data:`FIT_FROM` (the shallowest carry the O(1/L²) term), with a
+paired bootstrap interval over replicates (:func:`~validation.training.experiment.power_fit`). The check at each of
+the experiment's check iterations is three-valued: PASS when the interval lies within 1 ± :data:`MARGIN`, FAIL when
+it lies outside, INCONCLUSIVE otherwise. An experiment whose claim is uniform in training time (``uniform``) also
+checks the rate of sup_τ ‖𝒱^L(·, τ) − 𝒱(·, τ)‖, the supremum over the measured iterations, per replicate.
+
+An experiment supplies its networks (:class:`LockstepNetwork`: ``step``, ``loss`` and its weights as attributes
+named in ``weights``), the iterations it measures and checks, and the first line of its table.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, ClassVar, Protocol
+
+import numpy as np
+import torch
+
+from ..checks import INCONCLUSIVE, Check, check_line, combine, interval_check
+from ..settings import SettingsError
+from .experiment import Experiment, depth_axis, number, power_fit
+from .sweep import Configuration
+
+__all__ = ["LockstepExperiment", "LockstepNetwork", "layer_distance", "MARGIN", "FIT_FROM"]
+
+#: the rate's interval must lie within 1 ± this
+MARGIN = 0.1
+#: depths below this are not fitted (their error carries the O(1/L²) term)
+FIT_FROM = 8
+
+
+def layer_distance(coarse: torch.Tensor, fine: torch.Tensor) -> torch.Tensor:
+    """( (1/L) Σ_k ‖coarse_k − fine_{k·L'/L}‖_F² )^{1/2} per replicate, for weights (R, L, …) and (R, L', …) with L
+    dividing L': layer k of the coarse network against layer k·L'/L of the fine one (the left end of its interval,
+    as Marion et al. index it)."""
+    stride = fine.shape[1] // coarse.shape[1]
+    difference = coarse - fine[:, ::stride]
+    return difference.square().flatten(1).sum(1).div(coarse.shape[1]).sqrt()
+
+
+class LockstepNetwork(Protocol):
+    """R replicates of one depth; its weights (R, L, …) are attributes named in the experiment's ``weights``."""
+
+    depth: int
+
+    def step(self, learning_rate: float) -> torch.Tensor:
+        """One training step of every replicate; returns the losses (R,) before it."""
+
+    def loss(self) -> torch.Tensor:
+        """The current losses (R,)."""
+
+
+class LockstepExperiment(Experiment):
+    """An experiment of depths trained in lockstep with a reference (module docstring)."""
+
+    #: the weights compared, by attribute name; the first is the one checked
+    weights: ClassVar[tuple[str, ...]]
+    #: each weight's name in the report (unicode) and in the figure (LaTeX)
+    symbols: ClassVar[dict[str, tuple[str, str]]]
+    #: True when the claim is uniform in training time: the rate of the supremum over time is checked too
+    uniform: ClassVar[bool] = False
+
+    @abc.abstractmethod
+    def networks(self, settings: Any, depths: list[int], device: torch.device) -> list[LockstepNetwork]:
+        """The networks of every depth (the reference last), initialised."""
+
+    @abc.abstractmethod
+    def check_iterations(self, settings: Any) -> list[int]:
+        """The iterations at which the rate is checked (each measured)."""
+
+    @abc.abstractmethod
+    def describe(self, settings: Any, numbers: dict[str, Any]) -> str:
+        """The first line of the table: the model, its training and its sizes."""
+
+    def measured_iterations(self, settings: Any) -> list[int]:
+        """The iterations at which the distances are measured (0 and the last among them): every one by default."""
+        return list(range(settings.epochs + 1))
+
+    # ---------------------------------------------------------------------------------------------------- sweep
+    def configurations(self, settings):
+        depths = list(settings.depths)
+        if len(depths) < 3:
+            raise SettingsError("depths", f"{depths}: give at least two depths and the reference (the last)")
+        reference = depths[-1]
+        bad = [L for L in depths[:-1] if reference % L or L & (L - 1)]
+        if bad:
+            raise SettingsError("depths", f"{bad}: every depth must be a power of two dividing the reference "
+                                          f"depth {reference} (the last)")
+        if sum(L >= FIT_FROM for L in depths[:-1]) < 2:
+            raise SettingsError("depths", f"{depths}: give at least two depths ≥ {FIT_FROM} below the reference")
+        return [Configuration("all-depths", {"depths": depths})]
+
+    def estimate_seconds(self, settings):
+        return 3e-5 * settings.epochs * sum(settings.depths) * (1 + settings.replicates / 4)
+
+    def train_one(self, settings, configuration, data, device, progress):
+        depths = list(configuration.params["depths"])
+        networks = self.networks(settings, depths, device)
+        reference, compared = networks[-1], networks[:-1]
+        rate = settings.learning_rates[0]
+        measured = set(self.measured_iterations(settings))
+        distance: dict[str, list] = {name: [] for name in self.weights}
+        successive: dict[str, list] = {name: [] for name in self.weights}
+        losses = []
+
+        def measure() -> None:
+            with torch.no_grad():
+                for name in self.weights:
+                    distance[name].append([layer_distance(getattr(net, name), getattr(reference, name)).tolist()
+                                           for net in compared])
+                    successive[name].append([layer_distance(getattr(a, name), getattr(b, name)).tolist()
+                                             for a, b in zip(compared, compared[1:])])
+
+        measure()
+        for t in range(settings.epochs):
+            step_losses = [net.step(rate).tolist() for net in networks]
+            if t in measured:
+                losses.append(step_losses)  # the losses at iteration t, before its step
+            if t + 1 in measured:
+                measure()
+            progress()
+        losses.append([net.loss().detach().tolist() for net in networks])
+        return {"depths": depths, "iterations": sorted(measured), "distance": distance, "successive": successive,
+                "loss": losses}
+
+    # --------------------------------------------------------------------------------------------- statistics
+    def summarise(self, settings, records):
+        record = records["all-depths"]
+        depths = record["depths"][:-1]
+        iterations = record["iterations"]
+        keep = [i for i, L in enumerate(depths) if L >= FIT_FROM]  # increasing: the successive pairs are keep[:-1]
+        fitted, pairs = [depths[i] for i in keep], keep[:-1]
+        times = self.check_iterations(settings)
+        options = dict(confidence=settings.confidence, resamples=settings.resamples, seed=settings.seed)
+
+        def fit(at: list[int], values: Any, t: int | None) -> dict[str, Any]:
+            if len(at) < 2:
+                return {"iteration": t, "slope": None, "ci": [None, None]}
+            return {"iteration": t, **power_fit([depths[i] for i in at], np.asarray(values, dtype=float)[at], **options)}
+
+        after = range(1, len(iterations))  # every measured iteration but 0 (where all distances are 0)
+        rates = {name: [fit(keep, record["distance"][name][i], iterations[i]) for i in after] for name in self.weights}
+        successive_rates = {name: [fit(pairs, record["successive"][name][i], iterations[i]) for i in after]
+                            for name in self.weights}
+        checked, (label, _) = self.weights[0], self.symbols[self.weights[0]]
+        checks = [self._rate_check(f"rate of ‖{label}^L − {label}‖ at iteration {t} within 1 ± {MARGIN:g}",
+                                   rates[checked][iterations.index(t) - 1], settings) for t in times]
+        numbers: dict[str, Any] = {"depths": depths, "reference_depth": record["depths"][-1], "fitted_depths": fitted,
+                                   "check_iterations": times}
+        if self.uniform:
+            supremum = np.asarray(record["distance"][checked], dtype=float)[1:].max(axis=0)  # (depths, replicates)
+            numbers["supremum_rate"] = fit(keep, supremum, None)
+            checks.append(self._rate_check(f"rate of sup over training of ‖{label}^L − {label}‖ within 1 ± {MARGIN:g}",
+                                           numbers["supremum_rate"], settings))
+        return {**numbers, "rates": rates, "successive_rates": successive_rates,
+                "checks": [c.to_dict() for c in checks], "verdict": combine(checks)}
+
+    @staticmethod
+    def _rate_check(name: str, fit: dict[str, Any], settings: Any) -> Check:
+        if fit["slope"] is None or None in fit["ci"]:
+            return Check(name, INCONCLUSIVE, "no finite positive distances to fit")
+        return interval_check(name, -fit["slope"], (-fit["ci"][1], -fit["ci"][0]), (1 - MARGIN, 1 + MARGIN),
+                              settings.replicates, what=f"r = {-fit['slope']:.3f}, the interval",
+                              confidence=settings.confidence)
+
+    # ------------------------------------------------------------------------------------------------- report
+    def table(self, result):
+        s, n = result.settings, result.numbers
+        iterations = result.records["all-depths"]["iterations"]
+        checked = self.weights[0]
+        columns = [(n["rates"][name], f"{'rate of' if name == checked else 'of'} ‖{self.symbols[name][0]}^L − "
+                                      f"{self.symbols[name][0]}‖") for name in self.weights]
+        columns.append((n["successive_rates"][checked],
+                        f"successive ‖{self.symbols[checked][0]}^L − {self.symbols[checked][0]}^2L‖"))
+        lines = [f"{self.describe(s, n)}; reference depth {n['reference_depth']}; rates fitted on L ≥ {FIT_FROM}",
+                 "", f"  {'iteration':>9}  " + "  ".join(f"{title:>28}" for _, title in columns)]
+        tenth = min(iterations[1:], key=lambda t: abs(t - max(1, s.epochs // 10)))
+        for t in sorted(set(n["check_iterations"]) | {iterations[1], tenth}):
+            cells = [self._rate_cell(fits[iterations.index(t) - 1]) for fits, _ in columns]
+            lines.append(f"  {t:>9}  " + "  ".join(f"{cell:>28}" for cell in cells))
+        if self.uniform:
+            lines.append(f"  {'sup':>9}  {self._rate_cell(n['supremum_rate']):>28}   (of the supremum over the "
+                         f"{len(iterations) - 1} measured iterations)")
+        lines.append("")
+        lines += [check_line(c) for c in n["checks"]]
+        return lines
+
+    @staticmethod
+    def _rate_cell(fit: dict[str, Any]) -> str:
+        slope, (low, high) = fit["slope"], fit["ci"]
+        return "—" if slope is None else (f"{-slope:.3f} [{number(None if high is None else -high)}, "
+                                          f"{number(None if low is None else -low)}]")
+
+    def plot(self, result, figure):
+        from matplotlib.colors import LogNorm
+
+        n, record = result.numbers, result.records["all-depths"]
+        depths, iterations = n["depths"], np.asarray(record["iterations"], dtype=float)
+        every = bool(np.all(np.diff(iterations) == 1))
+        # cell edges along training time: ±½ around each iteration, or geometric midpoints on a log grid
+        inner = (iterations[1:-1] + iterations[2:]) / 2 if every else np.sqrt(iterations[1:-1] * iterations[2:])
+        edges = np.concatenate([[iterations[1] - 0.5 if every else iterations[1] / np.sqrt(iterations[2] / iterations[1])],
+                                inner, [iterations[-1] + 0.5 if every else iterations[-1] * np.sqrt(iterations[-1] / iterations[-2])]])
+        panels = len(self.weights) + 1 + int(self.uniform)
+        figure.set_layout_engine("constrained")
+        axes = figure.subplots(1, panels)
+        for ax, name in zip(axes, self.weights):
+            symbol = self.symbols[name][1]
+            # the heatmap of Marion et al. Fig. 1: the distance (mean over replicates) over (iteration, L), log colour
+            grid = np.asarray(record["distance"][name], dtype=float).mean(axis=2)[1:]  # (iterations, depths)
+            positive = grid[grid > 0]
+            image = ax.pcolormesh(edges, np.arange(len(depths) + 1) - 0.5, grid.T, cmap="BuPu",
+                                  norm=LogNorm(vmin=positive.min(), vmax=positive.max()) if positive.size else None)
+            if not every:
+                ax.set_xscale("log")
+            ax.set_yticks(range(len(depths)), [str(L) for L in depths])
+            ax.set(xlabel="training iteration", ylabel="depth L" if name == self.weights[0] else "",
+                   title=f"$\\|{symbol}^L(\\cdot, \\tau) - {symbol}(\\cdot, \\tau)\\|$, reference L = {n['reference_depth']}")
+            figure.colorbar(image, ax=ax)
+        checked, symbol = self.weights[0], self.symbols[self.weights[0]][1]
+        ax = axes[len(self.weights)]
+        index = {t: i for i, t in enumerate(record["iterations"])}
+        for j, t in enumerate(n["check_iterations"]):
+            values = np.asarray(record["distance"][checked][index[t]], dtype=float).mean(axis=1)
+            slope = n["rates"][checked][index[t] - 1]["slope"]
+            ax.plot(depths, values, "o-", ms=4, color=f"C{j}",
+                    label=f"iteration {t}: r = {number(None if slope is None else -slope, 2)}")
+        anchor = np.asarray(record["distance"][checked][index[n["check_iterations"][-1]]], dtype=float).mean(axis=1)[0]
+        ax.plot(depths, anchor * depths[0] / np.asarray(depths, dtype=float), "k--", lw=0.8, label="slope −1")
+        depth_axis(ax, depths)
+        ax.set(yscale="log", xlabel="depth L", ylabel=f"$\\|{symbol}^L - {symbol}\\|$ (mean over replicates)",
+               title=f"rate in L; verdict {n['verdict']}")
+        ax.legend(fontsize=7)
+        if self.uniform:
+            # L × distance over training time: flat curves that collapse onto one another = O(1/L) uniformly in τ
+            ax = axes[-1]
+            grid = np.asarray(record["distance"][checked], dtype=float).mean(axis=2)[1:]
+            for j, L in enumerate(depths):
+                ax.plot(iterations[1:], L * grid[:, j], color=f"C{j % 10}", lw=1.2, label=f"L = {L}")
+            ax.set(xscale="log", yscale="log", xlabel="training iteration",
+                   ylabel=f"$L \\cdot \\|{symbol}^L - {symbol}\\|$",
+                   title="bounded in τ: O(1/L) uniformly")
+            ax.legend(fontsize=6, ncol=2)
+        axes[-1].yaxis.set_label_position("right")
+        axes[-1].yaxis.tick_right()
