@@ -15,7 +15,8 @@ The public surface, in one place (everything a user composes into a pair or a st
 
 Models by module: :mod:`limits.res_sde`, :mod:`limits.res_ode`, :mod:`limits.rk_resnets` (midpoint and RK4
 blocks of res2-ode's neural ODE), :mod:`limits.cohen`, :mod:`limits.peluchetti_favaro`; the scaling regimes
-at initialisation: :mod:`limits.initialisation`, :mod:`limits.chizat`; random streams: :mod:`limits.seeding`.
+at initialisation: :mod:`limits.initialisation`, :mod:`limits.chizat`, :mod:`limits.feature_speed`; random streams:
+:mod:`limits.seeding`.
 """
 
 from .activations import ACTIVATION_NAMES, Activation, ActivationError, get_activation

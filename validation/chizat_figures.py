@@ -1,5 +1,6 @@
 """Chizat's lecture §3 as figures of ``python -m validation.figures``: the backward pass (``chizat-backward``), the
-first gradient step and the tangent kernel (``chizat-kernel``).
+first gradient step and the tangent kernel (``chizat-kernel``), the phase diagram (``chizat-phase``), and Chizat &
+Netrapalli's backward–feature angle (``chizat-feature-speed``, :func:`feature_speed_figure`).
 
 **chizat-backward** (§3.1). The ResNet with ReLU 2LP blocks at α = κ/√(ML) (:mod:`limits.chizat`), the loss
 ½‖h^L − y‖², and S_b^ℓ = ‖b^ℓ − ∇loss(y, x)‖²/‖∇loss(y, x)‖² with b^ℓ = ∂loss/∂h^ℓ:
@@ -36,11 +37,13 @@ from limits.chizat import (
     chizat_backward_spread, chizat_constant, chizat_expected_spread, chizat_frozen_backward_spread,
     chizat_kernel_errors, chizat_training_changes,
 )
+from limits.feature_speed import feature_angles
 from validation.checks import Check, bound_check, interval_check
 from validation.stats import paired_bootstrap, slope
 
 __all__ = ["FAMILY_LEVEL", "backward_pass", "backward_table", "kernel_figure", "kernel_table", "KERNEL_EXPONENTS",
-           "phase_figure", "phase_table", "CLASSES", "DEPTH_MUP", "COMPLETE_P"]
+           "phase_figure", "phase_table", "CLASSES", "DEPTH_MUP", "COMPLETE_P", "FEATURE_SPEED_EXPONENTS",
+           "feature_speed_figure", "feature_speed_table"]
 
 #: the family-wise level of the closed-form checks (two-sided z, Bonferroni over the κ values)
 FAMILY_LEVEL = 0.01
@@ -307,4 +310,115 @@ def phase_table(r: dict[str, Any]) -> str:
         lines.append(f"{c['beta']:>5g} {c['gamma']:>5g} | {pred:>30} {p['exponent']:>7.3f} [{p['ci95'][0]:>6.3f}, "
                      f"{p['ci95'][1]:>6.3f}] | {share:>26} {q['exponent']:>7.3f} [{q['ci95'][0]:>6.3f}, "
                      f"{q['ci95'][1]:>6.3f}] | {c['class']}")
+    return "\n".join(lines)
+
+
+#: the exponents of cos θ at the last layer in L, stated by Chizat & Netrapalli (2024): Θ(1/√ℓ) for the ReLU MLP,
+#: Θ(1) for the ResNet with branch scale 1/√L
+FEATURE_SPEED_EXPONENTS = {"mlp": -0.5, "resnet": 0.0}
+
+
+def _identity_tolerance(dtype: torch.dtype) -> float:
+    """The largest relative error of ⟨K_ℓ b_ℓ, b_ℓ⟩ = Σ_{k≤ℓ} ‖∇_{θ_k}F‖² taken as rounding: 10⁴ units of round-off."""
+    return 1e4 * torch.finfo(dtype).eps
+
+
+def feature_speed_figure(s: Any, device: torch.device, progress: bool) -> tuple[dict[str, Any], dict[Any, Any]]:
+    """``chizat-feature-speed`` (Chizat & Netrapalli, NeurIPS 2024): the backward–feature angle θ_ℓ at
+    initialisation (:mod:`limits.feature_speed`) of a ReLU MLP at He initialisation and of the lecture's ResNet at
+    α = κ/√(ML), for every depth of ``--depths`` and κ of ``--kappas``, ``--networks`` networks each (the same inputs
+    x and readouts w at every depth and for every model; every κ reads the same ResNet weights).
+
+    The paper's claim, made in the large width-then-depth limit: cos θ_ℓ = Θ(1/√ℓ) for the MLP, Θ(1) for the ResNet.
+    Measured: the exponent of E cos θ_L (the last layer, where K_L is the tangent kernel) in L, a least-squares slope
+    in log–log over the depths with a paired bootstrap interval over networks. Checks (three-valued, τ =
+    ``--exponent-tolerance``): the MLP's exponent within −½ ± τ; each ResNet's above −τ — cos θ ≤ 1, so Θ(1) means
+    bounded below, and over a finite range of depths the ResNet's angle still rises towards its limit (a positive
+    slope that must flatten: 0.111 [0.106, 0.115] over L = 8…128 at d = 256, M = 64); and the identity ⟨K_ℓ b_ℓ, b_ℓ⟩ =
+    Σ_{k≤ℓ} ‖∇_{θ_k}F‖² behind the feature speed formula, to rounding (the forward tangent pass against the backward
+    pass: an exact identity, PASS or FAIL). Reported beside them, not checked: the exponent of cos θ_ℓ in ℓ inside the
+    deepest network (ℓ from the smallest depth to L) and the exponent in L of the relative feature speed
+    ‖K_L b_L‖/‖f_L‖ per unit learning rate."""
+    tau, depths = s.exponent_tolerance, list(s.depths)
+    models = [("mlp", None)] + [("resnet", kappa) for kappa in s.kappas]
+    log_depths = np.log(np.asarray(depths, dtype=float))
+    tolerance = _identity_tolerance(s.torch_dtype)
+    entries, data, checks = [], {}, []
+    with tqdm(total=len(models) * len(depths), desc="chizat-feature-speed", unit="net", disable=not progress,
+              leave=False, delay=2.0) as bar:
+        for architecture, kappa in models:
+            runs = []
+            for depth in depths:
+                runs.append({key: value.numpy() for key, value in feature_angles(
+                    architecture, depth, s.width, s.networks, hidden=s.hidden, kappa=kappa or 1.0,
+                    sigma_u=s.sigma_u, sigma_v=s.sigma_v, seed=s.seed, label=("figures", "chizat-feature-speed"),
+                    dtype=s.torch_dtype, device=device).items()})
+                bar.update(1)
+            name = "ReLU MLP (He)" if kappa is None else f"ResNet κ = {kappa:g}"
+            last = np.stack([r["cosine"][-1] for r in runs])                     # (depths, networks)
+            speed = np.stack([r["speed"][-1] for r in runs])
+            deepest = runs[-1]["cosine"][depths[0] - 1:]                          # ℓ = depths[0] … L
+            bad = int(np.sum(~np.all([np.isfinite(r["cosine"]).all(axis=0) for r in runs], axis=0)))
+
+            def fit(values: np.ndarray, log_x: np.ndarray) -> dict[str, Any]:
+                if bad:  # noqa: B023 (called within this iteration)
+                    return {"exponent": math.nan, "ci95": [math.nan, math.nan], "method": "not fitted"}
+                return _exponent_fit(values, log_x, s.resamples, s.seed)
+
+            entry = {
+                "model": name, "kind": architecture, "kappa": kappa,
+                "alpha": None if kappa is None else [kappa / math.sqrt(s.hidden * L) for L in depths],
+                "expected_exponent": FEATURE_SPEED_EXPONENTS[architecture], "degenerate_networks": bad,
+                "mean_cos_last": np.mean(last, axis=1).tolist(), "mean_speed_last": np.mean(speed, axis=1).tolist(),
+                "depth_exponent": fit(last, log_depths), "speed_exponent": fit(speed, log_depths),
+                "profile_exponent": fit(deepest, np.log(np.arange(depths[0], depths[-1] + 1, dtype=float))),
+                "mean_cos_by_depth": [r["cosine"].mean(axis=1).tolist() for r in runs],
+                "max_identity_error": float(max(r["identity_error"].max() for r in runs)),
+            }
+            entries.append(entry)
+            data[(architecture, kappa)] = {"last": last, "runs": runs}
+            expected, p = entry["expected_exponent"], entry["depth_exponent"]
+            claim = (f"{name}: E cos θ_L ∝ L^p with p within {expected:g} ± {tau:g} (Θ(1/√ℓ))" if architecture == "mlp"
+                     else f"{name}: the angle does not degenerate, p > −{tau:g} (Θ(1))")
+            if bad:
+                checks.append(Check(claim, "INCONCLUSIVE", f"{bad} networks had a layer with every unit off (b = 0, "
+                                                           "no angle): widen the network").to_dict())
+            elif architecture == "mlp":
+                checks.append(interval_check(claim, p["exponent"], tuple(p["ci95"]), (expected - tau, expected + tau),
+                                             s.networks, what=f"p = {p['exponent']:.3f}, the 95% interval").to_dict())
+            else:   # cos θ ≤ 1: Θ(1) is "bounded below", and a positive slope is the approach to the limit's value
+                checks.append(bound_check(claim, tuple(p["ci95"]), -tau, at_most=False,
+                                          detail=f"p = {p['exponent']:.3f} [{p['ci95'][0]:.3f}, {p['ci95'][1]:.3f}]"
+                                          ).to_dict())
+    worst = max(e["max_identity_error"] for e in entries)
+    checks.append(Check.of("feature speed identity ⟨K_ℓ b_ℓ, b_ℓ⟩ = Σ_{k≤ℓ} ‖∇_{θ_k}F‖² to rounding",
+                           bool(worst <= tolerance),
+                           f"largest relative error {worst:.2e} ≤ {tolerance:.1e}, every layer, network and depth"
+                           ).to_dict())
+    result = {
+        "width": s.width, "hidden": s.hidden, "depths": depths, "networks": s.networks, "sigma_u": s.sigma_u,
+        "sigma_v": s.sigma_v, "tau": tau, "identity_tolerance": tolerance,
+        "networks_compared": ("ReLU MLP: f_1 = W_1 x/√d, f_ℓ = √(2/d) W_ℓ ρ(f_{ℓ−1}), F = √(2/d) wᵀρ(f_L); ResNet: "
+                              "h_ℓ = h_{ℓ−1} + α Σ_j v_j ρ(u_jᵀ h_{ℓ−1}), α = κ/√(ML), F = wᵀh_L/√d; every layer "
+                              "trained at one learning rate"),
+        "rule": (f"cos θ_ℓ = ⟨K_ℓ b_ℓ, b_ℓ⟩/(‖K_ℓ b_ℓ‖ ‖b_ℓ‖); the exponent p of E cos θ_L in L (least squares in "
+                 f"log–log, 95% paired bootstrap over networks): within −½ ± {tau:g} for the MLP; above −{tau:g} for "
+                 "each ResNet (cos θ ≤ 1, so Θ(1) means bounded below)"),
+        "models": entries, "checks": checks,
+    }
+    return result, data
+
+
+def feature_speed_table(r: dict[str, Any]) -> str:
+    """The ``chizat-feature-speed`` console table."""
+    lines = [f"d = {r['width']}, M = {r['hidden']}, σ_u = {r['sigma_u']:.4g}, σ_v = {r['sigma_v']:.4g}, "
+             f"{r['networks']} networks per depth; {r['networks_compared']}", f"rule: {r['rule']}",
+             f"{'model':>16} | {'E cos θ_L by L = ' + ','.join(map(str, r['depths'])):>38} | "
+             f"{'exponent in L [95%]':>26} (expected) | {'in ℓ, deepest':>14} | {'speed exponent':>14}"]
+    for e in r["models"]:
+        p, q, v = e["depth_exponent"], e["profile_exponent"], e["speed_exponent"]
+        cosines = " ".join(f"{c:.3f}" for c in e["mean_cos_last"])
+        lines.append(f"{e['model']:>16} | {cosines:>38} | {p['exponent']:>7.3f} [{p['ci95'][0]:>6.3f}, "
+                     f"{p['ci95'][1]:>6.3f}] ({e['expected_exponent']:+g}) | {q['exponent']:>14.3f} | "
+                     f"{v['exponent']:>14.3f}")
     return "\n".join(lines)

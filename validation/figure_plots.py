@@ -1,5 +1,6 @@
 """Figures for ``python -m validation.figures`` (Peluchetti & Favaro Fig. 1, 3, 4; Marion et al. Fig. 6;
-Chizat Remark 2.2 and §3.1; P&F App. B.1, B.3 and B.4, §3.4), titled like the papers' panels."""
+Chizat Remark 2.2 and §3; P&F App. B.1, B.3 and B.4, §3.4; Chizat & Netrapalli's angle), titled like the papers'
+panels."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def plot(figure: str, numbers: dict[str, Any], data: dict[Any, Any], ax: Any = N
             "chizat-backward": plot_chizat_backward, "pf-abc": plot_abc,
             "pf-2d": plot_two_d, "pf-qualitative": plot_qualitative, "pf-relu": plot_relu, "pf-sizes": plot_sizes,
             "chizat-kernel": plot_chizat_kernel,
-            "chizat-phase": plot_chizat_phase}[figure](numbers, data, ax)
+            "chizat-phase": plot_chizat_phase, "chizat-feature-speed": plot_feature_speed}[figure](numbers, data, ax)
 
 
 def _samples(ax: Any, z: np.ndarray, shown: list, quantiles: dict, colour: str, band: str, label: str) -> None:
@@ -488,4 +489,47 @@ def plot_chizat_phase(numbers: dict[str, Any], data: dict[Any, Any], ax: Any = N
         panel.legend(fontsize=7)
     fig.suptitle(f"Chizat §3, Fig. 1: {numbers['steps']} gradient steps, d = {numbers['width']}, M = {numbers['hidden']}, "
                  f"{numbers['networks']} networks", fontsize=11)
+    return fig
+
+
+def plot_feature_speed(numbers: dict[str, Any], data: dict[Any, Any], ax: Any = None) -> Any:
+    """Left: E cos θ_ℓ over ℓ in the deepest networks, log–log, with an ℓ^{-1/2} guide; middle: E cos θ_L against L
+    with the fitted exponents and intervals; right: the relative feature speed ‖K_L b_L‖/‖f_L‖ against L."""
+    fig, axes = new_grid(1, 3, ax, figsize=(15, 4.4))
+    profile, last, speed = axes.ravel()
+    depths = np.asarray(numbers["depths"], dtype=float)
+    for k, entry in enumerate(numbers["models"]):
+        colour, marker = f"C{k}", "s" if entry["kind"] == "mlp" else "o"
+        deepest = np.asarray(entry["mean_cos_by_depth"][-1])
+        layers = np.arange(1, len(deepest) + 1)
+        profile.loglog(layers, deepest, "-", color=colour, lw=1.4, label=entry["model"])
+        fit = entry["depth_exponent"]
+        last.loglog(depths, entry["mean_cos_last"], marker + "-", color=colour, ms=5,
+                    label=f"{entry['model']}: p = {fit['exponent']:.3f} [{fit['ci95'][0]:.3f}, {fit['ci95'][1]:.3f}]")
+        s_fit = entry["speed_exponent"]
+        speed.loglog(depths, entry["mean_speed_last"], marker + "-", color=colour, ms=5,
+                     label=f"{entry['model']}: {s_fit['exponent']:.2f}")
+    mlp = next(e for e in numbers["models"] if e["kind"] == "mlp")
+    start = np.asarray(mlp["mean_cos_by_depth"][-1])
+    layers = np.arange(1, len(start) + 1)
+    profile.loglog(layers, start[-1] * (layers / layers[-1]) ** -0.5, ":", color="black", lw=1, label=r"$\ell^{-1/2}$")
+    last.loglog(depths, mlp["mean_cos_last"][-1] * (depths / depths[-1]) ** -0.5, ":", color="black", lw=1,
+                label=r"$L^{-1/2}$")
+    profile.set_xlabel(r"layer $\ell$ (deepest networks, L = " + f"{numbers['depths'][-1]})")
+    profile.set_ylabel(r"$E \cos\theta_\ell$")
+    profile.set_title("the angle through the layers", fontsize=10)
+    last.set_xlabel("depth L")
+    last.set_ylabel(r"$E \cos\theta_L$ (last layer: the tangent kernel)")
+    last.set_title("exponent in L: −½ expected for the MLP, 0 for the ResNets", fontsize=10)
+    speed.set_xlabel("depth L")
+    speed.set_ylabel(r"$E\,\|K_L b_L\| / \|f_L\|$ per unit learning rate")
+    speed.set_title("feature speed at one learning rate for every depth", fontsize=10)
+    for panel in (last, speed):
+        panel.set_xticks(depths, [f"{d:g}" for d in depths], minor=False)
+        panel.set_xticks([], minor=True)
+    for panel in (profile, last, speed):
+        panel.grid(True, which="both", alpha=0.3)
+        panel.legend(fontsize=7)
+    fig.suptitle(f"Chizat & Netrapalli (2024): the backward–feature angle at initialisation (d = {numbers['width']}, "
+                 f"M = {numbers['hidden']}, {numbers['networks']} networks per depth)", fontsize=11)
     return fig

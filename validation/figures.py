@@ -10,6 +10,7 @@
     python -m validation.figures --figure pf-qualitative      # P&F §3.4: exchangeable, not Gaussian
     python -m validation.figures --figure pf-relu             # P&F §3.4: ReLU's drift blows up at γ = ½, an ODE at 1
     python -m validation.figures --figure pf-sizes            # P&F SM B.3: function samples over (L, D)
+    python -m validation.figures --figure chizat-feature-speed  # Chizat & Netrapalli: the backward–feature angle
     python -m validation.figures --list
 
 Every default run is small (under a minute on 2 cores); the paper's sizes are flags (docs/howto/figures.md).
@@ -66,6 +67,9 @@ containing the bound (more draws would settle it: :func:`validation.checks.bound
 * ``chizat-backward``: the same ResNet's backward pass, by autograd and with the forward frozen at x (the
   lecture's §3.1), against the closed form (1 + cα²M)^{L−ℓ} − 1 and the expected exponent 1 of
   E sup_ℓ S_b^ℓ in MLα² (:mod:`validation.chizat_figures`).
+* ``chizat-feature-speed``: Chizat & Netrapalli (NeurIPS 2024), the angle θ_ℓ between a gradient step's feature
+  update and the backward pass at initialisation, for a ReLU MLP and the lecture's ResNet at α = κ/√(ML): the exponent
+  of E cos θ_L in L must be −½ for the MLP (the angle degenerates) and not below 0 for the ResNets (it does not).
 
 Python: ``validation.figures.run("marion-fbm", realisations=200)`` returns a :class:`FiguresResult`.
 
@@ -179,6 +183,13 @@ FIGURES: dict[str, dict[str, Any]] = {
         title="Chizat (lecture 12) §3.1: the backward pass is asymptotically the identity when MLα² → 0",
         paper="§3.1: b^{ℓ−1} = b^ℓ + α Σ_j D₁φ(h^{ℓ−1}, Z^{j,ℓ})ᵀ b^ℓ has the forward pass's form, so "
               "sup_ℓ ‖b^ℓ − ∇loss(y, x)‖² = o(1) w.h.p. when MLα² = o(1) (stated without a figure)"),
+    "chizat-feature-speed": dict(
+        width=128, hidden=128, depths=(4, 8, 16, 32, 64), kappas=(0.5, 1.0, 2.0), networks=32, sigma_u=None,
+        sigma_v=1.0, exponent_tolerance=0.1, resamples=1000,
+        title="Chizat & Netrapalli (2024): the backward–feature angle θ_ℓ at initialisation, MLP against ResNet",
+        paper="NeurIPS 2024, \"The feature speed formula\", §4: in the large width-then-depth limit, cos θ_ℓ = "
+              "Θ(1/√ℓ) for ReLU MLPs at i.i.d. initialisation, Θ(1) for ResNets with branch scale O(1/√depth) "
+              "(proved from prior work, no figure of the exponent)"),
 }
 
 #: each figure at a size that runs in about a second (the tests and ``docs/make_figures.py --quick``)
@@ -198,6 +209,7 @@ SMOKE = {
     "chizat-kernel": dict(width=3, hidden=3, layers=4, networks=12, inputs=2, resamples=50),
     "chizat-phase": dict(width=3, hidden=3, depths=(4, 8, 16), betas=(0.5, 1.0), gammas=(0.0, 1.0), networks=6,
                          inputs=2, steps=2, resamples=50),
+    "chizat-feature-speed": dict(width=32, hidden=8, depths=(2, 4, 8), kappas=(1.0,), networks=6, resamples=50),
 }
 
 #: settings a figure takes (others given are refused); the common seed/dtype/device always apply
@@ -211,7 +223,8 @@ class FiguresSettings(CommonSettings):
     """Settings of the figures study; ``None`` means the figure's default."""
 
     width: int | None = setting(None, "P&F: ResNet width D; chizat: width d", parse=int, group="model",
-                                default_text="the figure's (32; pf-qualitative, pf-relu 8; chizat 40)")
+                                default_text="the figure's (32; pf-qualitative, pf-relu 8; chizat 40; "
+                                             "chizat-feature-speed 128)")
     widths: tuple[int, ...] | None = setting(None, "pf-sizes: ResNet widths D, comma list, increasing (the grid is "
                                                    "--depths × --widths; the last cell is the reference)",
                                              parse=parse_int_list, group="model", default_text="8,32,128")
@@ -254,12 +267,15 @@ class FiguresSettings(CommonSettings):
     realisations: int | None = setting(None, "marion-fbm: realisations per H for the estimate", parse=int,
                                        group="model", default_text="500")
     hidden: int | None = setting(None, "chizat: hidden units M per block", parse=int, group="model",
-                                 default_text="16")
+                                 default_text="16; chizat-feature-speed 128")
     layers: int | None = setting(None, "chizat: depth L", parse=int, group="model", default_text="100")
-    kappas: tuple[float, ...] | None = setting(None, "chizat: α = κ/√(ML), comma list, each > 0",
-                                               parse=parse_float_list, group="model", default_text="1,2")
-    networks: int | None = setting(None, "chizat: independent networks (input x ~ N(0, I_d) each)", parse=int,
-                                   group="model", default_text="2000")
+    kappas: tuple[float, ...] | None = setting(None, "chizat: α = κ/√(ML), comma list, each > 0 "
+                                                     "(chizat-feature-speed: one ResNet per κ)",
+                                               parse=parse_float_list, group="model",
+                                               default_text="1,2; chizat-feature-speed 0.5,1,2")
+    networks: int | None = setting(None, "chizat: independent networks (input x ~ N(0, I_d) each; "
+                                         "chizat-feature-speed: per depth and model)", parse=int, group="model",
+                                   default_text="2000; chizat-feature-speed 32")
     sigma_u: float | None = setting(None, "chizat: std of u_j", parse=float, group="model", default_text="1/√d")
     sigma_v: float | None = setting(None, "chizat: std of v_j", parse=float, group="model", default_text="1")
     thresholds: tuple[float, ...] | None = setting(None, "chizat: thresholds a as multiples of E[S^L], comma "
@@ -288,7 +304,8 @@ class FiguresSettings(CommonSettings):
                                                 "(Doob: 1)", parse=float, group="checks", default_text="1")
     exponent_tolerance: float | None = setting(None, "chizat-backward: the exponent of E sup_ℓ S_b^ℓ in MLα² must lie "
                                                      "within 1 ± this; chizat-phase: an exponent in L within ± this is "
-                                                     "'of order 1'; pf-relu: each exponent in L within theory ± this",
+                                                     "'of order 1'; pf-relu, chizat-feature-speed: each exponent in L "
+                                                     "within theory ± this",
                                                parse=float, group="checks", default_text="0.1")
     drift_tolerance: float | None = setting(None, "pf-relu: the control (φ = identity, γ = ½) keeps |E[x_T − x_0]|/SD(x_T) "
                                                   "≤ this at every depth", parse=float, group="checks",
@@ -305,9 +322,10 @@ class FiguresSettings(CommonSettings):
                                              "tabulated, not judged)", parse=int, group="checks", default_text="64")
     judged_width: int | None = setting(None, "pf-sizes: the checks judge the cells with D ≥ this", parse=int,
                                        group="checks", default_text="32")
-    depths: tuple[int, ...] | None = setting(None, "chizat-phase, pf-relu, pf-sizes: depths L, comma list, increasing",
-                                             parse=parse_int_list, group="model",
-                                             default_text="8,32,128,512; pf-relu 16,32,…,1024; pf-sizes 16,64,256")
+    depths: tuple[int, ...] | None = setting(None, "chizat-phase, chizat-feature-speed, pf-relu, pf-sizes: depths L, "
+                                                   "comma list, increasing", parse=parse_int_list, group="model",
+                                             default_text="8,32,128,512; chizat-feature-speed 4,8,…,64; pf-relu "
+                                                          "16,32,…,1024; pf-sizes 16,64,256")
     betas: tuple[float, ...] | None = setting(None, "chizat-phase: β of α = L^-β/√M, comma list", parse=parse_float_list,
                                               group="model", default_text="0.5,0.75,1")
     gammas: tuple[float, ...] | None = setting(None, "chizat-phase: γ of the learning rate η = η₀ L^γ, comma list",
@@ -409,8 +427,8 @@ def _resolve(figure: str, settings: FiguresSettings) -> FiguresSettings:
     if figure == "pf-qualitative" and values["sde_factor"] & (values["sde_factor"] - 1):
         raise SettingsError("sde_factor", f"{values['sde_factor']} must be a power of two for pf-qualitative (its fine "
                                           "steps are summed pairwise)")
-    if figure == "pf-relu" and len(values["depths"]) < 3:
-        raise SettingsError("depths", f"{list(values['depths'])}: pf-relu fits exponents, give at least three depths")
+    if figure in ("pf-relu", "chizat-feature-speed") and len(values["depths"]) < 3:
+        raise SettingsError("depths", f"{list(values['depths'])}: {figure} fits exponents, give at least three depths")
     if figure == "pf-sizes":
         if values["inputs"] < 5:
             raise SettingsError("inputs", f"{values['inputs']}: pf-sizes needs at least 5 inputs on [−2, 2] (its "
@@ -660,7 +678,8 @@ COMPUTE = {"pf-function-space": _function_space, "pf-correlation": _correlation_
            "pf-qualitative": _titled(pf_figures.qualitative_figure), "pf-relu": _titled(pf_figures.relu_figure),
            "pf-sizes": _titled(pf_figures.sizes_figure), "marion-fbm": _fbm,
            "chizat-maximal": _chizat, "chizat-backward": _titled(chizat_figures.backward_pass),
-           "chizat-kernel": _titled(chizat_figures.kernel_figure), "chizat-phase": _titled(chizat_figures.phase_figure)}
+           "chizat-kernel": _titled(chizat_figures.kernel_figure), "chizat-phase": _titled(chizat_figures.phase_figure),
+           "chizat-feature-speed": _titled(chizat_figures.feature_speed_figure)}
 
 
 def estimate_mb(figure: str, settings: FiguresSettings) -> float:
@@ -688,6 +707,9 @@ def estimate_mb(figure: str, settings: FiguresSettings) -> float:
     if s.figure == "chizat-kernel":  # a chunk's Jacobian rows (inputs · d of them, each over every block weight)
         params = 2 * s.layers * s.hidden * s.width
         return (3 * s.inputs * s.width * 32 * params + 4 * 32 * s.layers * s.width * s.inputs) * item / 2**20 + 300
+    if s.figure == "chizat-feature-speed":  # a chunk of 8 networks' weights, gradients, states and tangents
+        per_layer = s.width**2 if not s.kappas else max(s.width**2, 2 * s.hidden * s.width)
+        return 8 * s.depths[-1] * (3 * per_layer + 8 * s.width) * item / 2**20 + 300
     if s.figure == "chizat-backward":  # a chunk's states and gradients, and two spreads (κ, L + 1, n) in float64
         chunk = 64 * len(s.kappas) * s.width * (s.layers + 1) * 6 + 64 * 2 * s.layers * s.hidden * s.width
         return (chunk * item + 2 * len(s.kappas) * (s.layers + 1) * s.networks * 8) / 2**20 + 300
@@ -701,6 +723,9 @@ def estimate_seconds(figure: str, settings: FiguresSettings) -> float:
         s = _resolve(figure, settings)
     except SettingsError:
         return 0.0
+    if s.figure == "chizat-feature-speed":  # per layer and network: its normals and ~8 products (2.9 s at d = M = 128,
+        # L = 64, 32 networks measured for one ResNet); the MLP counts as one model
+        return 2.5e-10 * sum(s.depths) * s.networks * s.width * (s.width + 2 * s.hidden * len(s.kappas)) * 8
     if s.figure == "pf-qualitative":  # 4 models with sde_factor + 1 passes, 2 planted; ~1e-8 s per permuted value
         passes = 2 * (2 * s.sde_factor + 1) + 2
         return (5e-10 * passes * s.draws * s.depth * 2 * s.width**2 + 1.5e-8 * 4 * s.draws * s.depth * s.sde_factor
@@ -762,7 +787,8 @@ class FiguresResult(StudyResult):
                 "pf-relu": pf_figures.relu_table, "pf-sizes": pf_figures.sizes_table,
                 "chizat-backward": chizat_figures.backward_table,
                 "chizat-kernel": chizat_figures.kernel_table,
-                "chizat-phase": chizat_figures.phase_table}[self.figure](self.numbers)
+                "chizat-phase": chizat_figures.phase_table,
+                "chizat-feature-speed": chizat_figures.feature_speed_table}[self.figure](self.numbers)
         lines = [f"{self.numbers['title']}", f"paper: {self.numbers['paper']}", text, "", "checks:"]
         lines += [check_line(c) for c in self.checks]
         lines += [f"verdict: {self.verdict}", f"wall time {self.run_info.wall_time_s:.1f} s"]
@@ -833,7 +859,7 @@ def run(figure: str = "pf-function-space", settings: FiguresSettings | None = No
         threads: int | None = 1, command_line: str | None = None, **overrides: Any) -> FiguresResult:
     """Make one figure (``pf-function-space``, ``pf-correlation``, ``pf-abc``, ``pf-2d``, ``pf-qualitative``,
     ``pf-relu``, ``pf-sizes``, ``marion-fbm``, ``chizat-maximal``,
-    ``chizat-backward``, ``chizat-kernel``, ``chizat-phase``).
+    ``chizat-backward``, ``chizat-kernel``, ``chizat-phase``, ``chizat-feature-speed``).
 
     Args:
         figure: the figure; every setting overrides one of its defaults.
