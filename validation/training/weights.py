@@ -24,6 +24,7 @@ For a weight tensor A of shape (L, …) (one replicate), with ‖·‖ the Frobe
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import torch
 
@@ -35,13 +36,17 @@ def _norms(x: torch.Tensor) -> torch.Tensor:
     return x.reshape(x.shape[0], -1).double().norm(dim=1)
 
 
-def table1(A: torch.Tensor) -> dict[str, float]:
+def table1(A: torch.Tensor, norm: Callable[[torch.Tensor], torch.Tensor] = _norms) -> dict[str, float]:
     """Cohen et al.'s Table 1 quantities of one tensor A (L, …) (module docstring), with the unscaled largest
-    increment max_k ‖A_{k+1} − A_k‖ (the β-scaled norm is L^β times it, once β is estimated)."""
-    norms = _norms(A)
-    increments = _norms(A[1:] - A[:-1]) if A.shape[0] > 1 else torch.zeros(1, dtype=torch.float64)
+    increment max_k ‖A_{k+1} − A_k‖ (the β-scaled norm is L^β times it, once β is estimated). ``norm`` maps
+    (n, …) to the n norms, float64: the Frobenius norm by default; for convolution kernels (their §3.2) the
+    operator's spectral norm (:func:`validation.training.spectral.conv_operator_norms`) — every quantity is a norm of
+    a linear combination of layers, so the same norm applies to increments and to the cumulative sum."""
+    norms = norm(A)
+    increments = norm(A[1:] - A[:-1]) if A.shape[0] > 1 else torch.zeros(1, dtype=torch.float64)
     return {"max_norm": float(norms.max()), "max_increment": float(increments.max()),
-            "cumsum_norm": float(A.double().sum(0).norm()), "root_sum_squares": float(norms.pow(2).sum().sqrt())}
+            "cumsum_norm": float(norm(A.double().sum(0, keepdim=True))[0]),
+            "root_sum_squares": float(norms.pow(2).sum().sqrt())}
 
 
 def path_statistics(V: torch.Tensor, scale: float) -> dict[str, float]:
@@ -72,8 +77,9 @@ def trend(A: torch.Tensor, width: int | None = None) -> torch.Tensor:
     return means.reshape(A.shape).to(A.dtype)
 
 
-def noise_quadratic_variation(A: torch.Tensor) -> float:
-    """Q(L) = ½ Σ_k ‖A_{k+1} − A_k‖², the quadratic variation of the noise path (module docstring)."""
+def noise_quadratic_variation(A: torch.Tensor, norm: Callable[[torch.Tensor], torch.Tensor] = _norms) -> float:
+    """Q(L) = ½ Σ_k ‖A_{k+1} − A_k‖², the quadratic variation of the noise path (module docstring); ``norm`` as
+    for :func:`table1`."""
     if A.shape[0] < 2:
         return 0.0
-    return float(0.5 * _norms(A[1:] - A[:-1]).pow(2).sum())
+    return float(0.5 * norm(A[1:] - A[:-1]).pow(2).sum())
