@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from validation.settings import SettingsError
-from validation.training.data import load_dataset, read_idx
+from validation.training.data import load_dataset, read_cifar10_bin, read_idx
 
 NAMES = {"x_train": "train-images-idx3-ubyte", "y_train": "train-labels-idx1-ubyte",
          "x_test": "t10k-images-idx3-ubyte", "y_test": "t10k-labels-idx1-ubyte"}
@@ -163,7 +163,7 @@ def test_missing_files_list_what_was_looked_for(tmp_path):
     assert "or mnist.npz" in message and f"found only {NAMES['y_test']}" in message
     with pytest.raises(SettingsError, match="is not a folder"):
         load_dataset("mnist", 0, data_dir=str(tmp_path / "nowhere"))
-    with pytest.raises(SettingsError, match="cifar10.npz not found"):                # cifar10: npz only
+    with pytest.raises(SettingsError, match="no cifar10 files in .*cifar10.npz.*binary version"):   # npz or .bin
         _write_idx(tmp_path / "idx", _arrays())
         load_dataset("cifar10", 0, data_dir=str(tmp_path / "idx"))
     with pytest.raises(ValueError, match="ndim"):
@@ -198,3 +198,135 @@ def test_real_fashion_mnist_from_the_debian_package():
     assert torch.equal(torch.bincount(data.y_test, minlength=10), torch.full((10,), 1000))
     assert data.describe()["source"]["layout"] == "idx"
     assert abs(float(data.x_train.mean())) < 0.05       # centred by the mean of all 60000 training images
+
+
+# --- CIFAR-10, binary version (cifar-10-binary.tar.gz): records of 1 label byte + 1024 R, 1024 G, 1024 B bytes ---
+
+CIFAR_FILES = [f"data_batch_{i}.bin" for i in range(1, 6)] + ["test_batch.bin"]
+
+
+def _cifar_records(count: int, seed: int) -> np.ndarray:
+    """``count`` random records (count, 3073) uint8 of the CIFAR-10 binary version: labels 0…9, then the pixels."""
+    rng = np.random.default_rng(seed)
+    records = rng.integers(0, 256, (count, 3073), dtype=np.uint8)
+    records[:, 0] = rng.integers(0, 10, count)
+    return records
+
+
+def _write_cifar(folder: Path, per_batch: int = 3, test: int = 2) -> list[np.ndarray]:
+    """Five training batches of ``per_batch`` records and a test batch of ``test``; returns the six record arrays."""
+    folder.mkdir(parents=True, exist_ok=True)
+    batches = [_cifar_records(per_batch if name != "test_batch.bin" else test, i) for i, name in enumerate(CIFAR_FILES)]
+    for name, records in zip(CIFAR_FILES, batches):
+        (folder / name).write_bytes(records.tobytes())
+    return batches
+
+
+def test_cifar10_binary_records_become_keras_layout_images(tmp_path):
+    batches = _write_cifar(tmp_path)
+    images, labels = read_cifar10_bin(tmp_path / "data_batch_2.bin")
+    records = batches[1]
+    assert images.shape == (3, 32, 32, 3) and images.dtype == np.uint8 and labels.dtype == np.uint8
+    assert np.array_equal(labels, records[:, 0])
+    n, row, col = 2, 5, 17                                     # red, green, blue planes of 1024 bytes, row-major
+    for channel in range(3):
+        assert images[n, row, col, channel] == records[n, 1 + 1024 * channel + 32 * row + col]
+    assert np.array_equal(images[0, :, :, 1].reshape(-1), records[0, 1025:2049])   # the whole green plane
+
+    data = load_dataset("cifar10", 0, data_dir=str(tmp_path))
+    assert data.x_train.shape == (15, 3072) and data.x_test.shape == (2, 3072) and data.n_in == 3072
+    train = np.concatenate(batches[:5])
+    assert torch.equal(data.y_train, torch.as_tensor(train[:, 0], dtype=torch.long))
+    assert torch.equal(data.y_test, torch.as_tensor(batches[5][:, 0], dtype=torch.long))
+    keras = train[:, 1:].reshape(15, 3, 32, 32).transpose(0, 2, 3, 1).reshape(15, -1)
+    expected = torch.as_tensor(keras, dtype=torch.float64) / 255
+    assert torch.allclose(data.x_train + expected.mean(dim=0), expected)   # scaled /255, centred by the train mean
+    assert data.describe()["source"] == {"layout": "cifar10-binary", "files": CIFAR_FILES}
+    assert "binary version" in data.describe()["description"]
+
+
+def test_cifar10_binary_and_npz_give_identical_tensors(tmp_path):
+    batches = _write_cifar(tmp_path / "bin")
+    train, test = np.concatenate(batches[:5]), batches[5]
+    keras = {"x_train": train[:, 1:].reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1), "y_train": train[:, :1],
+             "x_test": test[:, 1:].reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1), "y_test": test[:, :1]}
+    (tmp_path / "npz").mkdir()
+    np.savez(tmp_path / "npz" / "cifar10.npz", **keras)
+    from_bin = load_dataset("cifar10", 4, data_dir=str(tmp_path / "bin"))
+    from_npz = load_dataset("cifar10", 4, data_dir=str(tmp_path / "npz"))
+    _same(from_bin, from_npz)
+    assert from_npz.describe()["source"] == {"layout": "npz", "files": ["cifar10.npz"]}
+    np.savez(tmp_path / "bin" / "cifar10.npz", **{**keras, "y_train": (keras["y_train"] + 1) % 10})
+    assert load_dataset("cifar10", 0, data_dir=str(tmp_path / "bin")).describe()["source"]["layout"] == "npz"
+
+
+def test_cifar10_binary_in_the_tarballs_subfolder_is_found(tmp_path):
+    batches = _write_cifar(tmp_path / "cifar-10-batches-bin")
+    data = load_dataset("cifar10", 0, data_dir=str(tmp_path))
+    assert data.describe()["source"] == {"layout": "cifar10-binary",
+                                         "files": [f"cifar-10-batches-bin/{name}" for name in CIFAR_FILES]}
+    assert torch.equal(data.y_test, torch.as_tensor(batches[5][:, 0], dtype=torch.long))
+
+
+def _break_cifar(folder: Path, kind: str) -> None:
+    """A local CIFAR-10 folder that is bad in one way."""
+    if kind == "pickled only":
+        (folder / "cifar-10-batches-py").mkdir(parents=True)
+        (folder / "cifar-10-batches-py" / "data_batch_1").write_bytes(b"\x80\x04K\x00.")
+        return
+    if kind == "pickled batch":
+        folder.mkdir(parents=True)
+        (folder / "data_batch_1").write_bytes(b"\x80\x04K\x00.")
+        return
+    batches = _write_cifar(folder)
+    if kind == "truncated":
+        (folder / "data_batch_3.bin").write_bytes(batches[2].tobytes()[:-100])
+    elif kind == "wrong record length":             # CIFAR-100's records: 2 label bytes, 3074 bytes each
+        (folder / "data_batch_3.bin").write_bytes(np.zeros((3, 3074), dtype=np.uint8).tobytes())
+    elif kind == "empty":
+        (folder / "data_batch_3.bin").write_bytes(b"")
+    elif kind == "label 10":
+        batches[2][1, 0] = 10
+        (folder / "data_batch_3.bin").write_bytes(batches[2].tobytes())
+    elif kind == "missing test batch":
+        (folder / "test_batch.bin").unlink()
+
+
+CIFAR_BAD = [
+    ("truncated", "data_batch_3.bin: truncated or wrong record length: 9119 bytes is not a multiple of the 3073"),
+    ("wrong record length", "data_batch_3.bin: truncated or wrong record length: 9222 bytes is not a multiple of the "
+                            "3073"),
+    ("empty", "data_batch_3.bin is empty"),
+    ("label 10", "data_batch_3.bin: record 1 (counting from 0) has label 10; CIFAR-10 labels are 0…9"),
+    ("missing test batch", "the CIFAR-10 binary version is incomplete, missing test_batch.bin (all six are required: "
+                           "data_batch_1.bin, data_batch_2.bin"),
+    ("pickled only", "cifar-10-batches-py is the pickled Python version of CIFAR-10, which is never read"),
+    ("pickled batch", "data_batch_1 is the pickled Python version of CIFAR-10, which is never read"),
+]
+
+
+@pytest.mark.parametrize("kind, needle", CIFAR_BAD, ids=[kind for kind, _ in CIFAR_BAD])
+def test_a_bad_cifar10_binary_folder_is_refused_naming_it(tmp_path, kind, needle):
+    _break_cifar(tmp_path / "data", kind)
+    with pytest.raises(SettingsError) as caught:
+        load_dataset("cifar10", 0, data_dir=str(tmp_path / "data"))
+    message = str(caught.value)
+    assert needle in message and "\n" not in message
+    if kind.startswith("pickled"):
+        assert ("use the CIFAR-10 binary version, cifar-10-binary.tar.gz: data_batch_1.bin … data_batch_5.bin, "
+                "test_batch.bin") in message
+
+
+CIFAR_CLI = ["truncated", "wrong record length", "label 10", "missing test batch", "pickled only"]
+
+
+@pytest.mark.parametrize("kind", CIFAR_CLI)
+def test_the_command_line_refuses_a_bad_cifar10_binary_folder_in_one_line(tmp_path, kind):
+    """Each refusal of the binary version is exit status 2 and one line on stderr, no traceback."""
+    _break_cifar(tmp_path / "data", kind)
+    proc = subprocess.run([sys.executable, "-m", "validation.training", "--experiment", "marion-fig9", "--dataset",
+                           "cifar10", "--data-dir", str(tmp_path / "data"), "--quiet"], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert dict(CIFAR_BAD)[kind] in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().count("\n") == 0

@@ -18,11 +18,21 @@
      ``t10k-labels-idx1-ubyte``, each plain or gzip (``.gz``, or recognised by the gzip magic bytes);
   2. the Keras layout: ``mnist.npz`` / ``fashion-mnist.npz`` with arrays ``x_train, y_train, x_test, y_test``.
 
-  ``cifar10`` is read from ``cifar10.npz`` (Keras layout) only. Every file is untrusted input (:func:`read_idx`,
-  :func:`_read_arrays`): nothing is unpickled, headers that promise more than 10^9 bytes are refused before any
-  allocation, and a truncated, corrupt or inconsistent file is one line naming the file, never a traceback. Pixels
-  are scaled to [0, 1] and centred by the training mean, the same for either layout (identical tensors);
-  :meth:`Dataset.describe` records which files were read.
+  ``cifar10`` is read from the first present of
+
+  1. ``cifar10.npz`` (Keras layout: ``x_train`` (N, 32, 32, 3) uint8, ``y_train`` (N, 1), ``x_test``, ``y_test``);
+  2. the CIFAR-10 binary version (``cifar-10-binary.tar.gz``): ``data_batch_1.bin`` … ``data_batch_5.bin`` and
+     ``test_batch.bin``, in ``--data-dir`` itself or in its ``cifar-10-batches-bin/`` (the folder the tarball
+     extracts to), all six required. Each file is records of exactly 3073 bytes: one label byte (0…9), then
+     3072 pixel bytes — 1024 red, 1024 green, 1024 blue, each a 32×32 image row by row. They are read with
+     :func:`read_cifar10_bin` and transposed to the Keras layout, so both sources give identical tensors.
+
+  The pickled Python version (``cifar-10-batches-py/``, ``data_batch_1`` without extension) is never read: a folder
+  holding only it is refused in one line naming the binary version. Every file is untrusted input
+  (:func:`read_idx`, :func:`read_cifar10_bin`, :func:`_read_arrays`): nothing is unpickled, headers or files that
+  promise more than 10^9 bytes are refused before any allocation, and a truncated, corrupt or inconsistent file is
+  one line naming the file, never a traceback. Pixels are scaled to [0, 1] and centred by the training mean, the
+  same for every layout (identical tensors); :meth:`Dataset.describe` records which files were read.
 
 Every split and every random draw comes from :func:`limits.seeding.generator` streams of the run's seed.
 """
@@ -44,7 +54,7 @@ from limits.seeding import generator
 
 from ..settings import SettingsError
 
-__all__ = ["Dataset", "DATASETS", "load_dataset", "cohen_synthetic", "read_idx"]
+__all__ = ["Dataset", "DATASETS", "load_dataset", "cohen_synthetic", "read_idx", "read_cifar10_bin"]
 
 #: the data sets and what they are
 DATASETS = {
@@ -55,7 +65,9 @@ DATASETS = {
     "mnist": "MNIST from <data_dir>: its four IDX files (.gz or plain) or mnist.npz (never downloaded)",
     "fashion-mnist": "Fashion-MNIST, 28×28 images, 10 classes, from <data_dir>: its four IDX files (.gz or plain) or "
                      "fashion-mnist.npz (never downloaded)",
-    "cifar10": "CIFAR-10 from <data_dir>/cifar10.npz (never downloaded)",
+    "cifar10": "CIFAR-10, 32×32×3 images, 10 classes, from <data_dir>: cifar10.npz or the binary version's "
+               "data_batch_1.bin … data_batch_5.bin, test_batch.bin (there or in cifar-10-batches-bin/; never "
+               "downloaded, the pickled Python version never read)",
 }
 
 
@@ -70,8 +82,8 @@ class Dataset:
             ``"regression"``.
         task: ``classification`` (cross-entropy, accuracy) or ``regression`` (mean squared error).
         n_in, n_out: input dimension and number of outputs (classes or target dimension).
-        source: for a data set read from files, which: ``{"layout": "idx" | "npz", "files": [names relative to
-            the data folder]}``; None for the bundled and generated sets.
+        source: for a data set read from files, which: ``{"layout": "idx" | "npz" | "cifar10-binary", "files":
+            [names relative to the data folder]}``; None for the bundled and generated sets.
     """
 
     name: str
@@ -190,15 +202,110 @@ def _find_idx(folder: Path, stem: str) -> Path | None:
     return next((p for p in (folder / f"{stem}.gz", folder / stem) if p.is_file()), None)
 
 
+#: the CIFAR-10 binary version (cifar-10-binary.tar.gz): its record, files and the folder the tarball extracts to
+_CIFAR_RECORD = 3073
+_CIFAR_TRAIN = tuple(f"data_batch_{i}.bin" for i in range(1, 6))
+_CIFAR_TEST = "test_batch.bin"
+_CIFAR_SUBFOLDER = "cifar-10-batches-bin"
+_CIFAR_BINARY = "CIFAR-10 binary version, cifar-10-binary.tar.gz: data_batch_1.bin … data_batch_5.bin, test_batch.bin"
+
+
+def read_cifar10_bin(path: Path | str) -> tuple[np.ndarray, np.ndarray]:
+    """The images (N, 32, 32, 3) uint8 (Keras layout) and labels (N,) uint8 of one file of the CIFAR-10 binary
+    version, checked as untrusted input.
+
+    The file is N ≥ 1 records of exactly 3073 bytes: one label byte (0…9), then 3072 pixel bytes — the 1024 red,
+    then the 1024 green, then the 1024 blue values of the 32×32 image, each row by row. Channel-first records are
+    transposed to channel-last, ``images[n, row, col, channel] = record[n][1 + 1024·channel + 32·row + col]``.
+    An empty file, a size that is not a multiple of 3073 bytes (truncated, or another record length such as
+    CIFAR-100's 3074), a file over 10^9 bytes (refused before anything is read) or a label byte above 9 raise
+    :class:`SettingsError` naming the file. Nothing is unpickled.
+    """
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        if size == 0:
+            raise SettingsError("data_dir", f"{path} is empty; it must hold records of {_CIFAR_RECORD} bytes "
+                                            f"({_CIFAR_BINARY})")
+        if size % _CIFAR_RECORD:
+            raise SettingsError("data_dir", f"{path}: truncated or wrong record length: {size} bytes is not a multiple "
+                                            f"of the {_CIFAR_RECORD}-byte record (1 label byte, 3072 pixel bytes) of "
+                                            "the CIFAR-10 binary version")
+        if size > _IDX_MAX_BYTES:
+            raise SettingsError("data_dir", f"{path}: {size} bytes, more than the {_IDX_MAX_BYTES} accepted")
+        raw = np.fromfile(path, dtype=np.uint8)
+    except SettingsError:
+        raise
+    except (OSError, ValueError) as exc:   # unreadable file
+        raise SettingsError("data_dir", f"{path} cannot be read ({type(exc).__name__}: {exc}); it must be a file of "
+                                        f"the {_CIFAR_BINARY}") from None
+    if raw.size != size:                   # changed while being read
+        raise SettingsError("data_dir", f"{path}: read {raw.size} bytes of the {size} its size promised")
+    records = raw.reshape(-1, _CIFAR_RECORD)
+    labels = records[:, 0].copy()
+    bad = np.flatnonzero(labels > 9)
+    if bad.size:
+        first = int(bad[0])
+        raise SettingsError("data_dir", f"{path}: record {first} (counting from 0) has label {int(labels[first])}; "
+                                        f"CIFAR-10 labels are 0…9 ({bad.size} record{'s' if bad.size > 1 else ''} "
+                                        "out of range; the CIFAR-100 binary version is not read)")
+    images = np.ascontiguousarray(records[:, 1:].reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1))
+    return images, labels
+
+
+def _read_cifar10_binary(folder: Path) -> tuple[dict[str, np.ndarray], dict[str, object]] | None:
+    """The four arrays of the CIFAR-10 binary version in ``folder`` or ``folder/cifar-10-batches-bin`` (the first
+    that holds any of its six files), in the Keras layout of ``cifar10.npz`` (x (N, 32, 32, 3) uint8, y (N, 1)
+    uint8; training batches 1…5 in order), checked by :func:`_check_arrays`, and the files read; None when neither
+    holds any. Some but not all six files is one line naming the missing ones."""
+    names = (*_CIFAR_TRAIN, _CIFAR_TEST)
+    for where in (folder, folder / _CIFAR_SUBFOLDER):
+        present = [name for name in names if (where / name).is_file()]
+        if not present:
+            continue
+        missing = [name for name in names if name not in present]
+        if missing:
+            raise SettingsError("data_dir", f"{where}: the CIFAR-10 binary version is incomplete, missing "
+                                            f"{', '.join(missing)} (all six are required: {', '.join(names)})")
+        train = [read_cifar10_bin(where / name) for name in _CIFAR_TRAIN]
+        x_test, y_test = read_cifar10_bin(where / _CIFAR_TEST)
+        arrays = {"x_train": np.concatenate([x for x, _ in train]),
+                  "y_train": np.concatenate([y for _, y in train]).reshape(-1, 1),
+                  "x_test": x_test, "y_test": y_test.reshape(-1, 1)}
+        files = [("" if where == folder else f"{_CIFAR_SUBFOLDER}/") + name for name in names]
+        _check_arrays(arrays, str(folder), {key: f"{files[0]} … {files[4]}" if key.endswith("train") else files[5]
+                                            for key in _KEYS}, _CIFAR_BINARY, max_label=9)
+        return arrays, {"layout": "cifar10-binary", "files": files}
+    return None
+
+
+def _refuse_cifar10_pickled(folder: Path) -> None:
+    """Refuse, in one line, a folder holding the pickled Python version of CIFAR-10 (``data_batch_1`` without
+    extension, or ``cifar-10-batches-py/``): it is never unpickled."""
+    for candidate in (folder / "data_batch_1", folder / "cifar-10-batches-py"):
+        if candidate.exists():
+            raise SettingsError("data_dir", f"{candidate} is the pickled Python version of CIFAR-10, which is never "
+                                            f"read (unpickling runs code); use the {_CIFAR_BINARY} (in {folder} or "
+                                            f"{folder / _CIFAR_SUBFOLDER}), or cifar10.npz")
+
+
 def _read_local(name: str, folder: Path) -> tuple[dict[str, np.ndarray], dict[str, object]]:
     """The four arrays of the local data set ``name`` in ``folder`` and which files they came from: the IDX files,
-    for the MNIST-like sets, else ``<name>.npz``."""
+    for the MNIST-like sets, else ``<name>.npz``, else (``cifar10``) the CIFAR-10 binary version."""
     npz = folder / f"{name}.npz"
     if name not in _IDX_DATASETS:
-        if not npz.is_file():
-            raise SettingsError("data_dir", f"{npz} not found ({name!r} is read from <data_dir>/{name}.npz with "
-                                            "arrays x_train, y_train, x_test, y_test; nothing is downloaded)")
-        return _read_arrays(npz), {"layout": "npz", "files": [npz.name]}
+        if npz.is_file():
+            return _read_arrays(npz), {"layout": "npz", "files": [npz.name]}
+        if name == "cifar10":
+            binary = _read_cifar10_binary(folder)
+            if binary is not None:
+                return binary
+            _refuse_cifar10_pickled(folder)
+            where = f"{folder} is not a folder" if not folder.is_dir() else f"no cifar10 files in {folder}"
+            raise SettingsError("data_dir", f"{where} (looked for {npz.name}, not found, and the {_CIFAR_BINARY}, "
+                                            f"there or in {_CIFAR_SUBFOLDER}/; nothing is downloaded)")
+        raise SettingsError("data_dir", f"{npz} not found ({name!r} is read from <data_dir>/{name}.npz with "
+                                        "arrays x_train, y_train, x_test, y_test; nothing is downloaded)")
     found = {key: _find_idx(folder, stem) for key, (stem, _) in _IDX_FILES.items()}
     if all(found.values()):
         paths = {key: path for key, path in found.items() if path is not None}
@@ -226,7 +333,8 @@ def _local(name: str, data_dir: str | None) -> tuple[tuple[torch.Tensor, ...], d
     centred by the training mean, and which files were read."""
     if data_dir is None:
         files = (f"its four IDX files or {name}.npz" if name in _IDX_DATASETS
-                 else f"{name}.npz (arrays x_train, y_train, x_test, y_test)")
+                 else f"{name}.npz (arrays x_train, y_train, x_test, y_test) or the {_CIFAR_BINARY}"
+                 if name == "cifar10" else f"{name}.npz (arrays x_train, y_train, x_test, y_test)")
         raise SettingsError("dataset", f"{name!r} is not shipped with the package and is never downloaded at run "
                                        f"time; put {files} in a folder and pass --data-dir, or use the offline "
                                        "'digits'")

@@ -148,7 +148,9 @@ class TrainingSettings(CommonSettings):
     data_dir: str | None = setting(None, "folder of the files of --dataset mnist / fashion-mnist (the four IDX "
                                          "files train-images-idx3-ubyte[.gz], train-labels-idx1-ubyte[.gz], "
                                          "t10k-images-idx3-ubyte[.gz], t10k-labels-idx1-ubyte[.gz], or "
-                                         "mnist.npz / fashion-mnist.npz) or cifar10 (cifar10.npz); nothing is ever "
+                                         "mnist.npz / fashion-mnist.npz) or cifar10 (cifar10.npz, or the binary "
+                                         "version's data_batch_1.bin … data_batch_5.bin and test_batch.bin, there or "
+                                         "in cifar-10-batches-bin/; the pickled version is refused); nothing is ever "
                                          "downloaded", group="run and output")
     experiment: str = setting("marion-fig8", "the experiment (resolved)", cli=False)
 
