@@ -34,6 +34,7 @@ The forward tangent of each layer (δθ = −∇_θ F):
 from __future__ import annotations
 
 import math
+from typing import Sequence
 
 import torch
 
@@ -111,12 +112,13 @@ def _forward(architecture: str, params: list[torch.Tensor], x: torch.Tensor, w: 
     return _mlp(params, x, w, tangent) if architecture == "mlp" else _resnet(params, x, w, alpha, tangent)
 
 
-def feature_angles(architecture: str, depth: int, width: int, networks: int, hidden: int = 1, kappa: float = 1.0,
+def feature_angles(architecture: str, depth: int, width: int, networks: int, hidden: int = 1,
+                   kappas: Sequence[float] = (1.0,),
                    sigma_u: float = 1.0, sigma_v: float = 1.0, seed: int = 0, label: tuple = ("feature-speed",),
                    dtype: torch.dtype = torch.float64, device: torch.device | str = "cpu", chunk: int = 8
                    ) -> dict[str, torch.Tensor]:
     """cos θ_ℓ for ℓ = 1…L of ``networks`` independent networks at initialisation (module docstring), as float64
-    tensors of shape (L, networks):
+    tensors of shape (len(kappas), L, networks) — every κ on the same drawn networks:
 
     * ``cosine``: cos θ_ℓ = ⟨K_ℓ b_ℓ, b_ℓ⟩ / (‖K_ℓ b_ℓ‖ ‖b_ℓ‖);
     * ``speed``: ‖K_ℓ b_ℓ‖/‖f_ℓ‖, the relative feature speed per unit learning rate (the loss F itself);
@@ -125,7 +127,7 @@ def feature_angles(architecture: str, depth: int, width: int, networks: int, hid
 
     Where b_ℓ = 0 or K_ℓ b_ℓ = 0 (every ReLU unit off at some layer, likely only at a width of a few units) there is
     no angle: ``cosine`` is NaN there, for the caller to count, and ``identity_error`` is 0 (both sides are 0).
-    ``architecture``: ``mlp`` (``hidden``, ``kappa``, ``sigma_u``, ``sigma_v`` unused) or ``resnet`` (α = κ/√(ML),
+    ``architecture``: ``mlp`` (``hidden``, ``sigma_u``, ``sigma_v`` unused; give one κ, it is unused too) or ``resnet`` (α = κ/√(ML),
     u_j ~ N(0, σ_u² I_d), v_j ~ N(0, σ_v² I_d)). Network i's input x ~ N(0, I_d) and readout w ~ N(0, I_d) come from
     the stream ``(*label, "data", i)`` — the same at every depth and for both architectures — and its weights from
     ``(*label, architecture, depth, i)``. Memory: ``chunk`` networks' weights at a time."""
@@ -135,34 +137,43 @@ def feature_angles(architecture: str, depth: int, width: int, networks: int, hid
                         ("chunk", chunk)):
         if int(value) != value or value < 1:
             raise ValueError(f"{name}={value!r} is out of range (allowed: integer ≥ 1)")
-    for name, value in (("kappa", kappa), ("sigma_u", sigma_u), ("sigma_v", sigma_v)):
+    if not kappas:
+        raise ValueError("kappas=() is empty (allowed: at least one finite κ > 0)")
+    for name, value in (*(("kappa", k) for k in kappas), ("sigma_u", sigma_u), ("sigma_v", sigma_v)):
         if not (value > 0 and math.isfinite(value)):
             raise ValueError(f"{name}={value!r} is out of range (allowed: finite, > 0)")
     device = torch.device(device)
-    alpha = kappa / math.sqrt(hidden * depth)
     keys = ("cosine", "speed", "identity_error")
-    out = {key: torch.empty((depth, networks), dtype=torch.float64) for key in keys}
+    out = {key: torch.empty((len(kappas), depth, networks), dtype=torch.float64) for key in keys}
     for start in range(0, networks, chunk):
         stop = min(networks, start + chunk)
         x, w, weights = _draw(architecture, depth, width, hidden, sigma_u, sigma_v, seed, label, start, stop, dtype,
                               device)
-        with torch.enable_grad():
-            params = [p.clone().requires_grad_(True) for p in weights]
-            features, output = _forward(architecture, params, x, w, alpha)
-            grads = torch.autograd.grad(output.sum(), params + features)   # networks are independent: summed
-        param_grads, backward = grads[: len(params)], grads[len(params):]
-        with torch.no_grad():
-            moved, _ = _forward(architecture, weights, x, w, alpha, [-g for g in param_grads])   # δf_ℓ = −K_ℓ b_ℓ
-            per_layer = sum(g.square().sum((2, 3)) for g in param_grads)     # (L, n): Σ over a layer's weights
-            decrease = per_layer.cumsum(0)                                   # ΔL_ℓ = Σ_{k≤ℓ} ‖∇_{θ_k}F‖²
-            kb = torch.stack([-m[..., 0] for m in moved])                    # K_ℓ b_ℓ, (L, n, d)
-            b = torch.stack([g[..., 0] for g in backward])
-            f = torch.stack([h[..., 0] for h in features]).detach()
-            inner = (kb * b).sum(-1)
-            kb_norm, b_norm = kb.norm(dim=-1), b.norm(dim=-1)
-            out["cosine"][:, start:stop] = (inner / (kb_norm * b_norm)).double().cpu()
-            out["speed"][:, start:stop] = (kb_norm / f.norm(dim=-1)).double().cpu()
-            moved_at_all = decrease > 0            # else nothing moves (every unit off): 0 = 0, no error, no angle
-            error = (inner - decrease).abs() / torch.where(moved_at_all, decrease, torch.ones_like(decrease))
-            out["identity_error"][:, start:stop] = torch.where(moved_at_all | (inner != 0), error, 0.0).double().cpu()
+        for column, kappa in enumerate(kappas):                             # every κ on the same draw
+            for key, value in _angles(architecture, weights, x, w, kappa / math.sqrt(hidden * depth)).items():
+                out[key][column, :, start:stop] = value
     return out
+
+
+def _angles(architecture: str, weights: list[torch.Tensor], x: torch.Tensor, w: torch.Tensor, alpha: float
+            ) -> dict[str, torch.Tensor]:
+    """:func:`feature_angles`'s three quantities, (L, n) float64 on the CPU, for one chunk of drawn networks."""
+    with torch.enable_grad():
+        params = [p.clone().requires_grad_(True) for p in weights]
+        features, output = _forward(architecture, params, x, w, alpha)
+        grads = torch.autograd.grad(output.sum(), params + features)       # networks are independent: summed
+    param_grads, backward = grads[: len(params)], grads[len(params):]
+    with torch.no_grad():
+        moved, _ = _forward(architecture, weights, x, w, alpha, [-g for g in param_grads])   # δf_ℓ = −K_ℓ b_ℓ
+        per_layer = sum(g.square().sum((2, 3)) for g in param_grads)         # (L, n): Σ over a layer's weights
+        decrease = per_layer.cumsum(0)                                       # ΔL_ℓ = Σ_{k≤ℓ} ‖∇_{θ_k}F‖²
+        kb = torch.stack([-m[..., 0] for m in moved])                        # K_ℓ b_ℓ, (L, n, d)
+        b = torch.stack([g[..., 0] for g in backward])
+        f = torch.stack([h[..., 0] for h in features]).detach()
+        inner = (kb * b).sum(-1)
+        kb_norm, b_norm = kb.norm(dim=-1), b.norm(dim=-1)
+        moved_at_all = decrease > 0                # else nothing moves (every unit off): 0 = 0, no error, no angle
+        error = (inner - decrease).abs() / torch.where(moved_at_all, decrease, torch.ones_like(decrease))
+        return {"cosine": (inner / (kb_norm * b_norm)).double().cpu(),
+                "speed": (kb_norm / f.norm(dim=-1)).double().cpu(),
+                "identity_error": torch.where(moved_at_all | (inner != 0), error, 0.0).double().cpu()}

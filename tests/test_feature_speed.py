@@ -40,7 +40,8 @@ def _dense_cosines(architecture: str, depth: int, width: int, hidden: int, kappa
 
 @pytest.mark.parametrize("architecture", ["mlp", "resnet"])
 def test_the_angle_is_the_dense_kernels(architecture):
-    fast = feature_angles(architecture, 4, 6, 2, hidden=5, kappa=1.5, sigma_u=1 / math.sqrt(6))
+    fast = {key: value[0] for key, value in feature_angles(architecture, 4, 6, 2, hidden=5, kappas=(1.5,),
+                                                             sigma_u=1 / math.sqrt(6)).items()}
     dense = _dense_cosines(architecture, 4, 6, 5, 1.5)
     assert np.all(np.isfinite(dense))
     np.testing.assert_allclose(fast["cosine"].numpy(), dense, rtol=1e-10, atol=1e-12)
@@ -49,7 +50,7 @@ def test_the_angle_is_the_dense_kernels(architecture):
 
 def test_the_mlp_first_layer_angle_is_exactly_zero_and_the_output_is_the_plain_network():
     # K_1 = ‖x‖²/d · I is isotropic, so the first layer's update is along the backward pass: cos θ_1 = 1
-    out = feature_angles("mlp", 6, 16, 4)
+    out = {key: value[0] for key, value in feature_angles("mlp", 6, 16, 4).items()}
     np.testing.assert_allclose(out["cosine"][0].numpy(), 1.0, rtol=0, atol=1e-14)
     x, w, (W,) = _draw("mlp", 3, 4, 1, 1.0, 1.0, 0, ("feature-speed",), 0, 1, torch.float64, torch.device("cpu"))
     a = x[0, :, 0]
@@ -60,8 +61,8 @@ def test_the_mlp_first_layer_angle_is_exactly_zero_and_the_output_is_the_plain_n
 
 
 def test_inputs_are_shared_across_depths_and_kappas_share_the_weights():
-    a = feature_angles("resnet", 4, 8, 3, hidden=4, kappa=1.0)
-    b = feature_angles("resnet", 4, 8, 3, hidden=4, kappa=1.0, chunk=2)
+    a = feature_angles("resnet", 4, 8, 3, hidden=4, kappas=(1.0,))
+    b = feature_angles("resnet", 4, 8, 3, hidden=4, kappas=(1.0,), chunk=2)
     assert torch.equal(a["cosine"], b["cosine"])                 # chunking does not change a network
     xa, wa, _ = _draw("mlp", 4, 8, 4, 1.0, 1.0, 0, ("l",), 0, 2, torch.float64, torch.device("cpu"))
     xb, wb, _ = _draw("resnet", 9, 8, 4, 1.0, 1.0, 0, ("l",), 0, 2, torch.float64, torch.device("cpu"))

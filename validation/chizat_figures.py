@@ -344,52 +344,57 @@ def feature_speed_figure(s: Any, device: torch.device, progress: bool) -> tuple[
     log_depths = np.log(np.asarray(depths, dtype=float))
     tolerance = _identity_tolerance(s.torch_dtype)
     entries, data, checks = [], {}, []
-    with tqdm(total=len(models) * len(depths), desc="chizat-feature-speed", unit="net", disable=not progress,
+    by_depth = []                                            # per depth: {(architecture, κ): its three quantities}
+    with tqdm(total=2 * len(depths), desc="chizat-feature-speed", unit="net", disable=not progress,
               leave=False, delay=2.0) as bar:
-        for architecture, kappa in models:
-            runs = []
-            for depth in depths:
-                runs.append({key: value.numpy() for key, value in feature_angles(
-                    architecture, depth, s.width, s.networks, hidden=s.hidden, kappa=kappa or 1.0,
-                    sigma_u=s.sigma_u, sigma_v=s.sigma_v, seed=s.seed, label=("figures", "chizat-feature-speed"),
-                    dtype=s.torch_dtype, device=device).items()})
-                bar.update(1)
-            name = "ReLU MLP (He)" if kappa is None else f"ResNet κ = {kappa:g}"
-            last = np.stack([r["cosine"][-1] for r in runs])                     # (depths, networks)
-            speed = np.stack([r["speed"][-1] for r in runs])
-            deepest = runs[-1]["cosine"][depths[0] - 1:]                          # ℓ = depths[0] … L
-            bad = int(np.sum(~np.all([np.isfinite(r["cosine"]).all(axis=0) for r in runs], axis=0)))
+        for depth in depths:
+            common = dict(hidden=s.hidden, sigma_u=s.sigma_u, sigma_v=s.sigma_v, seed=s.seed,
+                          label=("figures", "chizat-feature-speed"), dtype=s.torch_dtype, device=device)
+            mlp = feature_angles("mlp", depth, s.width, s.networks, **common)
+            bar.update(1)
+            resnet = feature_angles("resnet", depth, s.width, s.networks, kappas=s.kappas, **common)
+            bar.update(1)
+            by_depth.append({("mlp", None): {key: value[0].numpy() for key, value in mlp.items()},
+                             **{("resnet", kappa): {key: value[j].numpy() for key, value in resnet.items()}
+                                for j, kappa in enumerate(s.kappas)}})
+    for architecture, kappa in models:
+        runs = [quantities[(architecture, kappa)] for quantities in by_depth]
+        name = "ReLU MLP (He)" if kappa is None else f"ResNet κ = {kappa:g}"
+        last = np.stack([r["cosine"][-1] for r in runs])                     # (depths, networks)
+        speed = np.stack([r["speed"][-1] for r in runs])
+        deepest = runs[-1]["cosine"][depths[0] - 1:]                          # ℓ = depths[0] … L
+        bad = int(np.sum(~np.all([np.isfinite(r["cosine"]).all(axis=0) for r in runs], axis=0)))
 
-            def fit(values: np.ndarray, log_x: np.ndarray) -> dict[str, Any]:
-                if bad:  # noqa: B023 (called within this iteration)
-                    return {"exponent": math.nan, "ci95": [math.nan, math.nan], "method": "not fitted"}
-                return _exponent_fit(values, log_x, s.resamples, s.seed)
+        def fit(values: np.ndarray, log_x: np.ndarray) -> dict[str, Any]:
+            if bad:  # noqa: B023 (called within this iteration)
+                return {"exponent": math.nan, "ci95": [math.nan, math.nan], "method": "not fitted"}
+            return _exponent_fit(values, log_x, s.resamples, s.seed)
 
-            entry = {
-                "model": name, "kind": architecture, "kappa": kappa,
-                "alpha": None if kappa is None else [kappa / math.sqrt(s.hidden * L) for L in depths],
-                "expected_exponent": FEATURE_SPEED_EXPONENTS[architecture], "degenerate_networks": bad,
-                "mean_cos_last": np.mean(last, axis=1).tolist(), "mean_speed_last": np.mean(speed, axis=1).tolist(),
-                "depth_exponent": fit(last, log_depths), "speed_exponent": fit(speed, log_depths),
-                "profile_exponent": fit(deepest, np.log(np.arange(depths[0], depths[-1] + 1, dtype=float))),
-                "mean_cos_by_depth": [r["cosine"].mean(axis=1).tolist() for r in runs],
-                "max_identity_error": float(max(r["identity_error"].max() for r in runs)),
-            }
-            entries.append(entry)
-            data[(architecture, kappa)] = {"last": last, "runs": runs}
-            expected, p = entry["expected_exponent"], entry["depth_exponent"]
-            claim = (f"{name}: E cos θ_L ∝ L^p with p within {expected:g} ± {tau:g} (Θ(1/√ℓ))" if architecture == "mlp"
-                     else f"{name}: the angle does not degenerate, p > −{tau:g} (Θ(1))")
-            if bad:
-                checks.append(Check(claim, "INCONCLUSIVE", f"{bad} networks had a layer with every unit off (b = 0, "
-                                                           "no angle): widen the network").to_dict())
-            elif architecture == "mlp":
-                checks.append(interval_check(claim, p["exponent"], tuple(p["ci95"]), (expected - tau, expected + tau),
-                                             s.networks, what=f"p = {p['exponent']:.3f}, the 95% interval").to_dict())
-            else:   # cos θ ≤ 1: Θ(1) is "bounded below", and a positive slope is the approach to the limit's value
-                checks.append(bound_check(claim, tuple(p["ci95"]), -tau, at_most=False,
-                                          detail=f"p = {p['exponent']:.3f} [{p['ci95'][0]:.3f}, {p['ci95'][1]:.3f}]"
-                                          ).to_dict())
+        entry = {
+            "model": name, "kind": architecture, "kappa": kappa,
+            "alpha": None if kappa is None else [kappa / math.sqrt(s.hidden * L) for L in depths],
+            "expected_exponent": FEATURE_SPEED_EXPONENTS[architecture], "degenerate_networks": bad,
+            "mean_cos_last": np.mean(last, axis=1).tolist(), "mean_speed_last": np.mean(speed, axis=1).tolist(),
+            "depth_exponent": fit(last, log_depths), "speed_exponent": fit(speed, log_depths),
+            "profile_exponent": fit(deepest, np.log(np.arange(depths[0], depths[-1] + 1, dtype=float))),
+            "mean_cos_by_depth": [r["cosine"].mean(axis=1).tolist() for r in runs],
+            "max_identity_error": float(max(r["identity_error"].max() for r in runs)),
+        }
+        entries.append(entry)
+        data[(architecture, kappa)] = {"last": last, "runs": runs}
+        expected, p = entry["expected_exponent"], entry["depth_exponent"]
+        claim = (f"{name}: E cos θ_L ∝ L^p with p within {expected:g} ± {tau:g} (Θ(1/√ℓ))" if architecture == "mlp"
+                 else f"{name}: the angle does not degenerate, p > −{tau:g} (Θ(1))")
+        if bad:
+            checks.append(Check(claim, "INCONCLUSIVE", f"{bad} networks had a layer with every unit off (b = 0, "
+                                                       "no angle): widen the network").to_dict())
+        elif architecture == "mlp":
+            checks.append(interval_check(claim, p["exponent"], tuple(p["ci95"]), (expected - tau, expected + tau),
+                                         s.networks, what=f"p = {p['exponent']:.3f}, the 95% interval").to_dict())
+        else:   # cos θ ≤ 1: Θ(1) is "bounded below", and a positive slope is the approach to the limit's value
+            checks.append(bound_check(claim, tuple(p["ci95"]), -tau, at_most=False,
+                                      detail=f"p = {p['exponent']:.3f} [{p['ci95'][0]:.3f}, {p['ci95'][1]:.3f}]"
+                                      ).to_dict())
     worst = max(e["max_identity_error"] for e in entries)
     checks.append(Check.of("feature speed identity ⟨K_ℓ b_ℓ, b_ℓ⟩ = Σ_{k≤ℓ} ‖∇_{θ_k}F‖² to rounding",
                            bool(worst <= tolerance),

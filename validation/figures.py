@@ -708,7 +708,7 @@ def estimate_mb(figure: str, settings: FiguresSettings) -> float:
         params = 2 * s.layers * s.hidden * s.width
         return (3 * s.inputs * s.width * 32 * params + 4 * 32 * s.layers * s.width * s.inputs) * item / 2**20 + 300
     if s.figure == "chizat-feature-speed":  # a chunk of 8 networks' weights, gradients, states and tangents
-        per_layer = s.width**2 if not s.kappas else max(s.width**2, 2 * s.hidden * s.width)
+        per_layer = max(s.width**2, 2 * s.hidden * s.width)
         return 8 * s.depths[-1] * (3 * per_layer + 8 * s.width) * item / 2**20 + 300
     if s.figure == "chizat-backward":  # a chunk's states and gradients, and two spreads (κ, L + 1, n) in float64
         chunk = 64 * len(s.kappas) * s.width * (s.layers + 1) * 6 + 64 * 2 * s.layers * s.hidden * s.width
