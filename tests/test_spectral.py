@@ -32,12 +32,39 @@ def test_fft_norms_are_the_dense_operators_largest_singular_values(c_out, c_in, 
     torch.testing.assert_close(singular, dense_all[-singular.numel():], rtol=1e-10, atol=1e-12)
 
 
+def _wrapped_operator(kernel: torch.Tensor, size: int) -> torch.Tensor:
+    """The circular convolution on size × size inputs entry by entry, for any kernel size (taps wrap around):
+    out[o, i, j] = Σ_{c, a, b} K[o, c, a, b] x[c, (i + a − p) mod n, (j + b − p) mod n]."""
+    c_out, c_in, k, _ = kernel.shape
+    p = (k - 1) // 2
+    operator = torch.zeros(c_out, size, size, c_in, size, size, dtype=kernel.dtype)
+    for i in range(size):
+        for j in range(size):
+            for a in range(k):
+                for b in range(k):
+                    operator[:, i, j, :, (i + a - p) % size, (j + b - p) % size] += kernel[:, :, a, b]
+    return operator.reshape(c_out * size * size, c_in * size * size)
+
+
+@pytest.mark.parametrize("k, size", [(3, 2), (3, 1), (5, 2), (3, 4)])
+def test_kernels_larger_than_the_input_wrap_around(k, size):
+    """The last stages of a network on small images (8×8 digits: 2×2 and 1×1 maps under 3×3 kernels)."""
+    generator = torch.Generator().manual_seed(10 * k + size)
+    kernels = torch.randn(3, 2, 3, k, k, generator=generator, dtype=torch.float64)
+    dense = torch.stack([torch.linalg.matrix_norm(_wrapped_operator(K, size), ord=2) for K in kernels])
+    torch.testing.assert_close(conv_operator_norms(kernels, size), dense, rtol=1e-12, atol=1e-14)
+    if size == 1:  # a 1×1 map: the sum of the taps
+        torch.testing.assert_close(conv_operator_norms(kernels, 1),
+                                   torch.linalg.matrix_norm(kernels.sum((-2, -1)), ord=2), rtol=1e-12, atol=0)
+
+
 def test_a_one_by_one_kernel_is_its_channel_matrix_and_bad_sizes_are_refused():
     kernels = torch.randn(3, 4, 2, 1, 1, dtype=torch.float64)
     expected = torch.linalg.matrix_norm(kernels[..., 0, 0], ord=2)
     torch.testing.assert_close(conv_operator_norms(kernels, 8), expected, rtol=1e-13, atol=0)
-    with pytest.raises(ValueError, match="size=2"):
-        conv_operator_norms(torch.randn(2, 1, 1, 3, 3), 2)
+    for size in (0, 2.5, -1):
+        with pytest.raises(ValueError, match=f"size={size}"):
+            conv_operator_norms(torch.randn(2, 1, 1, 3, 3), size)
     with pytest.raises(ValueError, match="expected"):
         conv_operator_norms(torch.randn(3, 3, 3), 4)
 

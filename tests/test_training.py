@@ -143,6 +143,41 @@ def test_batched_optimiser_is_torch_optimiser(kind):
     assert torch.allclose(ours["w"][0], theirs[0], rtol=1e-12, atol=1e-14)
 
 
+def test_batched_sgd_with_momentum_weight_decay_and_cosine_schedule_is_torchs():
+    """Cohen et al.'s convolutional optimiser: SGD, momentum 0.9, weight decay 5e-4, cosine annealing per epoch.
+    Replicate 1 is idle for the first two updates (its buffer starts at its own first update, as torch's does)."""
+    torch.manual_seed(1)
+    target = torch.randn(2, 3, 4, dtype=torch.float64)
+    start = torch.randn(2, 3, 4, dtype=torch.float64)
+    ours = {"w": start.clone().requires_grad_(True)}
+    optimiser = BatchedOptimizer(ours, "sgd", torch.tensor([0.1, 0.05], dtype=torch.float64), momentum=0.9,
+                                 weight_decay=5e-4)
+    references = []
+    for r, lr in enumerate((0.1, 0.05)):
+        w = start[r].clone().requires_grad_(True)
+        sgd = torch.optim.SGD([w], lr=lr, momentum=0.9, weight_decay=5e-4)
+        references.append((w, sgd, torch.optim.lr_scheduler.CosineAnnealingLR(sgd, T_max=3)))
+    epochs, per_epoch = 3, 3
+    for epoch in range(epochs):
+        factor = 0.5 * (1 + np.cos(np.pi * epoch / epochs))
+        for i in range(per_epoch):
+            active = torch.tensor([True, epoch * per_epoch + i >= 2])
+            ours["w"].grad = None
+            ((ours["w"] - target) ** 3).sum().backward()
+            optimiser.step(active, factor)
+            for r, (w, sgd, _) in enumerate(references):
+                if active[r]:
+                    sgd.zero_grad()
+                    ((w - target[r]) ** 3).sum().backward()
+                    sgd.step()
+        for _, _, scheduler in references:
+            scheduler.step()
+    for r, (w, _, _) in enumerate(references):
+        torch.testing.assert_close(ours["w"][r].detach(), w.detach(), rtol=1e-12, atol=1e-14)
+    with pytest.raises(ValueError, match="only for sgd"):
+        BatchedOptimizer(ours, "adam", torch.tensor([0.1, 0.1]), momentum=0.9)
+
+
 def test_weight_statistics():
     generator = torch.Generator().manual_seed(0)
     for L in (64, 1024):

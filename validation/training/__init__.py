@@ -8,6 +8,7 @@ from .data import DATASETS, Dataset, load_dataset
 from .experiment import Experiment
 from .study import EXPERIMENTS, COMMAND, TrainingResult, TrainingSettings, listing, main, register, run
 from .cohen import CohenScaling
+from .cohen_conv import CohenConv
 from .depth_transfer import DepthTransfer
 from .marion import MarionFig8, MarionFig9
 from .marion2024 import MarionFig1
@@ -23,6 +24,7 @@ register(DepthTransfer())
 register(MarionFig1())
 register(SanderLinear())
 register(TrainedODEConvergence())
+register(CohenConv())
 
 __all__ = ["run", "main", "TrainingSettings", "TrainingResult", "EXPERIMENTS", "Experiment", "listing",
            "load_dataset", "Dataset", "DATASETS", "COMMAND"]

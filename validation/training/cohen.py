@@ -477,14 +477,27 @@ def remark21_control(depths: Sequence[int], width: int, replicates: int, seed: i
     return out
 
 
-def _procedure(statistics: list[list[dict[str, float]]], fit) -> dict[str, Any]:
+def _procedure(statistics: list[list[dict[str, float]]], fit, *, beta_from: str = "cumsum_norm") -> dict[str, Any]:
     """Steps 2–5 of Cohen et al. §2.3 on one weight tensor: ``statistics[depth][replicate]`` are its Table 1
     quantities (:func:`_statistics`), ``fit(values, offset)`` the power fit over the depths (a bootstrap seed
-    offset per quantity). β̂ = 1 − slope of the cumulative-sum norm; −ν the exponent of L^β̂ max_k ‖A_{k+1} − A_k‖,
-    1 + the slope of max increment / cumulative-sum norm in one paired bootstrap; the decision (module doc)."""
+    offset per quantity). β̂ comes from ``beta_from``:
+
+    * ``cumsum_norm`` (§2.3 Step 2, fully connected layers): β̂ = 1 − the slope of the cumulative-sum norm, and −ν,
+      the exponent of L^β̂ max_k ‖A_{k+1} − A_k‖, is 1 + the slope of max increment / cumulative-sum norm;
+    * ``max_norm`` (§3.2, Fig. 7, convolution kernels, whose stages differ in shape so that no sum runs over all
+      layers): β̂ = −the slope of the maximum norm, and −ν the slope of max increment / maximum norm;
+
+    each ratio in one paired bootstrap; the decision as in the module docstring."""
     column = lambda q: np.array([[rep[q] for rep in row] for row in statistics])  # noqa: E731
-    cumsum = fit(column("cumsum_norm"), 1)
-    scaled = _plus_one(fit(column("max_increment") / column("cumsum_norm"), 2))
+    out: dict[str, Any] = {}
+    if beta_from == "cumsum_norm":
+        out["cumsum_norm"] = fit(column("cumsum_norm"), 1)
+        beta = _one_minus(out["cumsum_norm"])
+        scaled = _shift(fit(column("max_increment") / column("cumsum_norm"), 2), 1.0)
+    elif beta_from == "max_norm":
+        scaled = _shift(fit(column("max_increment") / column("max_norm"), 2), 0.0)
+    else:
+        raise ValueError(f"beta_from={beta_from!r} unknown (allowed: cumsum_norm, max_norm)")
     low, high = scaled["ci"]
     if low is not None and high is not None and high < -DECISION_THRESHOLD:
         decision = "Hypothesis 1"
@@ -492,10 +505,13 @@ def _procedure(statistics: list[list[dict[str, float]]], fit) -> dict[str, Any]:
         decision = "Hypothesis 2"
     else:
         decision = "undecided"
-    return {"beta": _one_minus(cumsum), "cumsum_norm": cumsum, "max_norm": fit(column("max_norm"), 4),
-            "root_sum_squares": fit(column("root_sum_squares"), 5), "max_increment": fit(column("max_increment"), 6),
-            "scaled_increments": scaled, "noise_qv": fit(column("noise_qv"), 3),
-            "noise_qv_at_deepest": float(np.mean(column("noise_qv")[-1])), "decision": decision}
+    out.update(max_norm=fit(column("max_norm"), 4), root_sum_squares=fit(column("root_sum_squares"), 5),
+               max_increment=fit(column("max_increment"), 6), scaled_increments=scaled,
+               noise_qv=fit(column("noise_qv"), 3), noise_qv_at_deepest=float(np.mean(column("noise_qv")[-1])),
+               decision=decision)
+    if beta_from == "max_norm":
+        beta = _negated(out["max_norm"])
+    return {"beta": beta, **out}
 
 
 def _negated(fit: dict[str, Any]) -> dict[str, Any]:
@@ -510,10 +526,11 @@ def _one_minus(fit: dict[str, Any]) -> dict[str, Any]:
             "ci": [None if high is None else 1 - high, None if low is None else 1 - low], "fit": fit}
 
 
-def _plus_one(fit: dict[str, Any]) -> dict[str, Any]:
+def _shift(fit: dict[str, Any], offset: float) -> dict[str, Any]:
+    """The fitted slope plus ``offset``, with its interval."""
     low, high = fit["ci"]
-    return {"value": None if fit["slope"] is None else 1 + fit["slope"],
-            "ci": [None if low is None else 1 + low, None if high is None else 1 + high], "fit": fit}
+    return {"value": None if fit["slope"] is None else offset + fit["slope"],
+            "ci": [None if low is None else offset + low, None if high is None else offset + high], "fit": fit}
 
 
 def _mean(summary: dict[str, Any]) -> dict[str, Any]:

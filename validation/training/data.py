@@ -54,7 +54,8 @@ from limits.seeding import generator
 
 from ..settings import SettingsError
 
-__all__ = ["Dataset", "DATASETS", "load_dataset", "cohen_synthetic", "read_idx", "read_cifar10_bin"]
+__all__ = ["Dataset", "DATASETS", "load_dataset", "cohen_synthetic", "read_idx", "read_cifar10_bin", "find_images",
+           "SYSTEM_FOLDERS"]
 
 #: the data sets and what they are
 DATASETS = {
@@ -84,6 +85,8 @@ class Dataset:
         n_in, n_out: input dimension and number of outputs (classes or target dimension).
         source: for a data set read from files, which: ``{"layout": "idx" | "npz" | "cifar10-binary", "files":
             [names relative to the data folder]}``; None for the bundled and generated sets.
+        image_shape: for images, (height, width, channels), the order in which each row of ``x_*`` holds the
+            pixels; None for vectors (and for an .npz whose images are stored flattened).
     """
 
     name: str
@@ -95,6 +98,7 @@ class Dataset:
     n_in: int
     n_out: int
     source: dict[str, object] | None = None
+    image_shape: tuple[int, int, int] | None = None
 
     def to(self, dtype: torch.dtype, device: torch.device | str) -> "Dataset":
         def move(t: torch.Tensor) -> torch.Tensor:
@@ -328,9 +332,11 @@ def _read_local(name: str, folder: Path) -> tuple[dict[str, np.ndarray], dict[st
                                     "downloaded)")
 
 
-def _local(name: str, data_dir: str | None) -> tuple[tuple[torch.Tensor, ...], dict[str, object]]:
+def _local(name: str, data_dir: str | None) -> tuple[tuple[torch.Tensor, ...], dict[str, object],
+                                                    tuple[int, int, int] | None]:
     """The tensors (x_train, y_train, x_test, y_test) of a data set read from files, pixels scaled to [0, 1] and
-    centred by the training mean, and which files were read."""
+    centred by the training mean, which files were read, and the images' (height, width, channels) (None when the
+    file stores them flattened)."""
     if data_dir is None:
         files = (f"its four IDX files or {name}.npz" if name in _IDX_DATASETS
                  else f"{name}.npz (arrays x_train, y_train, x_test, y_test) or the {_CIFAR_BINARY}"
@@ -343,7 +349,9 @@ def _local(name: str, data_dir: str | None) -> tuple[tuple[torch.Tensor, ...], d
                        for k in ("x_train", "x_test"))
     y_train, y_test = (torch.as_tensor(arrays[k].reshape(-1), dtype=torch.long) for k in ("y_train", "y_test"))
     mean = x_train.mean(dim=0)
-    return (x_train - mean, y_train, x_test - mean, y_test), source
+    shape = arrays["x_train"].shape[1:]
+    image_shape = (*shape, 1) if len(shape) == 2 else tuple(shape) if len(shape) == 3 else None
+    return (x_train - mean, y_train, x_test - mean, y_test), source, image_shape
 
 
 def _read_arrays(path: Path) -> dict[str, np.ndarray]:
@@ -390,6 +398,33 @@ def _check_arrays(arrays: dict[str, np.ndarray], where: str, names: dict[str, st
                                         f"{arrays['x_test'][0].size}; they must match")
 
 
+#: where operating-system packages install a data set (Debian's ``dataset-fashion-mnist``)
+SYSTEM_FOLDERS = {"fashion-mnist": Path("/usr/share/datasets/fashion-mnist")}
+
+
+def _present(name: str, folder: Path) -> bool:
+    """Whether ``folder`` holds the files of ``name`` (checked for presence only; reading them checks the rest)."""
+    if (folder / f"{name}.npz").is_file():
+        return True
+    if name == "cifar10":
+        return any((where / f).is_file() for where in (folder, folder / _CIFAR_SUBFOLDER)
+                   for f in (*_CIFAR_TRAIN, _CIFAR_TEST))
+    return name in _IDX_DATASETS and all(_find_idx(folder, stem) for stem, _ in _IDX_FILES.values())
+
+
+def find_images(data_dir: str | None) -> tuple[str, str | None]:
+    """The data set ``--dataset auto`` stands for, and the folder to read it from: CIFAR-10 if ``data_dir`` holds
+    it, else Fashion-MNIST from ``data_dir`` or from its system folder (:data:`SYSTEM_FOLDERS`), else the bundled
+    8×8 digits (no folder)."""
+    folders = [] if data_dir is None else [Path(data_dir)]
+    if folders and _present("cifar10", folders[0]):
+        return "cifar10", data_dir
+    for folder in [*folders, SYSTEM_FOLDERS["fashion-mnist"]]:
+        if _present("fashion-mnist", folder):
+            return "fashion-mnist", str(folder)
+    return "digits", None
+
+
 def load_dataset(name: str, seed: int, *, dtype: torch.dtype = torch.float64, device: torch.device | str = "cpu",
                  data_dir: str | None = None, train_size: int | None = None) -> Dataset:
     """The data set ``name`` (see :data:`DATASETS`), split and drawn from streams of ``seed``.
@@ -406,7 +441,7 @@ def load_dataset(name: str, seed: int, *, dtype: torch.dtype = torch.float64, de
     elif name in ("digits", "digits-25"):
         x_train, y_train, x_test, y_test = _digits(seed)
         if name == "digits":
-            data = Dataset(name, x_train, y_train, x_test, y_test, "classification", 64, 10)
+            data = Dataset(name, x_train, y_train, x_test, y_test, "classification", 64, 10, image_shape=(8, 8, 1))
         else:
             projection = torch.randn((64, 25), generator=generator(seed, "data", "digits-25"),
                                      dtype=torch.float64) / math.sqrt(64 / 4)
@@ -414,9 +449,9 @@ def load_dataset(name: str, seed: int, *, dtype: torch.dtype = torch.float64, de
             data = Dataset(name, x_train @ projection, eye[y_train], x_test @ projection, eye[y_test],
                            "regression", 25, 25)
     else:
-        (x_train, y_train, x_test, y_test), source = _local(name, data_dir)
+        (x_train, y_train, x_test, y_test), source, image_shape = _local(name, data_dir)
         data = Dataset(name, x_train, y_train, x_test, y_test, "classification", int(x_train.shape[1]),
-                       int(max(y_train.max(), y_test.max())) + 1, source)
+                       int(max(y_train.max(), y_test.max())) + 1, source, image_shape)
     if train_size is not None:
         data = replace(data, x_train=data.x_train[:train_size], y_train=data.y_train[:train_size])
     return data.to(dtype, device)

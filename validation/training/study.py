@@ -43,7 +43,7 @@ from ..results import RunInfo, StudyResult, to_jsonable
 from ..settings import (CommonSettings, SettingsError, check_choice, check_float, check_int, make_settings,
                         parse_float_list, parse_grid, parse_int_list, refuse_inapplicable, resolve_device, setting,
                         settings_dict, settings_given)
-from .data import DATASETS, Dataset, load_dataset
+from .data import DATASETS, SYSTEM_FOLDERS, Dataset, find_images, load_dataset
 from .experiment import Experiment
 from .networks import PF_STANDARD_INITS
 from .sweep import CheckpointStore, fingerprint
@@ -70,6 +70,14 @@ def _parse_names(text: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in text.split(",") if part.strip())
 
 
+def _parse_layouts(text: str) -> tuple[tuple[int, ...], ...]:
+    """``2-2-2-2,3-4-6-3``: layouts n₁-n₂-n₃-n₄, comma separated."""
+    try:
+        return tuple(tuple(int(n) for n in part.strip().split("-")) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise ValueError(f"{text!r} is not a comma list of layouts n1-n2-n3-n4 such as 2-2-2-2,3-4-6-3") from None
+
+
 def _parse_inits(text: str) -> tuple[str, ...]:
     """A comma list of names; ``none`` is the empty list."""
     return () if text.strip() == "none" else _parse_names(text)
@@ -82,13 +90,20 @@ class TrainingSettings(CommonSettings):
     dtype: str | None = setting(None, "floating-point type of training: float32 or float64",
                                 choices=("float32", "float64"), group="run and output",
                                 default_text="the experiment's: float32, but float64 for sander2022-linear")
-    dataset: str | None = setting(None, "data set: " + "; ".join(f"{k} ({v})" for k, v in DATASETS.items()),
-                                  choices=tuple(DATASETS), group="model", default_text="the experiment's")
+    dataset: str | None = setting(None, "data set: " + "; ".join(f"{k} ({v})" for k, v in DATASETS.items())
+                                  + "; auto (CIFAR-10 if --data-dir holds it, else Fashion-MNIST from --data-dir or "
+                                  f"{SYSTEM_FOLDERS['fashion-mnist']}, else digits)",
+                                  choices=(*DATASETS, "auto"), group="model", default_text="the experiment's")
     datasets: tuple[str, ...] | None = setting(None, "cohen-scaling: data sets, comma list", parse=_parse_names,
                                                group="model", default_text="cohen-synthetic,digits-25")
     depths: tuple[int, ...] | None = setting(None, "depths L, increasing comma list", parse=parse_int_list,
                                              group="model", default_text="the experiment's")
-    width: int | None = setting(None, "width d", parse=int, group="model", default_text="the experiment's")
+    width: int | None = setting(None, "width d (cohen-conv: the channels of the first stage; the stages have 1, 2, 4, "
+                                      "8 times as many)", parse=int, group="model", default_text="the experiment's")
+    stages: tuple[tuple[int, ...], ...] | None = setting(
+        None, "cohen-conv: the stage repeats n1-n2-n3-n4 of each network (depth L = n1+n2+n3+n4, every n ≥ 2), comma "
+              "list, e.g. 2-2-2-2,3-4-6-3; replaces --depths", parse=_parse_layouts, group="model",
+        default_text="the authors' layouts of --depths")
     hidden: int | None = setting(None, "marion2024-fig1: hidden width M of each residual block", parse=int,
                                  group="model", default_text="the experiment's")
     widths: tuple[int, ...] | None = setting(None, "pf-sgd: widths D, comma list", parse=parse_int_list,
@@ -125,6 +140,13 @@ class TrainingSettings(CommonSettings):
                                      default_text="the experiment's")
     optimizer: str | None = setting(None, "sgd or adam", choices=("sgd", "adam"), group="training",
                                     default_text="the experiment's")
+    momentum: float | None = setting(None, "cohen-conv: SGD's momentum", parse=float, group="training",
+                                     default_text="0.9, the paper's")
+    weight_decay: float | None = setting(None, "cohen-conv: SGD's weight decay (L2 penalty added to the gradient)",
+                                         parse=float, group="training", default_text="5e-4, the paper's")
+    lr_schedule: str | None = setting(None, "cohen-conv: learning-rate schedule over the epochs: constant, or cosine "
+                                            "(lr·½(1 + cos(π e/epochs)) in epoch e)", choices=("constant", "cosine"),
+                                      group="training", default_text="cosine, the paper's")
     learning_rates: tuple[float, ...] | None = setting(None, "learning rate(s), comma list (a grid: the best "
                                                              "is kept per configuration where the experiment "
                                                              "says so)", parse=parse_float_list,
@@ -169,6 +191,12 @@ class TrainingSettings(CommonSettings):
             self._set("stop_loss", check_float("stop_loss", self.stop_loss, 0, strict_min=True))
         if self.init_scale is not None:
             self._set("init_scale", check_float("init_scale", self.init_scale, 0))
+        if self.momentum is not None:
+            self._set("momentum", check_float("momentum", self.momentum, 0, 1, strict_max=True))
+        if self.weight_decay is not None:
+            self._set("weight_decay", check_float("weight_decay", self.weight_decay, 0, 1))
+        if self.stages is not None:
+            self._check_stages()
         if self.depths is not None:
             depths = tuple(check_int("depths", d, 1, 100_000) for d in self.depths)
             if not depths or any(b <= a for a, b in zip(depths, depths[1:])):
@@ -210,6 +238,23 @@ class TrainingSettings(CommonSettings):
                 raise SettingsError("activation", str(exc)) from None
 
 
+    def _check_stages(self) -> None:
+        layouts = self.stages
+        if not layouts:
+            raise SettingsError("stages", "give at least one layout n1-n2-n3-n4")
+        for layout in layouts:
+            if len(layout) != 4 or min(layout) < 2 or max(layout) > 10_000:
+                raise SettingsError("stages", f"{'-'.join(map(str, layout))}: a layout is four stage repeats "
+                                              "n1-n2-n3-n4, each from 2 to 10000")
+        depths = tuple(sum(layout) for layout in layouts)
+        if any(b <= a for a, b in zip(depths, depths[1:])):
+            raise SettingsError("stages", f"depths {list(depths)}: give the layouts in increasing depth n1+n2+n3+n4")
+        if self.depths is not None and self.depths != depths:
+            raise SettingsError("stages", f"the layouts have depths {list(depths)} but --depths says "
+                                          f"{list(self.depths)}; give one of the two")
+        self._set("stages", tuple(tuple(layout) for layout in layouts))
+
+
 def resolve(name: str, settings: TrainingSettings) -> TrainingSettings:
     """The experiment's preset where a setting is None, after refusing settings it does not use."""
     if name not in EXPERIMENTS:
@@ -219,9 +264,14 @@ def resolve(name: str, settings: TrainingSettings) -> TrainingSettings:
     refuse_inapplicable(settings_given(settings, against_defaults=True), uses, f"the {name} experiment",
                         takes=", ".join("--" + n.replace("_", "-") for n in sorted(uses - {"resume"})) + ", --resume")
     values = {k: v for k, v in experiment.preset.items() if getattr(settings, k) is None}
+    if settings.stages is not None and settings.depths is None:  # the layouts give the depths
+        values["depths"] = tuple(sum(layout) for layout in settings.stages)
     if settings.dtype is None:
         values.setdefault("dtype", DEFAULT_DTYPE)
     resolved = dataclasses.replace(settings, **values, experiment=name)
+    if resolved.dataset == "auto":
+        dataset, folder = find_images(resolved.data_dir)
+        resolved = dataclasses.replace(resolved, dataset=dataset, data_dir=folder)
     if not experiment.rate_grid and resolved.learning_rates is not None and len(resolved.learning_rates) != 1:
         raise SettingsError("learning_rates", f"{list(resolved.learning_rates)}: the {name} experiment trains with one "
                                               "learning rate (give one value)")

@@ -13,6 +13,7 @@ updating (Cohen et al.'s early stopping).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -36,18 +37,26 @@ class BatchedOptimizer:
     weights, say; the others keep ``lrs``).
     Adam: m ← β₁m + (1−β₁)g, v ← β₂v + (1−β₂)g², θ ← θ − lr·m̂/(√v̂ + ε) with bias-corrected m̂, v̂ and
     (β₁, β₂, ε) = (0.9, 0.999, 1e-8), torch's defaults.
+    SGD with ``momentum`` μ and ``weight_decay`` λ (``torch.optim.SGD``'s rule, no dampening): d ← g + λθ,
+    b ← d at a replicate's first update and μb + d after, θ ← θ − lr·b (μ = λ = 0: plain SGD, θ ← θ − lr·g).
     """
 
     def __init__(self, params: dict[str, torch.Tensor], kind: str, lrs: torch.Tensor,
-                 scales: dict[str, float] | None = None) -> None:
+                 scales: dict[str, float] | None = None, *, momentum: float = 0.0, weight_decay: float = 0.0) -> None:
         if kind not in ("sgd", "adam"):
             raise ValueError(f"optimiser {kind!r} unknown (allowed: sgd, adam)")
+        if (momentum or weight_decay) and kind != "sgd":
+            raise ValueError(f"momentum={momentum}, weight_decay={weight_decay}: only for sgd")
         unknown = sorted(set(scales or {}) - set(params))
         if unknown:
             raise ValueError(f"learning-rate scales for {unknown}, which are not parameters ({', '.join(params)})")
         self.params, self.kind, self.lrs, self.scales = params, kind, lrs, dict(scales or {})
         self.count = 0
+        self.momentum, self.weight_decay = momentum, weight_decay
         self.state = {k: (torch.zeros_like(p), torch.zeros_like(p)) for k, p in params.items()} if kind == "adam" else {}
+        #: SGD's momentum buffers, and whether each replicate has made its first update (b ← d then)
+        self.buffers = {k: torch.zeros_like(p) for k, p in params.items()} if momentum else {}
+        self.started = torch.zeros_like(lrs, dtype=torch.bool)
 
     @torch.no_grad()
     def step(self, active: torch.Tensor, factor: float = 1.0) -> None:
@@ -59,6 +68,14 @@ class BatchedOptimizer:
                 lr = lr * self.scales[name]
             g = torch.where(active.view(view), p.grad, torch.zeros_like(p.grad))
             if self.kind == "sgd":
+                if self.weight_decay:
+                    g = g + self.weight_decay * p * active.view(view)
+                if self.momentum:
+                    buffer = self.buffers[name]
+                    first = (active & ~self.started).view(view)
+                    buffer.copy_(torch.where(first, g, torch.where(active.view(view), self.momentum * buffer + g,
+                                                                    buffer)))
+                    g = buffer
                 p.sub_(lr * g)
                 continue
             m, v = self.state[name]
@@ -67,6 +84,7 @@ class BatchedOptimizer:
             m_hat = m / (1 - 0.9 ** self.count)
             v_hat = v / (1 - 0.999 ** self.count)
             p.sub_(lr * m_hat / (v_hat.sqrt() + 1e-8))
+        self.started |= active
 
 
 def per_replicate_loss(outputs: torch.Tensor, targets: torch.Tensor, task: str) -> torch.Tensor:
@@ -126,7 +144,9 @@ class History:
 def train(net: Network, data: Dataset, *, epochs: int, batch_size: int, optimizer: str, lrs: torch.Tensor,
           seed: int, label: tuple, lr_drop_epoch: int | None = None, max_updates: int | None = None,
           stop_loss: float | None = None, record_steps: bool = False,
-          on_epoch: Callable[[], None] | None = None, lr_scales: dict[str, float] | None = None) -> History:
+          on_epoch: Callable[[], None] | None = None, lr_scales: dict[str, float] | None = None,
+          momentum: float = 0.0, weight_decay: float = 0.0, schedule: str = "constant",
+          test_every_epoch: bool = True) -> History:
     """Train the R replicates of ``net`` on ``data`` (see the module docstring).
 
     Args:
@@ -138,10 +158,17 @@ def train(net: Network, data: Dataset, *, epochs: int, batch_size: int, optimize
         record_steps: keep every update's loss (learning curves).
         on_epoch: called after each epoch (progress bars).
         lr_scales: multipliers of the learning rate of named parameters (:class:`BatchedOptimizer`).
+        momentum, weight_decay: SGD's (:class:`BatchedOptimizer`).
+        test_every_epoch: False evaluates the test set after the last epoch only (``test_loss`` and
+            ``test_accuracy`` then have one row).
+        schedule: ``constant``, or ``cosine``: epoch e (from 0) trains at lr·½(1 + cos(πe/epochs)) —
+            ``torch.optim.lr_scheduler.CosineAnnealingLR`` with T_max = epochs, stepped once per epoch.
     """
+    if schedule not in ("constant", "cosine"):
+        raise ValueError(f"schedule {schedule!r} unknown (allowed: constant, cosine)")
     R = net.replicates
     device = lrs.device
-    opt = BatchedOptimizer(net.params, optimizer, lrs, lr_scales)
+    opt = BatchedOptimizer(net.params, optimizer, lrs, lr_scales, momentum=momentum, weight_decay=weight_decay)
     active = torch.ones(R, dtype=torch.bool, device=device)
     diverged = torch.zeros(R, dtype=torch.bool, device=device)
     updates = torch.zeros(R, dtype=torch.long)
@@ -154,6 +181,8 @@ def train(net: Network, data: Dataset, *, epochs: int, batch_size: int, optimize
         orders = torch.stack([torch.randperm(n, generator=generator(seed, *label, "order", epoch, r))
                               for r in range(R)]).to(device)
         factor = 0.1 if lr_drop_epoch is not None and epoch >= lr_drop_epoch else 1.0
+        if schedule == "cosine":
+            factor *= 0.5 * (1.0 + math.cos(math.pi * epoch / epochs))
         losses = []
         for i in range(per_epoch):
             if max_updates is not None and done >= max_updates:
@@ -178,13 +207,15 @@ def train(net: Network, data: Dataset, *, epochs: int, batch_size: int, optimize
             done += 1
         if losses:
             history.train_loss.append(np.mean(np.asarray(losses), axis=0).tolist())
-        test_loss, test_acc = evaluate(net, data.x_test, data.y_test, data.task)
-        history.test_loss.append(test_loss.tolist())
-        if history.test_accuracy is not None:
-            history.test_accuracy.append(test_acc.tolist())
+        last = epoch == epochs - 1 or (max_updates is not None and done >= max_updates) or not bool(active.any())
+        if test_every_epoch or last:
+            test_loss, test_acc = evaluate(net, data.x_test, data.y_test, data.task)
+            history.test_loss.append(test_loss.tolist())
+            if history.test_accuracy is not None:
+                history.test_accuracy.append(test_acc.tolist())
         if on_epoch is not None:
             on_epoch()
-        if (max_updates is not None and done >= max_updates) or not bool(active.any()):
+        if last and epoch < epochs - 1:
             break
     train_loss, train_acc = evaluate(net, data.x_train, data.y_train, data.task)
     history.final_train_loss = train_loss.tolist()
