@@ -39,3 +39,49 @@ def test_trained_weights_converge_at_rate_one_at_every_checked_time():
 def test_bad_depths_are_refused(depths, match):
     with pytest.raises(SettingsError, match=match):
         training.run("marion2024-fig1", depths=depths, checkpoint_dir=None)
+
+
+def test_long_training_checks_successive_differences_uniformly_in_time():
+    """marion2024-fig2 at a size of seconds (float64): the loss falls at every depth, the checks are on
+    ‖𝒱^L − 𝒱^2L‖ at three times and on its supremum over training, and the trace holds V_k, W_k along k."""
+    result = training.run("marion2024-fig2", depths=(8, 16, 32, 64, 128), width=4, hidden=8, epochs=200,
+                          replicates=3, train_size=10, resamples=200, dtype="float64", checkpoint_dir=None)
+    n, record = result.numbers, result.records["all-depths"]
+    assert n["checked_distance"] == "successive" and n["check_iterations"] == [4, 40, 200]
+    assert [c["check"] for c in n["checks"]][-1].startswith("rate of sup over training of ‖𝒱^L − 𝒱^2L‖")
+    assert len(n["checks"]) == 4
+    assert all(-fit["slope"] > 0.8 for fit in n["successive_rates"]["V"][1:])
+    supremum = np.asarray(record["successive"]["V"], dtype=float)[1:].max(axis=0)   # (pairs, replicates)
+    assert n["supremum_rate"]["geometric_mean"] == pytest.approx(np.exp(np.log(supremum).mean(axis=1)).tolist())
+    for entry in n["loss"]:
+        assert entry["final"] < entry["initial"] and entry["late_log_slope"]["value"] < 0
+    assert len(record["trace"]) == len(record["iterations"]) and len(record["trace"][-1]["V"]) == 64
+    assert 4 in record["iterations"] and 200 in record["iterations"] and len(record["iterations"]) < 60
+
+
+def test_long_training_fails_when_the_depths_do_not_share_their_initial_function(monkeypatch):
+    """Each depth started from its own W⁰ (no common function of t = k/L to discretise): the successive differences
+    do not shrink with L, and every check FAILs — the claim can fail for a real reason."""
+    from validation.training import marion2024
+
+    original = marion2024.MarionFig2.networks
+
+    def independent(self, settings, depths, device):
+        networks = original(self, settings, depths, device)
+        for index, net in enumerate(networks):
+            with torch.no_grad():
+                generator = torch.Generator().manual_seed(100 + index)
+                net.W.copy_(torch.randn(net.W.shape[0], 1, *net.W.shape[2:], generator=generator,
+                                        dtype=net.W.dtype).expand_as(net.W))
+        return networks
+
+    monkeypatch.setattr(marion2024.MarionFig2, "networks", independent)
+    result = training.run("marion2024-fig2", depths=(8, 16, 32, 64, 128), width=4, hidden=8, epochs=50,
+                          replicates=3, train_size=10, resamples=200, dtype="float64", checkpoint_dir=None)
+    assert result.verdict == "FAIL"
+    assert abs(result.numbers["supremum_rate"]["slope"]) < 0.3
+
+
+def test_long_training_needs_three_fitted_depths():
+    with pytest.raises(SettingsError, match="at least 3 depths"):
+        training.run("marion2024-fig2", depths=(8, 16, 64), checkpoint_dir=None)

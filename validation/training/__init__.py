@@ -11,7 +11,7 @@ from .cohen import CohenScaling
 from .cohen_conv import CohenConv
 from .depth_transfer import DepthTransfer
 from .marion import MarionFig8, MarionFig9
-from .marion2024 import MarionFig1
+from .marion2024 import MarionFig1, MarionFig2
 from .sander2022 import SanderLinear
 from .ode_convergence import TrainedODEConvergence
 from .pf_sgd import PFSGD
@@ -25,6 +25,7 @@ register(MarionFig1())
 register(SanderLinear())
 register(TrainedODEConvergence())
 register(CohenConv())
+register(MarionFig2())
 
 __all__ = ["run", "main", "TrainingSettings", "TrainingResult", "EXPERIMENTS", "Experiment", "listing",
            "load_dataset", "Dataset", "DATASETS", "COMMAND"]

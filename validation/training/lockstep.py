@@ -18,7 +18,9 @@ mean log distance on log L over the depths ≥ :data:`FIT_FROM` (the shallowest 
 paired bootstrap interval over replicates (:func:`~validation.training.experiment.power_fit`). The check at each of
 the experiment's check iterations is three-valued: PASS when the interval lies within 1 ± :data:`MARGIN`, FAIL when
 it lies outside, INCONCLUSIVE otherwise. An experiment whose claim is uniform in training time (``uniform``) also
-checks the rate of sup_τ ‖𝒱^L(·, τ) − 𝒱(·, τ)‖, the supremum over the measured iterations, per replicate.
+checks the rate of sup_τ ‖𝒱^L(·, τ) − 𝒱(·, τ)‖, the supremum over the measured iterations, per replicate. An
+experiment whose reference cannot be made deep enough to leave the rate unbiased checks the successive differences
+instead (``checked = "successive"``: the rate of ‖𝒱^L − 𝒱^{2L}‖ over the pairs of fitted depths, and of its supremum).
 
 An experiment supplies its networks (:class:`LockstepNetwork`: ``step``, ``loss`` and its weights as attributes
 named in ``weights``), the iterations it measures and checks, and the first line of its table.
@@ -75,6 +77,8 @@ class LockstepExperiment(Experiment):
     symbols: ClassVar[dict[str, tuple[str, str]]]
     #: True when the claim is uniform in training time: the rate of the supremum over time is checked too
     uniform: ClassVar[bool] = False
+    #: the distance whose rate is checked: to the ``reference``, or between ``successive`` depths L and 2L
+    checked: ClassVar[str] = "reference"
 
     @abc.abstractmethod
     def networks(self, settings: Any, depths: list[int], device: torch.device) -> list[LockstepNetwork]:
@@ -87,6 +91,10 @@ class LockstepExperiment(Experiment):
     @abc.abstractmethod
     def describe(self, settings: Any, numbers: dict[str, Any]) -> str:
         """The first line of the table: the model, its training and its sizes."""
+
+    def trace(self, networks: list[LockstepNetwork]) -> dict[str, Any] | None:
+        """What else to record at each measured iteration (JSON-ready), or None: nothing (the default)."""
+        return None
 
     def measured_iterations(self, settings: Any) -> list[int]:
         """The iterations at which the distances are measured (0 and the last among them): every one by default."""
@@ -102,8 +110,9 @@ class LockstepExperiment(Experiment):
         if bad:
             raise SettingsError("depths", f"{bad}: every depth must be a power of two dividing the reference "
                                           f"depth {reference} (the last)")
-        if sum(L >= FIT_FROM for L in depths[:-1]) < 2:
-            raise SettingsError("depths", f"{depths}: give at least two depths ≥ {FIT_FROM} below the reference")
+        needed = 3 if self.checked == "successive" else 2  # successive differences: one pair fewer than depths
+        if sum(L >= FIT_FROM for L in depths[:-1]) < needed:
+            raise SettingsError("depths", f"{depths}: give at least {needed} depths ≥ {FIT_FROM} below the reference")
         return [Configuration("all-depths", {"depths": depths})]
 
     def estimate_seconds(self, settings):
@@ -117,10 +126,13 @@ class LockstepExperiment(Experiment):
         measured = set(self.measured_iterations(settings))
         distance: dict[str, list] = {name: [] for name in self.weights}
         successive: dict[str, list] = {name: [] for name in self.weights}
-        losses = []
+        losses, traces = [], []
 
         def measure() -> None:
             with torch.no_grad():
+                extra = self.trace(networks)
+                if extra is not None:
+                    traces.append(extra)
                 for name in self.weights:
                     distance[name].append([layer_distance(getattr(net, name), getattr(reference, name)).tolist()
                                            for net in compared])
@@ -136,8 +148,11 @@ class LockstepExperiment(Experiment):
                 measure()
             progress()
         losses.append([net.loss().detach().tolist() for net in networks])
-        return {"depths": depths, "iterations": sorted(measured), "distance": distance, "successive": successive,
-                "loss": losses}
+        record = {"depths": depths, "iterations": sorted(measured), "distance": distance, "successive": successive,
+                  "loss": losses}
+        if traces:
+            record["trace"] = traces
+        return record
 
     # --------------------------------------------------------------------------------------------- statistics
     def summarise(self, settings, records):
@@ -159,14 +174,18 @@ class LockstepExperiment(Experiment):
         successive_rates = {name: [fit(pairs, record["successive"][name][i], iterations[i]) for i in after]
                             for name in self.weights}
         checked, (label, _) = self.weights[0], self.symbols[self.weights[0]]
-        checks = [self._rate_check(f"rate of ‖{label}^L − {label}‖ at iteration {t} within 1 ± {MARGIN:g}",
-                                   rates[checked][iterations.index(t) - 1], settings) for t in times]
+        successive = self.checked == "successive"
+        source, distances, at = ((successive_rates, record["successive"], pairs) if successive
+                                 else (rates, record["distance"], keep))
+        shown = f"‖{label}^L − {label}^2L‖" if successive else f"‖{label}^L − {label}‖"
+        checks = [self._rate_check(f"rate of {shown} at iteration {t} within 1 ± {MARGIN:g}",
+                                   source[checked][iterations.index(t) - 1], settings) for t in times]
         numbers: dict[str, Any] = {"depths": depths, "reference_depth": record["depths"][-1], "fitted_depths": fitted,
-                                   "check_iterations": times}
+                                   "check_iterations": times, "checked_distance": self.checked}
         if self.uniform:
-            supremum = np.asarray(record["distance"][checked], dtype=float)[1:].max(axis=0)  # (depths, replicates)
-            numbers["supremum_rate"] = fit(keep, supremum, None)
-            checks.append(self._rate_check(f"rate of sup over training of ‖{label}^L − {label}‖ within 1 ± {MARGIN:g}",
+            supremum = np.asarray(distances[checked], dtype=float)[1:].max(axis=0)  # (depths or pairs, replicates)
+            numbers["supremum_rate"] = fit(at, supremum, None)
+            checks.append(self._rate_check(f"rate of sup over training of {shown} within 1 ± {MARGIN:g}",
                                            numbers["supremum_rate"], settings))
         return {**numbers, "rates": rates, "successive_rates": successive_rates,
                 "checks": [c.to_dict() for c in checks], "verdict": combine(checks)}
@@ -218,7 +237,8 @@ class LockstepExperiment(Experiment):
         edges = np.concatenate([[iterations[1] - 0.5 if every else iterations[1] / np.sqrt(iterations[2] / iterations[1])],
                                 inner, [iterations[-1] + 0.5 if every else iterations[-1] * np.sqrt(iterations[-1] / iterations[-2])]])
         panels = len(self.weights) + 1 + int(self.uniform)
-        figure.set_layout_engine("constrained")
+        if hasattr(figure, "set_layout_engine"):  # a SubFigure takes its parent's
+            figure.set_layout_engine("constrained")
         axes = figure.subplots(1, panels)
         for ax, name in zip(axes, self.weights):
             symbol = self.symbols[name][1]
@@ -234,27 +254,32 @@ class LockstepExperiment(Experiment):
                    title=f"$\\|{symbol}^L(\\cdot, \\tau) - {symbol}(\\cdot, \\tau)\\|$, reference L = {n['reference_depth']}")
             figure.colorbar(image, ax=ax)
         checked, symbol = self.weights[0], self.symbols[self.weights[0]][1]
+        successive = self.checked == "successive"
+        distances = record["successive" if successive else "distance"][checked]
+        fits = n["successive_rates" if successive else "rates"][checked]
+        shown = f"{symbol}^L - {symbol}^{{2L}}" if successive else f"{symbol}^L - {symbol}"
         ax = axes[len(self.weights)]
         index = {t: i for i, t in enumerate(record["iterations"])}
+        at = depths[:len(distances[0])]  # successive differences: the coarse depth of each pair
         for j, t in enumerate(n["check_iterations"]):
-            values = np.asarray(record["distance"][checked][index[t]], dtype=float).mean(axis=1)
-            slope = n["rates"][checked][index[t] - 1]["slope"]
-            ax.plot(depths, values, "o-", ms=4, color=f"C{j}",
+            values = np.asarray(distances[index[t]], dtype=float).mean(axis=1)
+            slope = fits[index[t] - 1]["slope"]
+            ax.plot(at, values, "o-", ms=4, color=f"C{j}",
                     label=f"iteration {t}: r = {number(None if slope is None else -slope, 2)}")
-        anchor = np.asarray(record["distance"][checked][index[n["check_iterations"][-1]]], dtype=float).mean(axis=1)[0]
-        ax.plot(depths, anchor * depths[0] / np.asarray(depths, dtype=float), "k--", lw=0.8, label="slope −1")
-        depth_axis(ax, depths)
-        ax.set(yscale="log", xlabel="depth L", ylabel=f"$\\|{symbol}^L - {symbol}\\|$ (mean over replicates)",
+        anchor = np.asarray(distances[index[n["check_iterations"][-1]]], dtype=float).mean(axis=1)[0]
+        ax.plot(at, anchor * at[0] / np.asarray(at, dtype=float), "k--", lw=0.8, label="slope −1")
+        depth_axis(ax, at)
+        ax.set(yscale="log", xlabel="depth L", ylabel=f"$\\|{shown}\\|$ (mean over replicates)",
                title=f"rate in L; verdict {n['verdict']}")
         ax.legend(fontsize=7)
         if self.uniform:
             # L × distance over training time: flat curves that collapse onto one another = O(1/L) uniformly in τ
             ax = axes[-1]
-            grid = np.asarray(record["distance"][checked], dtype=float).mean(axis=2)[1:]
-            for j, L in enumerate(depths):
+            grid = np.asarray(distances, dtype=float).mean(axis=2)[1:]
+            for j, L in enumerate(at):
                 ax.plot(iterations[1:], L * grid[:, j], color=f"C{j % 10}", lw=1.2, label=f"L = {L}")
             ax.set(xscale="log", yscale="log", xlabel="training iteration",
-                   ylabel=f"$L \\cdot \\|{symbol}^L - {symbol}\\|$",
+                   ylabel=f"$L \\cdot \\|{shown}\\|$",
                    title="bounded in τ: O(1/L) uniformly")
             ax.legend(fontsize=6, ncol=2)
         axes[-1].yaxis.set_label_position("right")
