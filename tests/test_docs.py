@@ -126,6 +126,17 @@ def test_the_built_site_navigates_from_disk(tmp_path):
                 broken.append(f"{page.relative_to(site)} → {href}")
     assert not broken, broken[:10]
     assert (site / "index.html").exists() and (site / "papers.html").exists()
+    # the docstrings' Sphinx roles rendered (docs/hooks/xrefs.py), and no TeX in a table of contents
+    # (docs/hooks/toc_text.py): the API pages once showed ":class:" 606 times, the contents "\\((H, \\beta)\\)"
+    raw, tex = [], []
+    for page in site.rglob("*.html"):
+        text = page.read_text(encoding="utf-8", errors="ignore")
+        raw += [f"{page.name}: {m}" for m in re.findall(r":(?:class|func|meth|data|mod|attr):<code>[^<]*</code>", text)]
+        tex += [f"{page.name}: {t}" for t in re.findall(r'<span class="md-ellipsis">\s*([^<]*\\\([^<]*)</span>', text)]
+    assert not raw, raw[:5]
+    assert not tex, tex[:5]
+    reference = (site / "reference" / "limits.html").read_text(encoding="utf-8")
+    assert '<a href="#limits.brownian.BrownianGrid"><code>BrownianGrid</code></a>' in reference
 
 
 @pytest.mark.parametrize("path", TUTORIALS, ids=lambda p: p.name)
