@@ -8,27 +8,32 @@
 Each study figure comes from the study's Python API with the documented settings (seed 0) — the same run
 as the command shown next to it on the site; the tutorial figures come from running each tutorial file
 (``docs/tutorial/NN_*.py``) at full size and saving every module-level ``figure_<name>`` as
-``tutorial_NN_<name>.png``. The numbers behind each study figure are saved as JSON next to it in
-``--data`` (default ``results/figure-runs/``, not part of the site), so the numbers quoted on the results
-pages can be checked against the runs that drew the figures.
+``tutorial_NN_<name>.png``; what each of their code cells prints is recorded in
+``docs/tutorial/outputs/NN_*.json`` (at full size only) and shown on the tutorial's page. The numbers behind
+each study figure are saved as JSON next to it in ``--data`` (default ``results/figure-runs/``, not part of the
+site), so the numbers quoted on the results pages can be checked against the runs that drew the figures. Every figure is checked for tick labels that
+run into each other once drawn (:func:`validation.plots.overlapping_tick_labels`); any found are listed at the
+end and the command exits 1.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import runpy
 import sys
 import time
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE / "hooks"))
 
 from validation import ablation, convergence, figures, gradients, phase, regimes, solvers, training, weak  # noqa: E402
-from validation.results import save_figure  # noqa: E402
+from validation.plots import overlapping_tick_labels  # noqa: E402
+from validation.results import RunInfo, save_figure  # noqa: E402
+from tutorial_outputs import record, run_cells  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -83,7 +88,7 @@ STUDIES = [
                 lambda quick: regimes.run("fig2", **(dict(samples=40, width=20, depths=(100,)) if quick else
                                                     dict(dtype="float32", workers=2)), progress=True)),
     StudyFigure("regimes_chizat", "python -m validation.regimes --preset chizat",
-                lambda quick: regimes.run("chizat", **(dict(samples=40, sweep_samples=10, layers=20,
+                lambda quick: regimes.run("chizat", **(dict(samples=60, sweep_samples=10, layers=20,
                                                             depths=(10, 100, 1000)) if quick else {}), progress=True)),
     StudyFigure("solvers_res1", "python -m validation.solvers --model res1",
                 lambda quick: solvers.run("res1", **(dict(samples=40, depths=(4, 8, 16, 32), reference_steps=512,
@@ -124,20 +129,20 @@ INVESTIGATIONS = {
 TUTORIALS = sorted((HERE / "tutorial").glob("[0-9][0-9]_*.py"))
 
 
-def tutorial_figures(path: Path, quick: bool) -> dict[str, Any]:
-    """Run a tutorial file (at full size unless ``quick``) and return its ``figure_<name>`` objects by file name."""
-    previous = os.environ.get("TUTORIAL_QUICK")
-    os.environ["TUTORIAL_QUICK"] = "1" if quick else "0"
-    try:
-        namespace = runpy.run_path(str(path), run_name="__tutorial__")
-    finally:
-        if previous is None:
-            os.environ.pop("TUTORIAL_QUICK", None)
-        else:
-            os.environ["TUTORIAL_QUICK"] = previous
+def tutorial_figures(path: Path, quick: bool) -> tuple[dict[str, Any], list[str]]:
+    """Run a tutorial file cell by cell (at full size unless ``quick``): its ``figure_<name>`` objects by file
+    name, and what each code cell printed."""
+    namespace, printed = run_cells(path, quick)
     number = path.name[:2]
-    return {f"tutorial_{number}_{key.removeprefix('figure_')}": value for key, value in namespace.items()
-            if key.startswith("figure_")}
+    return ({f"tutorial_{number}_{key.removeprefix('figure_')}": value for key, value in namespace.items()
+             if key.startswith("figure_")}, printed)
+
+
+def tutorial_provenance(started: datetime, seconds: float) -> dict[str, Any]:
+    """Where a tutorial's recorded output came from (its seeds, dtypes and devices are in its code)."""
+    info = RunInfo.capture(seed=0, dtype="float64", device="cpu", started=started, wall_time_s=seconds).to_dict()
+    return {key: info[key] for key in ("started_utc", "wall_time_s", "threads", "package_version", "git", "versions",
+                                       "platform")}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -167,24 +172,37 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     args.data.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
+    unreadable: dict[str, list[str]] = {}   # figure name -> its overlapping tick labels
+
+    def save(figure: Any, name: str) -> None:
+        save_figure(figure, args.out / f"{name}.png")
+        overlaps = overlapping_tick_labels(figure)
+        if overlaps:
+            unreadable[name] = overlaps
+
     for fig in STUDIES:
         if wanted and fig.name not in wanted:
             continue
         clock = time.perf_counter()
         result = fig.run(args.quick)
         print(result.table())
-        save_figure(result.plot(), args.out / f"{fig.name}.png")
+        save(result.plot(), fig.name)
         result.save(args.data / f"{fig.name}.json")
         print(f"== {fig.name}.png ({result.verdict}, {time.perf_counter() - clock:.0f} s): {fig.command}\n")
     if not wanted or "tutorial" in wanted:
         for path in TUTORIALS:
             clock = time.perf_counter()
-            figures = tutorial_figures(path, args.quick)
+            when = datetime.now(timezone.utc)
+            figures, printed = tutorial_figures(path, args.quick)
             for name, figure in figures.items():
-                save_figure(figure, args.out / f"{name}.png")
+                save(figure, name)
+            if not args.quick:   # the page shows what the full-size run printed
+                record(path, printed, HERE, tutorial_provenance(when, time.perf_counter() - clock))
             print(f"== {path.name}: {', '.join(sorted(figures))} ({time.perf_counter() - clock:.0f} s)")
     print(f"done in {time.perf_counter() - started:.0f} s; figures in {args.out}")
-    return 0
+    for name, overlaps in unreadable.items():
+        print(f"{name}.png: tick labels overlap: {'; '.join(overlaps)}", file=sys.stderr)
+    return 1 if unreadable else 0
 
 
 if __name__ == "__main__":

@@ -216,6 +216,7 @@ REGIMES = [
     (["--preset", "chizat", "--sigma-u", "-1"], "--sigma-u: -1.0 is out of range"),
     (["--preset", "chizat", "--sigma-v", "nan"], "--sigma-v: nan must be finite"),
     (["--preset", "chizat", "--sweep-samples", "0"], "--sweep-samples: 0 is out of range"),
+    (["--preset", "chizat", "--samples", "40", "--width", "40"], "--samples: 40 networks for width d=40"),
 ]
 
 PHASE = [

@@ -4,7 +4,6 @@ regeneration command works; no page, docstring or printed line names a file the 
 from __future__ import annotations
 
 import re
-import runpy
 import shlex
 import subprocess
 import sys
@@ -17,11 +16,25 @@ ROOT = Path(__file__).resolve().parents[1]
 TUTORIALS = sorted((ROOT / "docs" / "tutorial").glob("[0-9][0-9]_*.py"))
 
 
+def _load_tutorial_outputs():
+    """docs/hooks/tutorial_outputs.py, the recorder the figure command and the site build share."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("tutorial_outputs", ROOT / "docs" / "hooks" / "tutorial_outputs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+OUTPUTS = _load_tutorial_outputs()
+
+
 @pytest.mark.parametrize("path", TUTORIALS, ids=lambda p: p.name)
-def test_tutorial_page_runs_and_embeds_its_figures(path, monkeypatch):
-    monkeypatch.setenv("TUTORIAL_QUICK", "1")
+def test_tutorial_page_runs_embeds_its_figures_and_has_its_output_recorded(path, monkeypatch):
+    """Run at the test size, cell by cell: the page shows every figure it draws, and its printed output was recorded
+    (at full size) from this very code — each cell's fingerprint matches — with the same cells printing."""
     monkeypatch.chdir(ROOT)
-    namespace = runpy.run_path(str(path), run_name="__tutorial__")
+    namespace, printed = OUTPUTS.run_cells(path, quick=True)
     figures = {k: v for k, v in namespace.items() if k.startswith("figure_")}
     assert figures, f"{path.name} draws no figure_* figure"
     text = path.read_text()
@@ -30,6 +43,42 @@ def test_tutorial_page_runs_and_embeds_its_figures(path, monkeypatch):
         image = f"../figures/tutorial_{path.name[:2]}_{name.removeprefix('figure_')}.png"
         assert image in text, f"{path.name} draws {name} but its page does not show {image}"
         assert (ROOT / "docs" / "figures" / Path(image).name).exists(), f"{image} is missing: run docs/make_figures.py"
+    outputs = OUTPUTS.recorded(path.stem, ROOT / "docs")
+    assert outputs is not None, f"{path.name} has no recorded output: run {OUTPUTS.RECORD_COMMAND}"
+    stale = OUTPUTS.stale_cells(OUTPUTS.code_cells(text), outputs)
+    assert not stale, f"{path.name}: code cells {stale} changed since the recording: run {OUTPUTS.RECORD_COMMAND}"
+    assert [bool(t.strip()) for t in printed] == [bool(e["stdout"].strip()) for e in outputs["cells"]]
+    assert outputs["versions"]["torch"] and outputs["wall_time_s"] > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", TUTORIALS, ids=lambda p: p.name)
+def test_tutorial_prints_at_full_size_what_its_page_shows(path, monkeypatch):
+    """Same code, same seeds: a full-size run prints the recorded text again, to the last digit (wall times aside)."""
+    import torch
+
+    monkeypatch.chdir(ROOT)
+    default = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float32)      # a reader's python, not this suite's float64 (tests/conftest.py)
+    try:
+        _, printed = OUTPUTS.run_cells(path, quick=False)
+    finally:
+        torch.set_default_dtype(default)
+    outputs = OUTPUTS.recorded(path.stem, ROOT / "docs")
+    for number, (now, then) in enumerate(zip(printed, (e["stdout"] for e in outputs["cells"])), start=1):
+        assert OUTPUTS.without_wall_times(now) == OUTPUTS.without_wall_times(then), f"code cell {number}"
+
+
+def test_a_changed_cell_makes_its_recording_stale(tmp_path):
+    """The fingerprint catches an edited cell, and the comparison masks only wall times."""
+    source = "# %%\nx = 1\n\n# %%\nprint(x)\n"
+    cells = OUTPUTS.code_cells(source)
+    outputs = {"cells": [{"code": OUTPUTS.fingerprint(c), "stdout": ""} for c in cells]}
+    assert OUTPUTS.stale_cells(cells, outputs) == []
+    assert OUTPUTS.stale_cells(OUTPUTS.code_cells(source.replace("x = 1", "x = 2")), outputs) == [1]
+    assert OUTPUTS.stale_cells(cells[:1], outputs) == [1]
+    assert OUTPUTS.without_wall_times("time 12.3 s, rate 0.512") == OUTPUTS.without_wall_times("time 9.0 s, rate 0.512")
+    assert OUTPUTS.without_wall_times("rate 0.512") != OUTPUTS.without_wall_times("rate 0.513")
 
 
 def test_the_figure_command_lists_and_makes_a_figure(tmp_path):
@@ -137,6 +186,11 @@ def test_the_built_site_navigates_from_disk(tmp_path):
     assert not tex, tex[:5]
     reference = (site / "reference" / "limits.html").read_text(encoding="utf-8")
     assert '<a href="#limits.brownian.BrownianGrid"><code>BrownianGrid</code></a>' in reference
+    # each tutorial page shows what its cells printed, one labelled block per printing cell
+    for path in TUTORIALS:
+        page = (site / "tutorial" / f"{path.stem}.html").read_text(encoding="utf-8")
+        printing = [e["stdout"] for e in OUTPUTS.recorded(path.stem, ROOT / "docs")["cells"] if e["stdout"].strip()]
+        assert page.count('class="tutorial-output"') == len(printing) > 0, path.name
 
 
 @pytest.mark.parametrize("path", TUTORIALS, ids=lambda p: p.name)

@@ -14,6 +14,7 @@ from limits.fractional import estimate_hurst
 from limits.peluchetti_favaro import PFBlock
 from limits.seeding import generator
 from validation import figures, pf_models
+from validation.plots import overlapping_tick_labels
 from validation.results import validate
 from validation.settings import SettingsError
 
@@ -48,6 +49,7 @@ def test_plot_draws_every_panel(name, tiny_results, tmp_path):
     fig = tiny_results[name].plot()
     assert len(fig.axes) >= 2
     assert all(ax.get_title() for ax in fig.axes if ax.get_label() != "<colorbar>")
+    assert overlapping_tick_labels(fig) == []
     path = tiny_results[name].save_plot(tmp_path / f"{name}.png")
     assert path.stat().st_size > 5_000
 

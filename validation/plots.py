@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["Curve", "draw_error_curves", "new_axes", "new_grid"]
+__all__ = ["Curve", "decade_ticks", "draw_error_curves", "new_axes", "new_grid", "overlapping_tick_labels"]
 
 
 class Curve:
@@ -122,3 +122,52 @@ def draw_error_curves(
     ax.set_title(heading if subtitle is None else f"{heading}\n{subtitle}", fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8, loc="best")
+
+
+def decade_ticks(axis: Any, *, plain: bool = False) -> None:
+    """Readable labels on a log ``axis`` (``ax.xaxis`` or ``ax.yaxis``; call it once the data are drawn): at
+    1, 2 and 5 × 10^k where the axis spans at most two decades, at the powers of ten beyond that, the other
+    ticks unlabelled. Left to itself, an axis spanning one or two decades labels every minor tick in
+    scientific notation and the labels run into each other ("2×10⁻²3×10⁻²4×10⁻²…"), and one spanning less
+    than a decade labels nothing. ``plain``: labels as numbers (0.02, 0.05, 0.1), e.g. for seconds."""
+    from matplotlib.ticker import FormatStrFormatter, LogFormatterSciNotation, LogLocator, NullFormatter
+
+    low, high = sorted(axis.get_view_interval())
+    narrow = low > 0 and np.log10(high / low) <= 2
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if narrow else (1.0,)))
+    axis.set_major_formatter(FormatStrFormatter("%g") if plain else
+                             LogFormatterSciNotation(labelOnlyBase=False, minor_thresholds=(np.inf, np.inf)))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def _label_text(text: str) -> str:
+    """A tick label as read: "$\\mathdefault{2\\times10^{-2}}$" → "2×10^-2"."""
+    for tex, plain in (("$", ""), ("\\mathdefault", ""), ("\\times", "×"), ("{", ""), ("}", ""), ("\\", "")):
+        text = text.replace(tex, plain)
+    return text
+
+
+def overlapping_tick_labels(figure: Any) -> list[str]:
+    """The tick labels of ``figure`` that overlap a neighbour on the same axis once drawn, as "panel title, x:
+    '2×10⁻²' overlaps '3×10⁻²'" lines — empty when every label can be read. Draws the figure (Agg)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = figure.canvas if isinstance(figure.canvas, FigureCanvasAgg) else FigureCanvasAgg(figure)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    found = []
+    for ax in figure.axes:
+        for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+            low, high = sorted(axis.get_view_interval())
+            span = (high - low) * 1e-9
+            labels = [label for locs, texts in ((axis.get_majorticklocs(), axis.get_majorticklabels()),
+                                                (axis.get_minorticklocs(), axis.get_minorticklabels()))
+                      for loc, label in zip(locs, texts)     # drawn: in the view, visible, not empty
+                      if low - span <= loc <= high + span and label.get_visible() and label.get_text().strip()]
+            boxes = sorted(((label.get_window_extent(renderer), label.get_text()) for label in labels),
+                           key=lambda item: item[0].x0 if name == "x" else item[0].y0)
+            for (box, text), (after, other) in zip(boxes, boxes[1:]):
+                if box.overlaps(after) and box != after:
+                    found.append(f"{ax.get_title() or ax.get_xlabel() or 'axes'}, {name}: {_label_text(text)!r} overlaps "
+                                 f"{_label_text(other)!r}")
+    return found

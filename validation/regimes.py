@@ -289,6 +289,9 @@ def _resolve(preset: str, settings: RegimesSettings) -> RegimesSettings:
             raise SettingsError("activation", str(exc)) from None
     else:
         values["sigma_u"] = values.get("sigma_u") or 1.0 / math.sqrt(values["width"])
+        if values["samples"] <= values["width"]:
+            raise SettingsError("samples", f"{values['samples']} networks for width d={values['width']}: the zero-mean "
+                                           f"test (Hotelling's T²) needs more (allowed: samples ≥ {values['width'] + 1})")
     if kind == "distribution":
         if len(values["depths"]) != 1:
             raise SettingsError("depths", f"fig2 studies one depth, got {list(values['depths'])}")

@@ -53,6 +53,7 @@ from validation.pair_study import (
     PairSettings, RateFitSettings, build_pair, estimate_mb as pair_estimate_mb,
     estimate_seconds as pair_estimate_seconds, model_spec, pair_class, resolve_sizes,
 )
+from validation.plots import decade_ticks
 from validation.results import RunInfo, StudyResult, rows_from_columns, utc_now
 from validation.settings import SettingsError, check_float, make_settings, parse_float_list, setting
 from validation.stats import RateFit, fit_rate, verdict_rule
@@ -395,6 +396,7 @@ class SolversResult(StudyResult):
         axes[0].set_xlabel("drift + diffusion evaluations per solve" if self.kind == "sde"
                            else "vector-field evaluations per solve")
         axes[1].set_xlabel("wall time per solve of the batch (s)")
+        decade_ticks(axes[1].xaxis, plain=True)   # seconds often span one decade: 0.02, 0.05, 0.1, not 2×10⁻²3×10⁻²…
         for panel in axes:
             panel.set_ylabel("RMS error vs reference")
             panel.grid(True, which="both", alpha=0.3)

@@ -52,6 +52,7 @@ import numpy as np
 import torch
 
 from ..checks import INCONCLUSIVE, Check, check_line, combine, interval_check
+from ..plots import decade_ticks
 from ..settings import SettingsError
 from .cohen import DECISION_THRESHOLD, _ci, _plain, _procedure
 from .data import Dataset
@@ -118,14 +119,6 @@ def _relative_change(net: CohenConvNet, initial: dict[str, torch.Tensor]) -> lis
     change = sum((net.params[n].detach() - initial[n]).double().pow(2).flatten(1).sum(1) for n in names)
     size = sum(initial[n].double().pow(2).flatten(1).sum(1) for n in names)
     return (change / size).sqrt().tolist()
-
-
-def _log_labels(ax: Any) -> None:
-    """Labels at 1, 2, 5 × 10^k on a log y axis (a narrow range has no power of ten to label)."""
-    from matplotlib.ticker import FormatStrFormatter, LogLocator
-
-    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
 
 
 class CohenConv(Experiment):
@@ -291,7 +284,7 @@ class CohenConv(Experiment):
             fig8.set_ylabel("norm")
             for ax in (fig7, fig8):
                 depth_axis(ax, depths)
-                _log_labels(ax)
+                decade_ticks(ax.yaxis, plain=True)
                 ax.set_xlabel("depth L")
                 ax.legend(fontsize=6)
         errors = n["test_error"]

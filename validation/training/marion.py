@@ -34,9 +34,9 @@ from typing import Any
 
 import numpy as np
 import torch
-from matplotlib.ticker import LogFormatterSciNotation, LogLocator, NullFormatter
 
 from ..checks import check_line, combine
+from ..plots import decade_ticks
 from ..regime_stats import fractional_critical_beta
 from .experiment import Experiment, depth_axis, grid_learning_rates, number, power_fit
 from .networks import Res1Net, weight_regime
@@ -187,10 +187,7 @@ class MarionFig8(Experiment):
                                   alpha=1.0 if stage == "trained" else 0.5, label=text)
             ax.set(xlabel="depth L")
             depth_axis(ax, s.depths)
-            # a narrow log range has one decade tick: tick and label 1, 2 and 5 of every decade
-            ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-            ax.yaxis.set_major_formatter(LogFormatterSciNotation(labelOnlyBase=False))
-            ax.yaxis.set_minor_formatter(NullFormatter())
+            decade_ticks(ax.yaxis)   # a narrow log range has one decade tick: label 1, 2 and 5 of every decade
             # below the axes, so that no curve is hidden; the numbers are the fitted exponents of the trained weights
             ax.legend(fontsize=6, title=f"exponent in L, trained [{int(round(100 * s.confidence))}% CI]",
                       title_fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.16))

@@ -1,0 +1,45 @@
+"""validation.plots: tick labels that can be read — the overlap check finds labels that run into each other, and
+``decade_ticks`` removes them (a log axis of one or two decades labels every minor tick by default)."""
+
+from __future__ import annotations
+
+import pytest
+from matplotlib.figure import Figure
+
+from validation.plots import decade_ticks, overlapping_tick_labels
+
+
+def _wall_time_panel(low: float, high: float) -> tuple[Figure, object]:
+    """The work–precision figure's shape: two panels, the right one log–log over [low, high] seconds."""
+    figure = Figure(figsize=(11, 4.6), layout="constrained")
+    axes = figure.subplots(1, 2)
+    axes[1].loglog([low, high], [1e-4, 1e-1])
+    axes[1].set_xlabel("wall time per solve of the batch (s)")
+    return figure, axes[1]
+
+
+@pytest.mark.parametrize("low, high", [(0.02, 0.45), (0.02, 0.2), (0.015, 0.6)])
+def test_the_check_finds_the_default_labels_overlapping_and_decade_ticks_separates_them(low, high):
+    figure, ax = _wall_time_panel(low, high)
+    found = overlapping_tick_labels(figure)
+    assert found and all("wall time" in line and "overlaps" in line for line in found), found
+    assert any("10^-2" in line for line in found), found        # written as read, not as mathtext source
+    for plain in (True, False):
+        figure, ax = _wall_time_panel(low, high)
+        decade_ticks(ax.xaxis, plain=plain)
+        assert overlapping_tick_labels(figure) == []
+        labels = {t.get_text() for t in ax.xaxis.get_majorticklabels()}
+        assert ("0.05" in labels) if plain else any("5" in t for t in labels), labels
+
+
+def test_decade_ticks_keeps_powers_of_ten_on_a_wide_axis_and_labels_a_narrow_one():
+    figure, ax = _wall_time_panel(1e-5, 10.0)            # six decades: 1, 2, 5 of each would crowd
+    decade_ticks(ax.xaxis)
+    assert overlapping_tick_labels(figure) == []
+    assert ax.xaxis.get_major_locator()._subs.tolist() == [1.0]
+    figure, ax = _wall_time_panel(0.3, 0.9)              # less than a decade: no power of ten in view
+    decade_ticks(ax.xaxis, plain=True)
+    assert overlapping_tick_labels(figure) == []
+    drawn = [t.get_text() for loc, t in zip(ax.xaxis.get_majorticklocs(), ax.xaxis.get_majorticklabels())
+             if 0.3 <= loc <= 0.9 and t.get_text()]
+    assert len(drawn) >= 2 and "0.5" in drawn, drawn    # matplotlib's linear ticks take over: 0.3, 0.4, …
