@@ -9,7 +9,8 @@ with the blocks of Marion et al. Table 1
     res-1: g(h) = σ(h),   res-2: g(h, W) = σ(W h),   res-3: g(h, W) = ReLU(W h).
 
 Weights come from a :class:`Regime`: i.i.d. (entries of √d V_k, √d W_k symmetric, unit variance),
-smooth (V_k = 𝒱(k/L), W_k = 𝒲(k/L) for RBF Gaussian processes with entry variance 1/d) or fractional
+smooth (V_k = 𝒱(k/L), W_k = 𝒲(k/L) for RBF Gaussian processes with entry variance 1/d; or, as the authors'
+code reads them, the processes' normalised increments) or fractional
 (each entry's sequence (√d V_{k,ij})_k a unit-variance fGn of Hurst index H). A and B have i.i.d.
 N(0, 1/n_in) and N(0, 1/d) entries (their law does not enter the ratios below for the homogeneous
 res-3, which only sees the direction of h_0; B enters only through the direction of p_L).
@@ -48,6 +49,7 @@ from .smooth import SmoothGaussianProcess
 __all__ = [
     "Regime", "IIDRegime", "SmoothRegime", "FractionalRegime", "Block", "RatioResult",
     "propagate", "measure_ratios", "explosion_mask", "check_betas", "check_depth", "IID_LAWS", "largest_real_eigenvalue",
+    "SMOOTH_CONVENTIONS",
 ]
 
 IID_LAWS = ("uniform", "normal", "rademacher")
@@ -132,21 +134,38 @@ class IIDRegime(Regime):
         return both[0], both[1]
 
 
+#: how smooth weights are read from the Gaussian process (see :class:`SmoothRegime`)
+SMOOTH_CONVENTIONS = ("values", "increments")
+
+
 @dataclass(frozen=True)
 class SmoothRegime(Regime):
-    """Smooth weights: V_k = 𝒱(k/L), W_k = 𝒲(k/L), entries independent RBF GPs (length-scale ℓ) of
-    variance 1/d. The function does not depend on L (the stream ignores the depth), so depths are
-    coupled: every L reads the same 𝒱, 𝒲 on its own grid."""
+    """Smooth weights from independent RBF Gaussian processes 𝒱, 𝒲 (length-scale ℓ, entry variance 1/d), read in
+    one of two ways (``convention``):
+
+    * ``values`` (the default; Marion et al.'s text, §4): V_k = 𝒱(k/L), W_k = 𝒲(k/L), k = 1…L. The function does not
+      depend on L (the stream ignores the depth), so depths are coupled: every L reads the same 𝒱, 𝒲 on its grid.
+    * ``increments`` (the authors' code, ``models.create_linear_layers_rbf``): the increments
+      ΔV_k = 𝒱(k/L) − 𝒱((k−1)/L), k = 1…L, divided by their scale s √d, where s is the mean over k of the
+      standard deviation of the d × d entries of ΔV_k (so each entry has variance ≈ 1/d again); likewise W,
+      normalised on its own. An increment over 1/L ≪ ℓ behaves like 𝒱′(k/L)/L, so these weights are a
+      discretised derivative, rescaled: smooth in k, but of a different process (𝒱′ has covariance
+      −k″, i.e. (1 − τ²/ℓ²) e^{−τ²/2ℓ²}/ℓ², shorter in correlation than 𝒱's e^{−τ²/2ℓ²}).
+    """
 
     lengthscale: float = 0.1
+    convention: str = "values"
 
     def __post_init__(self) -> None:
         if not (self.lengthscale > 0 and math.isfinite(self.lengthscale)):
             raise ValueError(f"length-scale ℓ={self.lengthscale} is out of range (allowed: ℓ > 0)")
+        if self.convention not in SMOOTH_CONVENTIONS:
+            raise ValueError(f"smooth-weight convention {self.convention!r} unknown "
+                             f"(allowed: {', '.join(SMOOTH_CONVENTIONS)})")
 
     @property
     def name(self) -> str:  # type: ignore[override]
-        return f"smooth-l{self.lengthscale:g}"
+        return f"smooth-l{self.lengthscale:g}" + ("" if self.convention == "values" else f"-{self.convention}")
 
     takes_noise_dtype: ClassVar[bool] = False  # a smooth function, not noise: drawn in ``dtype``
 
@@ -158,9 +177,15 @@ class SmoothRegime(Regime):
             samples=1, shape=(2, width, width), variance=1.0 / width, lengthscale=self.lengthscale,
             seed=seed, stream="/".join(map(str, (*label, "smooth"))), dtype=dtype, device=device,
         )
-        times = torch.arange(1, depth + 1, dtype=dtype, device=device) / depth
-        values = gp(times)[:, 0]  # (L, 2, d, d)
-        return values[:, 0], values[:, 1]
+        if self.convention == "values":
+            times = torch.arange(1, depth + 1, dtype=dtype, device=device) / depth
+            values = gp(times)[:, 0]  # (L, 2, d, d)
+            return values[:, 0], values[:, 1]
+        times = torch.arange(0, depth + 1, dtype=dtype, device=device) / depth
+        increments = torch.diff(gp(times)[:, 0], dim=0)                           # (L, 2, d, d)
+        scale = increments.flatten(2).std(dim=2, correction=0).mean(dim=0)       # (2,): s, per process
+        increments = increments / (scale * math.sqrt(width)).view(1, 2, 1, 1)
+        return increments[:, 0], increments[:, 1]
 
 
 @dataclass(frozen=True)

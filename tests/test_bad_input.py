@@ -217,6 +217,8 @@ REGIMES = [
     (["--preset", "chizat", "--sigma-v", "nan"], "--sigma-v: nan must be finite"),
     (["--preset", "chizat", "--sweep-samples", "0"], "--sweep-samples: 0 is out of range"),
     (["--preset", "chizat", "--samples", "40", "--width", "40"], "--samples: 40 networks for width d=40"),
+    (["--preset", "fig1", "--smooth-weights", "increments"], "--smooth-weights: applies to --regime smooth only"),
+    (["--preset", "fig4", "--smooth-weights", "derivative"], "--smooth-weights"),
 ]
 
 PHASE = [

@@ -131,6 +131,32 @@ def test_smooth_weights_read_the_same_function() -> None:
     torch.testing.assert_close(v1, v2[1::2], rtol=1e-12, atol=1e-12)
 
 
+def test_smooth_increments_are_the_authors_normalised_increments_of_the_same_processes() -> None:
+    """convention="increments" (the authors' ``create_linear_layers_rbf``): the same processes read at k/L, k = 0…L,
+    differenced, each process divided by the mean over k of its entries' standard deviation, times √d — computed
+    here in numpy in the authors' layout (d, d, L+1); the default convention is untouched."""
+    from limits.smooth import SmoothGaussianProcess
+
+    depth, width = 50, 6
+    values = SmoothRegime(0.1).network_weights(3, ("a",), depth, width, torch.float64, torch.device("cpu"))
+    v, w = SmoothRegime(0.1, "increments").network_weights(3, ("a",), depth, width, torch.float64, torch.device("cpu"))
+    gp = SmoothGaussianProcess(samples=1, shape=(2, width, width), variance=1.0 / width, lengthscale=0.1, seed=3,
+                               stream="a/smooth", dtype=torch.float64)
+    paths = gp(torch.arange(0, depth + 1, dtype=torch.float64) / depth)[:, 0].numpy()      # (L+1, 2, d, d)
+    torch.testing.assert_close(values[0], torch.from_numpy(paths[1:, 0]), rtol=0, atol=0)  # values: 𝒱(k/L), k ≥ 1
+    for index, got in enumerate((v, w)):
+        gp_ij = np.moveaxis(paths[:, index], 0, -1)                                         # (d, d, L+1)
+        increments = gp_ij[:, :, 1:] - gp_ij[:, :, :-1]
+        expected = increments / (np.mean(np.std(increments, axis=(0, 1))) * np.sqrt(width))
+        torch.testing.assert_close(got, torch.from_numpy(np.moveaxis(expected, -1, 0)), rtol=1e-12, atol=1e-14)
+    scale = v.flatten(1).std(dim=1, correction=0).mean() * math.sqrt(width)   # the normalisation: entries' sd 1/√d
+    assert abs(float(scale) - 1.0) < 1e-12                                     # on average over the layers
+    lag_one = float((v[1:] * v[:-1]).mean() / (v ** 2).mean())         # smooth in k: neighbours nearly equal
+    assert lag_one > 0.9
+    with pytest.raises(ValueError, match="allowed: values, increments"):
+        SmoothRegime(0.1, "derivative")
+
+
 @pytest.mark.parametrize(
     "call, match",
     [

@@ -55,7 +55,9 @@ from tqdm import tqdm
 from limits.activations import get_activation
 from limits.chizat import chizat_constant, chizat_expected_spread, chizat_spread
 from limits.fractional import check_hurst
-from limits.initialisation import IID_LAWS, Block, FractionalRegime, IIDRegime, Regime, SmoothRegime, measure_ratios
+from limits.initialisation import (
+    IID_LAWS, SMOOTH_CONVENTIONS, Block, FractionalRegime, IIDRegime, Regime, SmoothRegime, measure_ratios,
+)
 from validation import cli, regime_assumptions, runtime
 from validation.workers import run_tasks
 from validation.regime_stats import (
@@ -105,9 +107,9 @@ PAPER_FIG2 = {"bound_q1": 0.87, "bound_q3": 2.06, "empirical_q1": 1.21, "width":
 
 #: which settings apply to each kind of preset (the rest are refused when given)
 APPLIES = {
-    "sweep": {"regime", "law", "lengthscale", "hurst", "block", "activation", "betas", "depths", "width", "n_in",
+    "sweep": {"regime", "law", "lengthscale", "smooth_weights", "hurst", "block", "activation", "betas", "depths", "width", "n_in",
               "samples", "inputs", "tau", "chunk_mb", "critical_tolerance", "noise_dtype", "deltas", "max_over_layers"},
-    "distribution": {"regime", "law", "lengthscale", "hurst", "block", "activation", "betas", "depths", "width",
+    "distribution": {"regime", "law", "lengthscale", "smooth_weights", "hurst", "block", "activation", "betas", "depths", "width",
                      "n_in", "samples", "inputs", "chunk_mb", "workers", "scheduler", "noise_dtype"},
     "assumptions": {"width", "samples"},
     "chizat": {"width", "hidden", "layers", "kappas", "betas", "depths", "samples", "sweep_samples", "hiddens",
@@ -115,7 +117,7 @@ APPLIES = {
                "sigma_v", "tau", "critical_tolerance"},
 }
 #: settings that apply only to one weight regime
-REGIME_ONLY = {"law": "iid", "lengthscale": "smooth", "hurst": "fractional"}
+REGIME_ONLY = {"law": "iid", "lengthscale": "smooth", "smooth_weights": "smooth", "hurst": "fractional"}
 #: the δ values of Props. 2 and 6 checked by default (decided by 50 draws per cell: see regime_stats)
 QUANTILE_DELTAS = (0.25, 0.5)
 #: β at least this far from the predicted critical β has a predicted class that is checked
@@ -133,6 +135,11 @@ class RegimesSettings(CommonSettings):
                               default_text="uniform")
     lengthscale: float | None = setting(None, "RBF length-scale ℓ > 0 for --regime smooth", parse=float, group="model",
                                         default_text="0.1")
+    smooth_weights: str | None = setting(None, "how --regime smooth reads its Gaussian processes: 'values', V_k = "
+                                               "𝒱(k/L) (Marion et al.'s text), or 'increments', 𝒱(k/L) − 𝒱((k−1)/L) "
+                                               "normalised to entry variance 1/d (the authors' code; docs/results/"
+                                               "regimes.md, 'Against the authors' code')",
+                                         choices=SMOOTH_CONVENTIONS, group="model", default_text="values")
     hurst: float | None = setting(None, "Hurst index H ∈ (0, 1) for --regime fractional", parse=float, group="model",
                                   default_text="none; required with --regime fractional")
     block: str | None = setting(None, "residual block (Marion et al. Table 1)", choices=("res1", "res2", "res3"),
@@ -270,6 +277,7 @@ def _resolve(preset: str, settings: RegimesSettings) -> RegimesSettings:
     elif kind != "chizat":
         values.setdefault("law", "uniform")
         values.setdefault("lengthscale", 0.1)
+        values.setdefault("smooth_weights", "values")
         values.setdefault("activation", "relu")
         for key, regime in REGIME_ONLY.items():
             if key in given and values["regime"] != regime:
@@ -282,7 +290,7 @@ def _resolve(preset: str, settings: RegimesSettings) -> RegimesSettings:
         if values["regime"] != "iid":
             values["law"] = None
         if values["regime"] != "smooth":
-            values["lengthscale"] = None
+            values["lengthscale"] = values["smooth_weights"] = None
         try:
             Block(values["block"], values["activation"])
         except ValueError as exc:
@@ -308,6 +316,8 @@ def _resolve(preset: str, settings: RegimesSettings) -> RegimesSettings:
              "max_over_layers")
     if kind not in ("chizat", "assumptions") and any(k in base and values.get(k) != base[k] for k in named):
         title = f"res-{values['block'][-1]}, {_regime_name(values)}, d = {values['width']}"
+    if values.get("smooth_weights") == "increments":
+        title += "; weights: the processes' normalised increments (the authors' code)"
     return dataclasses.replace(settings, **values, preset=name, kind=kind, title=title)
 
 
@@ -324,7 +334,7 @@ def _regime(values: Any) -> Regime:
     if get("regime") == "iid":
         return IIDRegime(get("law"))
     if get("regime") == "smooth":
-        return SmoothRegime(get("lengthscale"))
+        return SmoothRegime(get("lengthscale"), get("smooth_weights") or "values")
     return FractionalRegime(get("hurst"))
 
 
