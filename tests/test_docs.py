@@ -193,6 +193,22 @@ def test_the_built_site_navigates_from_disk(tmp_path):
         assert page.count('class="tutorial-output"') == len(printing) > 0, path.name
 
 
+def test_the_pages_state_the_default_tolerance_the_code_uses():
+    """Every "within 0.5 ± t", "theory ± t", "tolerance ±t" and "within ±t" on the newcomer's pages (README, tutorials,
+    how-to pages of the rate studies) names the default tolerance of the rate verdict (a page once said ±0.1 after
+    the default became ±0.05)."""
+    from validation.convergence import ConvergenceSettings
+
+    tolerance = ConvergenceSettings().tolerance
+    pages = [ROOT / "README.md", ROOT / "docs" / "index.md", *sorted((ROOT / "docs" / "tutorial").glob("*.md")),
+             *sorted((ROOT / "docs" / "tutorial").glob("[0-9][0-9]_*.py")), ROOT / "docs" / "howto" / "convergence.md",
+             ROOT / "docs" / "howto" / "ablation.md"]
+    pattern = re.compile(r"(?:0\.5 ?(?:\\pm|±) ?|theory ?\$?(?:\\pm|±) ?|tolerance ±|within ±)(\d+(?:\.\d+)?)")
+    stated = [(page.name, float(value)) for page in pages for value in pattern.findall(page.read_text())]
+    assert len(stated) >= 6, stated                      # the check reads what it should
+    assert all(value == tolerance for _, value in stated), [x for x in stated if x[1] != tolerance]
+
+
 @pytest.mark.parametrize("path", TUTORIALS, ids=lambda p: p.name)
 def test_tutorial_code_pastes_into_a_plain_python_prompt(path):
     """Each tutorial page's code blocks, pasted one after another into ``python -i`` (each followed by a blank line,
