@@ -33,18 +33,36 @@ def test_eigenvalues_nonnegative(hurst: float) -> None:
     assert lam.min() >= 0.0
 
 
+def _autocovariance_z(noise: FractionalNoise, hurst: float, n: int = 256, count: int = 2000) -> list[float]:
+    """(empirical γ(k) − γ(k)) / its standard error for k = 0…5, over ``count`` sequences of length ``n``."""
+    x = noise.sample(count, generator(11, "acov", hurst))
+    assert x.shape == (count, n)
+    gamma = fgn_autocovariance(hurst, 6)
+    scores = []
+    for k in range(6):
+        prod = (x[:, : n - k] * x[:, k:]).mean(dim=1)  # one estimate per sequence
+        scores.append((prod.mean().item() - gamma[k]) / (prod.std().item() / math.sqrt(count)))
+    return scores
+
+
 @pytest.mark.parametrize("hurst", [0.2, 0.5, 0.75, 0.95])
 def test_empirical_autocovariance(hurst: float) -> None:
     """Empirical γ(k), k ≤ 5, over 2000 sequences of length 256 within 5 standard errors."""
-    n, count = 256, 2000
-    x = FractionalNoise(hurst, n).sample(count, generator(11, "acov", hurst))
-    assert x.shape == (count, n)
-    gamma = fgn_autocovariance(hurst, 6)
-    for k in range(6):
-        prod = (x[:, : n - k] * x[:, k:]).mean(dim=1)  # one estimate per sequence
-        est = prod.mean().item()
-        se = prod.std().item() / math.sqrt(count)
-        assert abs(est - gamma[k]) < 5 * se, (hurst, k, est, gamma[k], se)
+    scores = _autocovariance_z(FractionalNoise(hurst, 256), hurst)
+    assert all(abs(z) < 5 for z in scores), (hurst, scores)
+
+
+@pytest.mark.parametrize("hurst", [0.75, 0.95])
+def test_the_autocovariance_check_catches_a_wrong_last_eigen_coefficient(hurst: float) -> None:
+    """The error found in the authors' Davies–Harte generator (the N-th eigen-component scaled by √(λ₀/2N), not
+    √(λ_N/2N): an alternating (−1)^k ξ of variance (λ₀ − λ_N)/2N on every sequence), injected into the package's
+    sampler: the check above fails at every lag, with alternating signs (|z| 13–22 here)."""
+    noise = FractionalNoise(hurst, 256)
+    noise._scale = noise._scale.clone()
+    noise._scale[256] = noise._scale[0]
+    scores = _autocovariance_z(noise, hurst)
+    assert all(abs(z) > 5 for z in scores), scores
+    assert all(a * b < 0 for a, b in zip(scores, scores[1:])), scores     # the sign alternates with the lag
 
 
 def test_half_is_iid() -> None:
