@@ -11,9 +11,9 @@ as the command shown next to it on the site; the tutorial figures come from runn
 ``tutorial_NN_<name>.png``; what each of their code cells prints is recorded in
 ``docs/tutorial/outputs/NN_*.json`` (at full size only) and shown on the tutorial's page. The numbers behind
 each study figure are saved as JSON next to it in ``--data`` (default ``results/figure-runs/``, not part of the
-site), so the numbers quoted on the results pages can be checked against the runs that drew the figures. Every figure is checked for tick labels that
-run into each other once drawn (:func:`validation.plots.overlapping_tick_labels`); any found are listed at the
-end and the command exits 1.
+site), so the numbers quoted on the results pages can be checked against the runs that drew the figures.
+Every figure is checked for tick labels that run into each other once drawn
+(:func:`validation.plots.overlapping_tick_labels`); any found are listed at the end and the command exits 1.
 """
 
 from __future__ import annotations
