@@ -273,6 +273,7 @@ class DyadicPath(BaseBrownian):
             raise ValueError(f"areas shape {tuple(areas.shape)} differs from increments {tuple(increments.shape)}")
         self.increments, self.areas = increments, areas
         self.steps, self.t1 = steps, float(t1)
+        self._levels: dict[int, tuple[torch.Tensor, torch.Tensor | None]] = {1: (increments, areas)}
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -300,6 +301,19 @@ class DyadicPath(BaseBrownian):
             raise ValueError(f"time {float(t)!r} is not on the grid of {self.steps} steps over [0, {self.t1}]")
         return index
 
+    def level(self, length: int) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The increments (and space-time areas) of the path on the grid of steps of ``length`` recorded steps, a
+        power of two: shape (K / length, N, m), each the :func:`tree_sum` of its recorded steps (areas merged by
+        :func:`merge_space_time_areas`). Computed once per length and kept, so that a scheme at step count L reads
+        its grid at the cost of an index (memory: at most twice the recorded path)."""
+        if length not in self._levels:
+            increments, areas = self.level(length // 2)
+            if areas is None:
+                self._levels[length] = (increments[0::2] + increments[1::2], None)
+            else:
+                self._levels[length] = merge_space_time_areas(increments, areas)
+        return self._levels[length]
+
     def __call__(self, ta, tb=None, return_U: bool = False, return_A: bool = False):
         if tb is None:
             ta, tb = 0.0, ta
@@ -307,15 +321,13 @@ class DyadicPath(BaseBrownian):
         length = stop - start
         if length < 1 or length & (length - 1) or start % length:
             raise ValueError(f"DyadicPath answers aligned dyadic steps only; got [{float(ta)}, {float(tb)}]")
-        w = tree_sum(self.increments[start:stop])
+        if (return_U or return_A) and self.areas is None:
+            raise ValueError("this DyadicPath has no space-time areas (record them to use return_U/return_A)")
+        increments, areas = self.level(length)
+        w = increments[start // length]
         if not (return_U or return_A):
             return w
-        if self.areas is None:
-            raise ValueError("this DyadicPath has no space-time areas (record them to use return_U/return_A)")
-        ws, hs = self.increments[start:stop], self.areas[start:stop]
-        while ws.shape[0] > 1:
-            ws, hs = merge_space_time_areas(ws, hs)
-        h = hs[0]
+        h = areas[start // length]
         out = [w]
         if return_U:
             out.append((float(tb) - float(ta)) * (0.5 * w + h))

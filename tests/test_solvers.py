@@ -173,3 +173,30 @@ def test_cli_bad_input(argv, message):
                           timeout=120)
     assert proc.returncode == 2, proc.stderr
     assert message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_timed_reports_the_median_of_repeats_after_a_warm_up():
+    from validation.solvers import timed
+
+    calls, durations = [], iter([0.05, 0.001, 0.03, 0.002])   # the warm-up is slow; then 1, 30, 2 ms
+
+    def solve():
+        import time as clock
+        calls.append(1)
+        clock.sleep(next(durations))
+        return len(calls)
+
+    counted = []
+    result, seconds = timed(solve, 3, lambda: counted.append(len(calls)))
+    assert result == 1 and counted == [1] and len(calls) == 4          # the warm-up's result; counters read after it
+    assert 0.0015 < seconds < 0.02                                     # the median (2 ms), not the warm-up or the mean
+    calls.clear()
+    durations = iter([0.01])
+    assert timed(solve, 0)[1] >= 0.01 and len(calls) == 1              # 0 repeats: the warm-up itself, timed
+
+
+def test_the_timing_protocol_is_recorded():
+    result = solvers.run("res1", samples=20, width=2, depths=(4, 8, 16), reference_steps=64, schemes=("euler",),
+                         timing_repeats=2)
+    assert result.summary()["timing"] == {"warm_up_runs": 1, "timed_runs": 2, "statistic": "median"}
+    assert all(s > 0 for run in result.runs for s in run.seconds)

@@ -55,7 +55,7 @@ from validation.pair_study import (
 )
 from validation.plots import decade_ticks
 from validation.results import RunInfo, StudyResult, rows_from_columns, utc_now
-from validation.settings import SettingsError, check_float, make_settings, parse_float_list, setting
+from validation.settings import SettingsError, check_float, check_int, make_settings, parse_float_list, setting
 from validation.stats import RateFit, fit_rate, verdict_rule
 
 __all__ = ["SolversSettings", "SolversResult", "SchemeRun", "ODE_FIXED_SCHEMES", "ODE_ADAPTIVE_SCHEMES", "run",
@@ -88,6 +88,9 @@ REFERENCE_FACTOR = 4
 COMMUTATIVE_SAMPLES = 4000
 #: the error levels of the steps-to-ε table
 TARGETS: tuple[float, ...] = (1e-1, 1e-2, 1e-3, 1e-4, 1e-6)
+#: timed repeats of every solve after its warm-up (DiffEqDevTools times a work-precision point as the median of
+#: repeated runs too): one timing per point made the wall-time curves zig-zag by up to 2x between neighbouring depths
+TIMING_REPEATS = 3
 #: an extrapolated step count beyond this is reported as out of reach (``inf``), not as a number
 MAX_EXTRAPOLATED_STEPS = 1e12
 
@@ -117,6 +120,9 @@ class SolversSettings(RateFitSettings, PairSettings):
                      "noise; tamed_euler and drift_implicit_euler only when named); ODE: all")
     tolerances: tuple[float, ...] = setting((1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9),
                                             "ODE pairs: rtol = atol of the adaptive schemes", parse=parse_float_list)
+    timing_repeats: int = setting(TIMING_REPEATS, "the wall-time axis: every solve runs once untimed (a warm-up, whose "
+                                  "result gives the errors), then this many timed times, and the median is reported "
+                                  "(0: one timing of the warm-up itself, as in 0.5.0)", parse=int)
 
     def check(self) -> None:
         super().check()
@@ -133,6 +139,7 @@ class SolversSettings(RateFitSettings, PairSettings):
         if not tolerances:
             raise SettingsError("tolerances", "give at least one tolerance")
         self._set("tolerances", tolerances)
+        check_int("timing_repeats", self.timing_repeats, 0, 100)
 
 
 # ------------------------------------------------------------------------------------------------ result
@@ -297,6 +304,8 @@ class SolversResult(StudyResult):
         return {
             "model": self.model, "model_spec": self.model_spec, "kind": self.kind, "noise_type": self.noise_type,
             "depths": self.depths, "reference": self.reference, "floor_factor": SCHEME_FLOOR_FACTORS[self.kind],
+            "timing": {"warm_up_runs": 1, "timed_runs": self.settings.timing_repeats,
+                       "statistic": "median" if self.settings.timing_repeats else "the warm-up run itself"},
             "schemes": [run.to_dict(tol, self.scheme_checks[run.name]) for run in self.runs],
             "adaptive": [run.to_dict(tol) for run in self.adaptive],
             "steps_to_reach": {"targets": list(TARGETS), "steps": self.steps_table()},
@@ -456,6 +465,32 @@ class _CountedLimit:
         return self._limit.stratonovich_correction(t, y)
 
 
+def timed(solve: Callable[[], Any], repeats: int, after_warm_up: Callable[[], None] | None = None
+          ) -> tuple[Any, float]:
+    """A work–precision point: ``solve()`` once (the warm-up: first calls pay for allocation and caches; its result
+    is returned, and ``after_warm_up()`` is called, e.g. to read evaluation counters), then ``repeats`` timed runs,
+    and their median wall time. With ``repeats`` 0 the warm-up itself is timed (one timing, as in 0.5.0).
+    Returns (the warm-up's result, seconds)."""
+    clock = time.perf_counter()
+    result = solve()
+    seconds = [time.perf_counter() - clock]
+    if after_warm_up is not None:
+        after_warm_up()
+    if repeats:
+        seconds = []
+        for _ in range(repeats):
+            clock = time.perf_counter()
+            solve()
+            seconds.append(time.perf_counter() - clock)
+    return result, float(np.median(seconds))
+
+
+def _final_state(odeint: Callable[..., torch.Tensor], field: Any, h0: torch.Tensor, span: torch.Tensor,
+                 options: Mapping[str, Any]) -> torch.Tensor:
+    with torch.no_grad():
+        return odeint(field, h0, span, **options)[-1]
+
+
 def _squared(h: torch.Tensor, reference: torch.Tensor) -> np.ndarray:
     return ((h - reference) ** 2).sum(-1).cpu().double().numpy()
 
@@ -531,11 +566,8 @@ def _sde_runs(pair: SDEPair, settings: SolversSettings, progress: bool) -> tuple
     runs = []
     # the network: its states from the pass (bit for bit the stand-alone network on this path)
     network = np.stack([_squared(h, reference) for h in passed.states["network"]], axis=1)
-    timings = []
-    for L in depths:
-        clock = time.perf_counter()
-        run_network(pair, L, coarse, h0)
-        timings.append(time.perf_counter() - clock)
+    timings = [timed(functools.partial(run_network, pair, L, coarse, h0), settings.timing_repeats)[1]
+               for L in depths]
     runs.append(SchemeRun("network", f"the ResNet of depth L ({pair.name})", pair.theory_rate, depths, network,
                           [pair.evaluations_per_layer * L for L in depths], timings,
                           _fit(depths, network, gap, settings, pair.kind, next_order)))
@@ -545,10 +577,9 @@ def _sde_runs(pair: SDEPair, settings: SolversSettings, progress: bool) -> tuple
         squared, evaluations, seconds = [], [], []
         for L in depths:
             counted.f_calls = counted.g_calls = 0
-            clock = time.perf_counter()
-            h = scheme.integrate(h0, coarse, L)
-            seconds.append(time.perf_counter() - clock)
-            evaluations.append(counted.f_calls + counted.g_calls)
+            h, time_taken = timed(functools.partial(scheme.integrate, h0, coarse, L), settings.timing_repeats,
+                                  lambda out=evaluations, c=counted: out.append(c.f_calls + c.g_calls))
+            seconds.append(time_taken)
             squared.append(_squared(h, reference))
         values = np.stack(squared, axis=1)
         runs.append(SchemeRun(name, cls.description, scheme.strong_order, depths, values, evaluations, seconds,
@@ -578,9 +609,10 @@ def _ode_runs(pair: ODEPair, settings: SolversSettings) -> tuple[list[SchemeRun]
         second = odeint(pair.limit_field, h0, span, method="rk4", options={"step_size": 2.0 / fine})[-1]
         adaptive_check = odeint(pair.limit_field, h0, span, rtol=rtol, atol=atol, method="dopri8")[-1]
     gap = math.sqrt(float(np.mean(_squared(second, reference))))
-    network = np.stack([_squared(run_network(pair, L), reference) for L in depths], axis=1)
+    network_runs = [timed(functools.partial(run_network, pair, L), settings.timing_repeats) for L in depths]
+    network = np.stack([_squared(h, reference) for h, _ in network_runs], axis=1)
     runs = [SchemeRun("network", f"the ResNet of depth L ({pair.name})", pair.theory_rate, depths, network,
-                      [pair.evaluations_per_layer * L for L in depths], [math.nan] * len(depths),
+                      [pair.evaluations_per_layer * L for L in depths], [seconds for _, seconds in network_runs],
                       _fit(depths, network, gap, settings, pair.kind, next_order))]
     adaptive = []
     for name in names:
@@ -588,15 +620,13 @@ def _ode_runs(pair: ODEPair, settings: SolversSettings) -> tuple[list[SchemeRun]
         squared, evaluations, seconds = [], [], []
         keys = depths if name in ODE_FIXED_SCHEMES else list(settings.tolerances)
         for key in keys:
+            options = dict(method=name, options={"step_size": 1.0 / key}) if name in ODE_FIXED_SCHEMES \
+                else dict(method=name, rtol=key, atol=key)
             field.calls = 0
-            clock = time.perf_counter()
-            with torch.no_grad():
-                if name in ODE_FIXED_SCHEMES:
-                    h = odeint(field, h0, span, method=name, options={"step_size": 1.0 / key})[-1]
-                else:
-                    h = odeint(field, h0, span, method=name, rtol=key, atol=key)[-1]
-            seconds.append(time.perf_counter() - clock)
-            evaluations.append(field.calls)
+            h, time_taken = timed(functools.partial(_final_state, odeint, field, h0, span, options),
+                                  settings.timing_repeats,
+                                  lambda out=evaluations, c=field: out.append(c.calls))
+            seconds.append(time_taken)
             squared.append(_squared(h, reference))
         values = np.stack(squared, axis=1)
         if name in ODE_FIXED_SCHEMES:
