@@ -23,14 +23,15 @@ power of two dividing n, since dyadic sums are exact in binary floating point).
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import torch
 from torchsde import BaseBrownian
 
 from .seeding import generator
 
-__all__ = ["BrownianGrid", "DyadicPath", "tree_sum", "dyadic_levels", "merge_space_time_areas",
-           "default_block_steps"]
+__all__ = ["BrownianGrid", "DyadicPath", "PathLevel", "tree_sum", "dyadic_levels", "merge_space_time_areas",
+           "merge_levy_areas", "levy_area_pairs", "levy_area_matrix", "default_block_steps"]
 
 
 def tree_sum(x: torch.Tensor) -> torch.Tensor:
@@ -246,34 +247,90 @@ class BrownianGrid(BaseBrownian):
         return total
 
 
+class PathLevel(NamedTuple):
+    """A :class:`DyadicPath` on one grid: per step its increment W (K', N, m), its space-time area H (K', N, m) or
+    None, and its Lévy area A (K', N, m(m−1)/2: the entries i < j, :func:`levy_area_pairs`) or None."""
+
+    increments: torch.Tensor
+    areas: torch.Tensor | None
+    levy_areas: torch.Tensor | None
+
+
+def levy_area_pairs(channels: int, device: torch.device | str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
+    """The index pairs (i, j), i < j, in which a Lévy area is stored compactly: ``torch.triu_indices(m, m, 1)``."""
+    rows, columns = torch.triu_indices(channels, channels, 1, device=device)
+    return rows, columns
+
+
+def merge_levy_areas(w: torch.Tensor, h: torch.Tensor, a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Increments, space-time areas and Lévy areas of consecutive pairs of equal steps, merged (dim 0 halves).
+
+    The Lévy area of channels i < j over [s, t] is A_ij = ½ (∫_s^t (B^i_r − B^i_s) dB^j_r − ∫_s^t (B^j_r − B^j_s) dB^i_r)
+    (Stratonovich and Itô integrals give the same A). For [s, u] ∪ [u, t], Chen's relation gives it exactly from
+    the halves' increments W_1, W_2 and areas:
+
+        A_ij = A_ij(1) + A_ij(2) + ½ (W_1^i W_2^j − W_1^j W_2^i),
+
+    and W and H merge as in :func:`merge_space_time_areas`. Every grid of a :class:`DyadicPath` is merged by this one
+    rule, so coarse and fine steps read the areas of one path. ``a`` is compact, (…, m(m−1)/2) in the order of
+    :func:`levy_area_pairs`.
+    """
+    rows, columns = levy_area_pairs(w.shape[-1], w.device)
+    w1, w2 = w[0::2], w[1::2]
+    merged_a = a[0::2] + a[1::2] + 0.5 * (w1[..., rows] * w2[..., columns] - w1[..., columns] * w2[..., rows])
+    merged_w, merged_h = merge_space_time_areas(w, h)
+    return merged_w, merged_h, merged_a
+
+
+def levy_area_matrix(a: torch.Tensor, channels: int) -> torch.Tensor:
+    """The antisymmetric (…, m, m) matrix of compact Lévy areas (…, m(m−1)/2)."""
+    rows, columns = levy_area_pairs(channels, a.device)
+    full = a.new_zeros(*a.shape[:-1], channels, channels)
+    full[..., rows, columns] = a
+    full[..., columns, rows] = -a
+    return full
+
+
 class DyadicPath(BaseBrownian):
-    """A Brownian path known by its increments (and optionally its space-time Lévy areas) on a grid of K
+    """A Brownian path known by its increments (and optionally its space-time and Lévy areas) on a grid of K
     equal steps of [0, T], read by torchsde's schemes at any step count dividing K.
 
     The study engine records the shared path's increments at the resolution of the deepest scheme (the
     same tree sums every network reads), so every scheme at every step count L | K reads the same path:
     a query over an aligned dyadic interval is the :func:`tree_sum` of its recorded steps, bit for bit the
     increment :class:`BrownianGrid` gives. With ``areas`` (H of each recorded step) it also answers
-    ``return_U`` (U = Δt(½W + H)) and ``return_A`` with the Lévy area **E[A | W, H] = H ⊗ W − W ⊗ H** — the
-    mean of Davie's approximation, without its independent term (drawing that term costs m² normals per
-    step and sample); torchsde's log-ODE scheme accepts it as ``davie``. Memory: K·N·m numbers (the
-    deepest step count compared, never the reference's).
+    ``return_U`` (U = Δt(½W + H)) and ``return_A``: with ``levy_areas`` (A of each recorded step, compact), the
+    Lévy area of the queried step merged by Chen's relation (:func:`merge_levy_areas`); without, **E[A | W, H] =
+    H ⊗ W − W ⊗ H** — the mean of Davie's approximation, without its independent term (drawing that term costs
+    m² normals per step and sample); torchsde's log-ODE scheme accepts either. Memory: K·N·m numbers (plus K·N·m
+    for H and K·N·m(m−1)/2 for A), at most twice that once every grid has been read (:meth:`level`).
 
     Args:
         increments: (K, N, m), K a power of two.
         areas: (K, N, m) space-time Lévy areas of the steps, or None.
         t1: the final time T.
+        levy_areas: (K, N, m(m−1)/2) Lévy areas of the steps (:func:`levy_area_pairs` order), or None; needs
+            ``areas``.
     """
 
-    def __init__(self, increments: torch.Tensor, areas: torch.Tensor | None = None, t1: float = 1.0) -> None:
+    def __init__(self, increments: torch.Tensor, areas: torch.Tensor | None = None, t1: float = 1.0,
+                 levy_areas: torch.Tensor | None = None) -> None:
         steps = increments.shape[0]
         if not _is_power_of_two(steps):
             raise ValueError(f"a DyadicPath needs a power-of-two number of steps; got {steps}")
         if areas is not None and areas.shape != increments.shape:
             raise ValueError(f"areas shape {tuple(areas.shape)} differs from increments {tuple(increments.shape)}")
-        self.increments, self.areas = increments, areas
+        if levy_areas is not None:
+            m = increments.shape[-1]
+            if areas is None:
+                raise ValueError("levy_areas need the space-time areas too (the merge of A reads only W, but a "
+                                 "scheme reading A reads H)")
+            if levy_areas.shape != (*increments.shape[:-1], m * (m - 1) // 2):
+                raise ValueError(f"levy_areas shape {tuple(levy_areas.shape)}: expected "
+                                 f"{(*increments.shape[:-1], m * (m - 1) // 2)} (the entries i < j of m = {m})")
+        self.increments, self.areas, self.levy_areas = increments, areas, levy_areas
         self.steps, self.t1 = steps, float(t1)
-        self._levels: dict[int, tuple[torch.Tensor, torch.Tensor | None]] = {1: (increments, areas)}
+        self._levels: dict[int, PathLevel] = {1: PathLevel(increments, areas, levy_areas)}
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -289,10 +346,13 @@ class DyadicPath(BaseBrownian):
 
     @property
     def levy_area_approximation(self) -> str:
+        if self.levy_areas is not None:
+            return "foster"
         return "none" if self.areas is None else "davie"
 
     def __repr__(self) -> str:
-        return f"DyadicPath(steps={self.steps}, shape={self.shape}, areas={self.areas is not None})"
+        return (f"DyadicPath(steps={self.steps}, shape={self.shape}, areas={self.areas is not None}, "
+                f"levy_areas={self.levy_areas is not None})")
 
     def _index(self, t) -> int:
         position = float(t) / self.t1 * self.steps
@@ -301,36 +361,131 @@ class DyadicPath(BaseBrownian):
             raise ValueError(f"time {float(t)!r} is not on the grid of {self.steps} steps over [0, {self.t1}]")
         return index
 
-    def level(self, length: int) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """The increments (and space-time areas) of the path on the grid of steps of ``length`` recorded steps, a
-        power of two: shape (K / length, N, m), each the :func:`tree_sum` of its recorded steps (areas merged by
-        :func:`merge_space_time_areas`). Computed once per length and kept, so that a scheme at step count L reads
-        its grid at the cost of an index (memory: at most twice the recorded path)."""
+    def level(self, length: int) -> PathLevel:
+        """The path on the grid of steps of ``length`` recorded steps, a power of two: each step's increment (the
+        :func:`tree_sum` of its recorded steps) and areas (merged by :func:`merge_space_time_areas` and
+        :func:`merge_levy_areas`), shape (K / length, N, …). Computed once per length and kept, so that a scheme at
+        step count L reads its grid at the cost of an index (memory: at most twice the recorded path)."""
         if length not in self._levels:
-            increments, areas = self.level(length // 2)
-            if areas is None:
-                self._levels[length] = (increments[0::2] + increments[1::2], None)
+            if length < 1 or length & (length - 1) or length > self.steps:
+                raise ValueError(f"length={length} must be a power of two ≤ {self.steps}")
+            finer = self.level(length // 2)
+            if finer.levy_areas is not None:
+                merged = PathLevel(*merge_levy_areas(*finer))
+            elif finer.areas is not None:
+                merged = PathLevel(*merge_space_time_areas(finer.increments, finer.areas), None)
             else:
-                self._levels[length] = merge_space_time_areas(increments, areas)
+                merged = PathLevel(finer.increments[0::2] + finer.increments[1::2], None, None)
+            self._levels[length] = merged
         return self._levels[length]
 
-    def __call__(self, ta, tb=None, return_U: bool = False, return_A: bool = False):
-        if tb is None:
-            ta, tb = 0.0, ta
+    def step(self, ta, tb) -> tuple[int, PathLevel]:
+        """The index k of the aligned dyadic step [ta, tb] on its grid, and that grid (:meth:`level`)."""
         start, stop = self._index(ta), self._index(tb)
         length = stop - start
         if length < 1 or length & (length - 1) or start % length:
             raise ValueError(f"DyadicPath answers aligned dyadic steps only; got [{float(ta)}, {float(tb)}]")
+        return start // length, self.level(length)
+
+    def __call__(self, ta, tb=None, return_U: bool = False, return_A: bool = False):
+        if tb is None:
+            ta, tb = 0.0, ta
         if (return_U or return_A) and self.areas is None:
             raise ValueError("this DyadicPath has no space-time areas (record them to use return_U/return_A)")
-        increments, areas = self.level(length)
-        w = increments[start // length]
+        k, grid = self.step(ta, tb)
+        w = grid.increments[k]
         if not (return_U or return_A):
             return w
-        h = areas[start // length]
+        h = grid.areas[k]
         out = [w]
         if return_U:
             out.append((float(tb) - float(ta)) * (0.5 * w + h))
         if return_A:
-            out.append(h.unsqueeze(-1) * w.unsqueeze(-2) - w.unsqueeze(-1) * h.unsqueeze(-2))
+            if grid.levy_areas is not None:
+                out.append(levy_area_matrix(grid.levy_areas[k], w.shape[-1]))
+            else:
+                out.append(h.unsqueeze(-1) * w.unsqueeze(-2) - w.unsqueeze(-1) * h.unsqueeze(-2))
         return tuple(out)
+
+
+#: what :func:`record_path` records of each fine step besides its increment
+PATH_AREAS: tuple[str, ...] = ("none", "piecewise-linear", "space-time", "levy")
+
+
+def fine_step_areas(w: torch.Tensor, dt: float, kind: str, seed: int, block: int
+                    ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+    """The space-time and Lévy areas of fine steps of length ``dt`` with increments ``w`` (S, N, m), block ``block``
+    of the path of ``seed`` (:func:`record_path`'s ``areas``):
+
+    * ``piecewise-linear``: H = 0 (the path linear between the fine points; no Lévy area);
+    * ``space-time``: H ~ N(0, Δt/12), independent of W — exact (the space-time area of a Brownian step is
+      independent of its increment; Foster 2020) — from the stream (seed, "space-time-area", block);
+    * ``levy``: also A_ij = H_i W_j − W_i H_j + λ_ij, i < j, with λ_ij ~ N(0, Δt²/20 + (Δt/5)(H_i² + H_j²))
+      independent, from the stream (seed, "levy-area", block). Given (W, H), the Lévy area's conditional mean is
+      H ⊗ W − W ⊗ H and its conditional variance Δt²/20 + (Δt/5)(H_i² + H_j²) (Foster's; measured here by
+      regression on 10⁵ simulated fine paths: 0.0501, 0.196); its conditional law is not Gaussian, so the fine
+      step's area is an approximation with the right first two conditional moments — the Davie–Foster
+      approximation with Foster's variance (torchsde's ``foster`` option draws λ with variance
+      Δt²/50 + (Δt/5)(H_i² + H_j²), its ``davie`` option with Δt²/6, against the exact average Δt²/12).
+    """
+    if kind in ("none",):
+        return None, None
+    if kind == "piecewise-linear":
+        return torch.zeros_like(w), None
+    if kind not in PATH_AREAS:
+        raise ValueError(f"areas={kind!r} unknown (allowed: {', '.join(PATH_AREAS)})")
+    gen = generator(seed, "space-time-area", block, device=w.device)
+    h = torch.randn(w.shape, generator=gen, dtype=w.dtype, device=w.device).mul_(math.sqrt(dt / 12.0))
+    if kind == "space-time":
+        return h, None
+    rows, columns = levy_area_pairs(w.shape[-1], w.device)
+    h_i, h_j = h[..., rows], h[..., columns]
+    mean = h_i * w[..., columns] - w[..., rows] * h_j
+    std = (dt * dt / 20.0 + (dt / 5.0) * (h_i * h_i + h_j * h_j)).sqrt()
+    gen = generator(seed, "levy-area", block, device=w.device)
+    return h, mean + std * torch.randn(mean.shape, generator=gen, dtype=w.dtype, device=w.device)
+
+
+def record_path(samples: int, channels: int, steps: int, seed: int = 0, *, record_steps: int | None = None,
+                areas: str = "none", t1: float = 1.0, dtype: torch.dtype = torch.float64,
+                device: torch.device | str = "cpu", block_steps: int | None = None,
+                noise_dtype: torch.dtype | None = None) -> DyadicPath:
+    """The path of a :class:`BrownianGrid` (same arguments, the same increments) on the grid of K = ``record_steps``
+    steps (default: every fine step), with the areas of each recorded step.
+
+    The fine steps' areas are drawn (or set) by :func:`fine_step_areas` according to ``areas`` (one of
+    :data:`PATH_AREAS`), then merged exactly up to the recorded grid (:func:`merge_space_time_areas`,
+    :func:`merge_levy_areas`); a :class:`DyadicPath` merges them further, by the same rules, for any coarser step.
+    So every step count reads the increments and areas of one path, and the only approximation is at the fine
+    step (none for ``space-time``; for ``levy`` the fine step's Lévy area law, whose effect on a coarse step of r
+    fine steps shrinks as r grows: the merge adds the exact cross terms). The blocks are generated one at a time:
+    memory is the recorded path, K·N·(2m + m(m−1)/2) numbers at most.
+    """
+    if areas not in PATH_AREAS:
+        raise ValueError(f"areas={areas!r} unknown (allowed: {', '.join(PATH_AREAS)})")
+    record_steps = steps if record_steps is None else record_steps
+    if not _is_power_of_two(record_steps) or record_steps > steps:
+        raise ValueError(f"record_steps={record_steps} must be a power of two ≤ steps={steps}")
+    every = steps // record_steps
+    if block_steps is None:
+        block_steps = max(every, default_block_steps(samples, channels, steps))
+    if block_steps < every:
+        raise ValueError(f"block_steps={block_steps} must be ≥ steps / record_steps = {every}")
+    grid = BrownianGrid(samples, channels, steps, seed=seed, t1=t1, dtype=dtype, device=device,
+                        block_steps=block_steps, noise_dtype=noise_dtype)
+    parts: list[list[torch.Tensor]] = [[], [], []]
+    for b in range(grid.num_blocks):
+        w = grid.block(b)
+        h, a = fine_step_areas(w, grid.dt, areas, seed, b)
+        for _ in range(every.bit_length() - 1):
+            if a is not None:
+                w, h, a = merge_levy_areas(w, h, a)
+            elif h is not None:
+                w, h = merge_space_time_areas(w, h)
+            else:
+                w = w[0::2] + w[1::2]
+        for part, value in zip(parts, (w, h, a)):
+            if value is not None:
+                part.append(value)
+    increments, space_time, levy = (torch.cat(part) if part else None for part in parts)
+    return DyadicPath(increments, space_time, t1=t1, levy_areas=levy)

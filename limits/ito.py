@@ -42,7 +42,8 @@ import torch
 import torchsde
 
 __all__ = ["matrix_noise_product", "matrix_noise_tangent", "affine_noise", "iid_quadratic_variation", "ito_correction",
-           "matrix_noise_correction", "matrix_noise_diffusion", "ItoLimit", "SDEForm", "SDEFormWithMatrix"]
+           "matrix_noise_correction", "matrix_noise_diffusion", "directional_derivative", "ItoLimit", "SDEForm",
+           "SDEFormWithMatrix"]
 
 
 def matrix_noise_product(dW: torch.Tensor, y: torch.Tensor, scale: float) -> torch.Tensor:
@@ -151,20 +152,25 @@ class ItoLimit(torchsde.SDEIto):
         matrix = self.diffusion_matrix(t, y)
         total = torch.zeros_like(y)
         for j in range(matrix.shape[-1]):
-            total = total + _directional_derivative(lambda x, j=j: self.diffusion_matrix(t, x)[..., j], y,
+            total = total + directional_derivative(lambda x, j=j: self.diffusion_matrix(t, x)[..., j], y,
                                                     matrix[..., j])
         return 0.5 * total.detach()
 
 
-def _directional_derivative(fn, y: torch.Tensor, direction: torch.Tensor) -> torch.Tensor:
-    """(∂fn(y)) · direction for a batch, by the double-backward trick (fn maps (N, d) to (N, d) row-wise)."""
+def directional_derivative(fn, y: torch.Tensor, direction: torch.Tensor) -> torch.Tensor:
+    """(∂fn(y)) · direction for a batch, by the double-backward trick (fn maps (N, d) row-wise to (N, …)); zero where
+    fn does not depend on y (additive noise)."""
     with torch.enable_grad():
         y = y.detach().requires_grad_(True)
         out = fn(y)
+        if not out.requires_grad:
+            return torch.zeros_like(out)
         probe = torch.zeros_like(out, requires_grad=True)
-        (vjp,) = torch.autograd.grad(out, y, grad_outputs=probe, create_graph=True)
-        (jvp,) = torch.autograd.grad(vjp, probe, grad_outputs=direction)
-    return jvp
+        (vjp,) = torch.autograd.grad(out, y, grad_outputs=probe, create_graph=True, allow_unused=True)
+        if vjp is None or not vjp.requires_grad:
+            return torch.zeros_like(out)
+        (jvp,) = torch.autograd.grad(vjp, probe, grad_outputs=direction, allow_unused=True)
+    return torch.zeros_like(out) if jvp is None else jvp
 
 
 class SDEForm(torchsde.BaseSDE):
@@ -175,7 +181,8 @@ class SDEForm(torchsde.BaseSDE):
     (torchsde evaluates ``g`` on every ``sdeint`` call when an SDE has it, so the plain form has none)."""
 
     def __init__(self, limit: ItoLimit, sde_type: str = "ito", noise_type: str = "general") -> None:
-        super().__init__(noise_type=noise_type, sde_type=sde_type)
+        # torchsde has no "commutative" type: commutative noise that is not diagonal is general noise to torchsde
+        super().__init__(noise_type="general" if noise_type == "commutative" else noise_type, sde_type=sde_type)
         self.limit = limit
 
     def f(self, t, y: torch.Tensor) -> torch.Tensor:
@@ -192,7 +199,9 @@ class SDEForm(torchsde.BaseSDE):
 
 
 class SDEFormWithMatrix(SDEForm):
-    """:class:`SDEForm` with the diffusion matrix ``g`` (N, d, m), for Milstein and the log-ODE scheme."""
+    """:class:`SDEForm` with the diffusion matrix ``g`` (N, d, m), for Milstein and the log-ODE scheme — for
+    diagonal noise its diagonal (N, d), torchsde's layout."""
 
     def g(self, t, y: torch.Tensor) -> torch.Tensor:
-        return self.limit.diffusion_matrix(t, y)
+        matrix = self.limit.diffusion_matrix(t, y)
+        return matrix.diagonal(dim1=-2, dim2=-1) if self.noise_type == "diagonal" else matrix

@@ -43,8 +43,9 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import torch
 
-from limits.brownian import DyadicPath
+from limits.brownian import DyadicPath, record_path
 from limits.pairs import ODEPair, Pair, SDEPair, run_network
+from limits.problems import PROBLEMS, Problem, get_problem
 from limits.schemes import SDE_SCHEMES, SchemeError, get_sde_scheme, sde_schemes_for
 from validation import cli, runtime
 from validation.checks import FAIL, Check, combine, measured_rate_check
@@ -55,7 +56,9 @@ from validation.pair_study import (
 )
 from validation.plots import decade_ticks
 from validation.results import RunInfo, StudyResult, rows_from_columns, utc_now
-from validation.settings import SettingsError, check_float, check_int, make_settings, parse_float_list, setting
+from validation.settings import (
+    SettingsError, check_float, check_int, make_settings, parse_float_list, refuse_inapplicable, setting, settings_given,
+)
 from validation.stats import RateFit, fit_rate, verdict_rule
 
 __all__ = ["SolversSettings", "SolversResult", "SchemeRun", "ODE_FIXED_SCHEMES", "ODE_ADAPTIVE_SCHEMES", "run",
@@ -70,7 +73,13 @@ ODE_ADAPTIVE_SCHEMES: tuple[str, ...] = ("dopri5", "dopri8")
 #: term costs m Jacobian–vector products per step (m = d² + …: 30 s for res1 at d = 10, N = 200)
 _COSTLY_ON_GENERAL_NOISE = ("log_ode_midpoint",)
 #: schemes for superlinear drifts (the blow-up question, docs/results/blowup.md), run only when asked for
-_ON_REQUEST = ("tamed_euler", "drift_implicit_euler")
+_ON_REQUEST_ALWAYS = ("tamed_euler", "drift_implicit_euler")
+#: on a pair, also Milstein with Lévy areas (m² area entries per step and sample, m = d² for res-1, recorded at the
+#: reference's n steps): on request; on a problem (m ≤ 5) it runs by default
+_ON_REQUEST = (*_ON_REQUEST_ALWAYS, "milstein_levy_area")
+#: against an exact solution, a scheme whose RMS errors are all within this many machine epsilons (times the
+#: solution's size) integrates the problem exactly: reported as exact, not fitted (levy-area with Lévy areas)
+ROUNDING_FACTOR = 1000.0
 #: depths whose RMS error is below this multiple of the reference floor (the two references' RMS gap) are not
 #: fitted. ODE: the reference is rk4 and the second one rk4 at half the steps, so the gap is about 15× the
 #: reference's own error, a deterministic bias, and an error 10× above the gap is distorted by ≤ 10%. (The
@@ -120,6 +129,10 @@ class SolversSettings(RateFitSettings, PairSettings):
                      "noise; tamed_euler and drift_implicit_euler only when named); ODE: all")
     tolerances: tuple[float, ...] = setting((1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9),
                                             "ODE pairs: rtol = atol of the adaptive schemes", parse=parse_float_list)
+    problem: str | None = setting(None, "an exactly solvable SDE instead of a pair's limit: every applicable scheme "
+                                        "against its exact solution on the same path (--list-problems lists them; "
+                                        "then --model and the pair's settings do not apply)", group="model",
+                                  metavar="NAME")
     timing_repeats: int = setting(TIMING_REPEATS, "the wall-time axis: every solve runs once untimed (a warm-up, whose "
                                   "result gives the errors), then this many timed times, and the median is reported "
                                   "(0: one timing of the warm-up itself, as in 0.5.0)", parse=int)
@@ -140,6 +153,8 @@ class SolversSettings(RateFitSettings, PairSettings):
             raise SettingsError("tolerances", "give at least one tolerance")
         self._set("tolerances", tolerances)
         check_int("timing_repeats", self.timing_repeats, 0, 100)
+        if self.problem is not None and self.problem not in PROBLEMS:
+            raise SettingsError("problem", f"unknown problem {self.problem!r} (known: {', '.join(PROBLEMS)})")
 
 
 # ------------------------------------------------------------------------------------------------ result
@@ -170,6 +185,7 @@ class SchemeRun:
     seconds: list[float]
     fit: RateFit | None = None
     tolerances: list[float] = dataclasses.field(default_factory=list)
+    exact_to_rounding: bool = False
 
     @property
     def errors(self) -> np.ndarray:
@@ -179,7 +195,11 @@ class SchemeRun:
     def check(self, tolerance: float, *, resamples: int = 2000, seed: int = 0) -> Check | None:
         """The equivalence test of the rate against the theory order ± ``tolerance``
         (:func:`validation.checks.measured_rate_check`, with the bootstrap's ``resamples`` and ``seed``); None when
-        there is none to check."""
+        there is none to check. A scheme exact to rounding against an exact solution satisfies any order: PASS."""
+        if self.exact_to_rounding and self.theory_order is not None:
+            worst = float(np.max(self.errors))
+            return Check(f"rate of {self.name} at least {self.theory_order:g}", "PASS",
+                         f"exact to rounding: RMS error ≤ {worst:.1e} at every step count (no rate to fit)")
         if self.fit is None or self.theory_order is None:
             return None
         return measured_rate_check(f"rate of {self.name} within {self.theory_order:g} ± {tolerance:g}", self.fit,
@@ -200,6 +220,7 @@ class SchemeRun:
             "evaluations": self.evaluations, "seconds": self.seconds,
             "fit": self.fit.to_dict() if self.fit is not None else None,
             "verdict": None if check is None else check.verdict, "check": None if check is None else check.to_dict(),
+            "exact_to_rounding": self.exact_to_rounding,
         }
 
 
@@ -329,8 +350,10 @@ class SolversResult(StudyResult):
         lines = [f"model {self.model['name']}: {self.model['description']}",
                  f"width {self.model['width']}, samples {s.samples}, {self.kind.upper()} ({self.noise_type} noise), "
                  f"seed {s.seed}, {s.dtype} on {self.run_info.device}",
-                 f"reference: {self.reference['text']}; floor (RMS gap of the two references) "
-                 f"{self.reference['rms_gap']:.3e}: depths below {SCHEME_FLOOR_FACTORS[self.kind]:g}× it are not fitted", ""]
+                 f"reference: {self.reference['text']}" + (
+                     "; no floor: every depth is fitted" if self.reference.get("scheme") == "exact" else
+                     f"; floor (RMS gap of the two references) {self.reference['rms_gap']:.3e}: depths below "
+                     f"{SCHEME_FLOOR_FACTORS[self.kind]:g}× it are not fitted"), ""]
         header = f"{'scheme':18s}" + "".join(f"{L:>10d}" for L in self.depths) + \
             f"{'evals/step':>11} {'rate [95% CI]':>24} {'theory':>7} {'verdict':>13}"
         lines += ["RMS error by step count L:", header, "-" * len(header)]
@@ -341,7 +364,7 @@ class SolversResult(StudyResult):
                 cells.append(f"{error:9.2e}{mark or ' '}")
             fit = run.fit
             rate = (f"{fit.rate:.3f} [{fit.ci[0]:.3f}, {fit.ci[1]:.3f}]" if fit is not None and fit.finite
-                    else "not fitted")
+                    else "exact (rounding)" if run.exact_to_rounding else "not fitted")
             theory = f"{run.theory_order:g}" if run.theory_order is not None else "-"
             per_step = run.evaluations[-1] / run.depths[-1]
             lines.append(f"{run.name:18s}" + "".join(cells) + f"{per_step:11.1f} {rate:>24} {theory:>7} "
@@ -358,6 +381,9 @@ class SolversResult(StudyResult):
                   f"'-': already at the coarsest L or not estimable; '>{MAX_EXTRAPOLATED_STEPS:.0e}': beyond reach):",
                   f"{'scheme':18s}" + "".join(f"{'ε=' + format(eps, '.0e'):>12}" for eps in TARGETS)]
         for run in self.runs:
+            if run.exact_to_rounding:
+                lines.append(f"{run.name:18s}  exact to rounding at every step count")
+                continue
             if not converges(run):
                 rate = f"{run.fit.rate:.3f} [{run.fit.ci[0]:.3f}, {run.fit.ci[1]:.3f}]" if run.fit is not None \
                     and run.fit.finite else "not fitted"
@@ -529,7 +555,62 @@ def _sde_schemes(pair: SDEPair, settings: SolversSettings) -> list[str]:
     return list(settings.schemes)
 
 
+def _best_scheme(limit: Any, noise_type: str, levy_areas: bool) -> str:
+    """The highest-order scheme valid for ``noise_type`` (on a path with Lévy areas when ``levy_areas``): the reference
+    at the fine step count, where Euler's own error (order 1/2) would floor an order-1 scheme. Ties go to a scheme
+    that reads the Lévy areas, then to the first in the table."""
+    candidates = [name for name in sde_schemes_for(noise_type) if name not in _ON_REQUEST_ALWAYS
+                  and (levy_areas or not get_sde_scheme(name).needs_levy_area)]
+    return max(candidates, key=lambda name: (
+        get_sde_scheme(name)(limit, noise_type, levy_areas=levy_areas).strong_order or 0.0,
+        get_sde_scheme(name).needs_levy_area, -candidates.index(name)))
+
+
+def _scheme_runs(limit: Any, noise_type: str, names: Sequence[str], path: DyadicPath, h0: torch.Tensor,
+                 reference: torch.Tensor, floor: float, settings: SolversSettings, next_order: float | None,
+                 t1: float = 1.0, exact_solution: bool = False) -> list[SchemeRun]:
+    """Each named scheme at every depth on ``path``, against ``reference``: errors, evaluations, timings, rate fit.
+    Against an exact solution (``exact_solution``), a scheme whose errors are all at rounding level is reported as
+    exact (:func:`_exact_to_rounding`) instead of fitted."""
+    depths, runs = list(settings.depths), []
+    levy_areas = path.levy_areas is not None
+    for name in names:
+        cls = get_sde_scheme(name)
+        counted = _CountedLimit(limit)
+        scheme = cls(counted, noise_type, levy_areas=levy_areas)
+        squared, evaluations, seconds = [], [], []
+        for L in depths:
+            counted.f_calls = counted.g_calls = 0
+            h, time_taken = timed(functools.partial(scheme.integrate, h0, path, L, t1), settings.timing_repeats,
+                                  lambda out=evaluations, c=counted: out.append(c.f_calls + c.g_calls))
+            seconds.append(time_taken)
+            squared.append(_squared(h, reference))
+        values = np.stack(squared, axis=1)
+        exact = exact_solution and _exact_to_rounding(values, reference)
+        runs.append(SchemeRun(name, cls.description, scheme.strong_order, depths, values, evaluations, seconds,
+                              None if exact else _fit(depths, values, floor, settings, "sde", next_order),
+                              exact_to_rounding=exact))
+    return runs
+
+
+def _exact_to_rounding(squared: np.ndarray, reference: torch.Tensor) -> bool:
+    """Whether every depth's RMS error is within :data:`ROUNDING_FACTOR` machine epsilons of the solution's RMS size
+    (a scheme that integrates the problem exactly: its errors are rounding, not a rate)."""
+    scale = 1.0 + math.sqrt(float((reference.double() ** 2).sum(-1).mean()))
+    epsilon = torch.finfo(reference.dtype).eps
+    return bool(np.all(np.sqrt(np.mean(squared, axis=0)) <= ROUNDING_FACTOR * epsilon * scale))
+
+
 def _sde_runs(pair: SDEPair, settings: SolversSettings, progress: bool) -> tuple[list[SchemeRun], dict[str, Any]]:
+    """Every scheme on the pair's shared path. Three paths, by what the schemes need:
+
+    * general noise: the engine's pass records the increments at the deepest depth (and the space-time areas of
+      the piecewise-linear fine path where a scheme reads them); the reference is the pass's Euler at n steps;
+    * commutative noise: recorded at n steps; the reference is the best scheme at n steps (:func:`_best_scheme`);
+    * a scheme that reads Lévy areas (``milstein_levy_area``): the path is recorded at n steps with exact space-time
+      areas and Lévy areas (:func:`limits.brownian.record_path`, ``areas="levy"``), and the reference is the best
+      scheme on it; the network reads that same path (:func:`limits.pairs.run_network`).
+    """
     depths, n = list(settings.depths), settings.reference_steps
     next_order = _next_order(pair, settings)
     names = _sde_schemes(pair, settings)
@@ -539,54 +620,73 @@ def _sde_runs(pair: SDEPair, settings: SolversSettings, progress: bool) -> tuple
         # a user's limit that does not say m (limits.ito.ItoLimit.noise_channels): the path's channels are its
         # noise channels, which the Stratonovich schemes need to assemble g
         limit.noise_channels = pair.noise_dim
+    levy_areas = any(cls.needs_levy_area for cls in classes.values())
     commutative = pair.noise_type != "general"
-    reference_scheme = None
-    if commutative:
-        # the best valid scheme at n steps: Euler's own error (order 1/2) would floor an order-1 scheme
-        candidates = [name for name in sde_schemes_for(pair.noise_type) if name not in _ON_REQUEST]
-        reference_scheme = max(candidates, key=lambda name: (
-            get_sde_scheme(name)(limit, pair.noise_type).strong_order or 0.0, -candidates.index(name)))
-    record = n if commutative else depths[-1]
-    needs_area = any(cls.needs_space_time_area for cls in classes.values()) or (
-        reference_scheme is not None and get_sde_scheme(reference_scheme).needs_space_time_area)
-    passed = sde_pass(pair, depths, n, settings.seed, progress=progress, record_steps=record, record_areas=needs_area,
-                      noise_dtype=settings.torch_noise_dtype)
+    reference_scheme = _best_scheme(limit, pair.noise_type, levy_areas) if commutative or levy_areas else None
     h0 = pair.initial_state()
-    if commutative:
-        fine = DyadicPath(passed.recorded, passed.recorded_areas)
-        scheme = get_sde_scheme(reference_scheme)(limit, pair.noise_type)
-        reference, second = scheme.integrate(h0, fine, n), scheme.integrate(h0, fine, n // 2)
-        coarse = fine
+    if levy_areas:
+        record = n
+        coarse = record_path(pair.samples, pair.noise_dim, n, settings.seed, areas="levy", dtype=pair.dtype,
+                             device=pair.device, noise_dtype=settings.torch_noise_dtype)
+        network_states = None
+        levy_text = ("Levy areas of the path: exact space-time areas and Davie-Foster Levy areas (exact conditional "
+                     f"mean and variance) on each of the {n} fine steps, merged by Chen's relation")
+    else:
+        record = n if commutative else depths[-1]
+        needs_area = any(cls.needs_space_time_area for cls in classes.values()) or (
+            reference_scheme is not None and get_sde_scheme(reference_scheme).needs_space_time_area)
+        passed = sde_pass(pair, depths, n, settings.seed, progress=progress, record_steps=record,
+                          record_areas=needs_area, noise_dtype=settings.torch_noise_dtype)
+        coarse = DyadicPath(passed.recorded, passed.recorded_areas)
+        network_states = passed.states["network"]
+        levy_text = "E[A | W, H] (space-time area of the piecewise-linear fine path)" if needs_area else None
+    if reference_scheme is not None:
+        scheme = get_sde_scheme(reference_scheme)(limit, pair.noise_type, levy_areas=levy_areas)
+        reference, second = scheme.integrate(h0, coarse, n), scheme.integrate(h0, coarse, n // 2)
         text = f"{reference_scheme} (order {scheme.strong_order:g}) on the same path, {n} steps (second: {n // 2})"
     else:
         reference, second = passed.reference, passed.second
-        coarse = DyadicPath(passed.recorded, passed.recorded_areas)
         text = f"Euler-Maruyama on the same path, {n} steps (second: {n // 2})"
     gap = math.sqrt(float(np.mean(_squared(second, reference))))
-    runs = []
-    # the network: its states from the pass (bit for bit the stand-alone network on this path)
-    network = np.stack([_squared(h, reference) for h in passed.states["network"]], axis=1)
-    timings = [timed(functools.partial(run_network, pair, L, coarse, h0), settings.timing_repeats)[1]
-               for L in depths]
-    runs.append(SchemeRun("network", f"the ResNet of depth L ({pair.name})", pair.theory_rate, depths, network,
-                          [pair.evaluations_per_layer * L for L in depths], timings,
-                          _fit(depths, network, gap, settings, pair.kind, next_order)))
-    for name, cls in classes.items():
-        counted = _CountedLimit(limit)
-        scheme = cls(counted, pair.noise_type)
-        squared, evaluations, seconds = [], [], []
-        for L in depths:
-            counted.f_calls = counted.g_calls = 0
-            h, time_taken = timed(functools.partial(scheme.integrate, h0, coarse, L), settings.timing_repeats,
-                                  lambda out=evaluations, c=counted: out.append(c.f_calls + c.g_calls))
-            seconds.append(time_taken)
-            squared.append(_squared(h, reference))
-        values = np.stack(squared, axis=1)
-        runs.append(SchemeRun(name, cls.description, scheme.strong_order, depths, values, evaluations, seconds,
-                              _fit(depths, values, gap, settings, "sde", next_order)))
+    # the network: its states from the pass (bit for bit the stand-alone network on this path), or from the timed run
+    timed_networks = [timed(functools.partial(run_network, pair, L, coarse, h0), settings.timing_repeats)
+                      for L in depths]
+    states = network_states if network_states is not None else [h for h, _ in timed_networks]
+    network = np.stack([_squared(h, reference) for h in states], axis=1)
+    runs = [SchemeRun("network", f"the ResNet of depth L ({pair.name})", pair.theory_rate, depths, network,
+                      [pair.evaluations_per_layer * L for L in depths], [seconds for _, seconds in timed_networks],
+                      _fit(depths, network, gap, settings, pair.kind, next_order))]
+    runs += _scheme_runs(limit, pair.noise_type, names, coarse, h0, reference, gap, settings, next_order)
     info = {"text": text, "steps": n, "second_steps": n // 2, "scheme": reference_scheme or "euler",
-            "rms_gap": gap, "recorded_steps": record, "levy_area": "E[A | W, H] (space-time area of the "
-            "piecewise-linear fine path)" if needs_area else None}
+            "rms_gap": gap, "recorded_steps": record, "levy_area": levy_text}
+    return runs, info
+
+
+def _problem_runs(problem: Problem, settings: SolversSettings, progress: bool
+                  ) -> tuple[list[SchemeRun], dict[str, Any]]:
+    """Every applicable scheme against the problem's exact solution on one path, recorded at ``reference_steps`` fine
+    steps with exact space-time areas and Lévy areas (:func:`limits.brownian.record_path`); the solution reads the
+    same recorded path (:meth:`limits.problems.Problem.exact`). No floor: every depth is fitted."""
+    n, samples = settings.reference_steps, settings.samples
+    dtype = settings.torch_dtype
+    path = record_path(samples, problem.channels, n, settings.seed, areas="levy", t1=problem.t1, dtype=dtype,
+                       device=settings.device, noise_dtype=settings.torch_noise_dtype)
+    h0 = problem.initial_state(samples, dtype, settings.device)
+    exact = problem.exact(h0, path)
+    limit = problem.limit_sde()
+    names = list(settings.schemes) if settings.schemes is not None else [
+        name for name in sde_schemes_for(problem.noise_type) if name not in _ON_REQUEST_ALWAYS]
+    for name in names:
+        if not get_sde_scheme(name).supports(problem.noise_type):
+            raise SettingsError("schemes", f"{name} needs {', '.join(sorted(get_sde_scheme(name).noise_types))} noise; "
+                                           f"{problem.name} has {problem.noise_type} noise (valid: "
+                                           f"{', '.join(sde_schemes_for(problem.noise_type))})")
+    runs = _scheme_runs(limit, problem.noise_type, names, path, h0, exact, 0.0, settings,
+                        None if settings.fit_model != "corrected" else 1.0, problem.t1, exact_solution=True)
+    info = {"text": f"the exact solution on the same path ({problem.solution_reads}), {n} recorded steps",
+            "steps": n, "second_steps": None, "scheme": "exact", "rms_gap": 0.0, "recorded_steps": n,
+            "levy_area": "exact space-time areas and Davie-Foster Levy areas (exact conditional mean and variance) "
+                         f"on each of the {n} fine steps, merged by Chen's relation"}
     return runs, info
 
 
@@ -647,6 +747,29 @@ def _ode_runs(pair: ODEPair, settings: SolversSettings) -> tuple[list[SchemeRun]
 SIDE_CHECK_TOLERANCE = 1e-13
 
 
+#: the pair settings a problem also takes (its sizes, its path, the fit); the others describe a network
+_PROBLEM_SETTINGS = ("samples", "depths", "reference_steps", "noise_dtype", "schemes", "timing_repeats", "problem",
+                     "fit_model", "fit_from", "tolerance", "confidence", "resamples")
+#: a problem's default sizes: the pairs' SDE depths, 2000 paths, and a recorded path 4x finer than the deepest depth
+#: (the exact solutions that read more than W_T are exact to O(Δt²) there: kps445)
+PROBLEM_DEFAULTS: Mapping[str, Any] = {"depths": (4, 8, 16, 32, 64, 128, 256), "samples": 2000, "reference_factor": 4}
+
+
+def _resolve_problem(settings: SolversSettings) -> tuple[Problem, SolversSettings]:
+    """The problem and its settings with the defaults filled in; a pair's setting given with it is refused."""
+    given = settings_given(settings, against_defaults=True) - ({"options"} if not settings.options else set())
+    refuse_inapplicable(given, _PROBLEM_SETTINGS, "--problem", takes=", ".join(
+        "--" + name.replace("_", "-") for name in _PROBLEM_SETTINGS if name != "problem"))
+    depths = tuple(settings.depths or PROBLEM_DEFAULTS["depths"])
+    n = settings.reference_steps or PROBLEM_DEFAULTS["reference_factor"] * depths[-1]
+    if n < depths[-1] or n & (n - 1):
+        raise SettingsError("reference_steps", f"{n} must be a power of two ≥ the deepest depth {depths[-1]}")
+    if settings.fit_from is not None and sum(L >= settings.fit_from for L in depths) < 2:
+        raise SettingsError("fit_from", f"{settings.fit_from} leaves fewer than two of the depths {depths}")
+    return get_problem(settings.problem), dataclasses.replace(
+        settings, depths=depths, samples=settings.samples or PROBLEM_DEFAULTS["samples"], reference_steps=n)
+
+
 def _resolve(model: str | type[Pair] | Pair, settings: SolversSettings) -> tuple[Pair, SolversSettings]:
     """The pair and the resolved settings (the pair-study layer's resolution, with the dopri8 side check at
     :data:`SIDE_CHECK_TOLERANCE` in float64 and :data:`COMMUTATIVE_SAMPLES` on commutative noise)."""
@@ -665,6 +788,10 @@ def _resolve(model: str | type[Pair] | Pair, settings: SolversSettings) -> tuple
 def estimate_mb(model: str | type[Pair] | Pair, settings: SolversSettings) -> float:
     """A rough upper estimate of the run's peak memory in MiB: the pair study's, plus the recorded path
     (K·N·m numbers, twice with the space-time areas)."""
+    if settings.problem is not None:
+        problem, s = _resolve_problem(settings)
+        m = problem.channels
+        return 200.0 + s.reference_steps * s.samples * (2 * m + m * (m - 1) // 2) * 8 * 2 / 2**20
     base = pair_estimate_mb(model, settings)
     cls, s = resolve_sizes(model, settings)
     if cls.kind != "sde":
@@ -675,7 +802,11 @@ def estimate_mb(model: str | type[Pair] | Pair, settings: SolversSettings) -> fl
 
 
 def estimate_seconds(model: str | type[Pair] | Pair, settings: SolversSettings) -> float:
-    """The pair study's estimate (the path's random numbers) times 1.5 for the schemes."""
+    """The pair study's estimate (the path's random numbers) times 1.5 for the schemes; for a problem, its path's
+    normals at the same cost per normal plus the schemes' steps."""
+    if settings.problem is not None:
+        problem, s = _resolve_problem(settings)
+        return 1e-7 * s.reference_steps * s.samples * problem.channels ** 2 + 1e-6 * sum(s.depths) * s.samples
     return 1.5 * pair_estimate_seconds(model, settings)
 
 
@@ -703,6 +834,8 @@ def run(model: str | type[Pair] | Pair = "res1", settings: SolversSettings | Non
         ['euler', 'euler_heun', 'midpoint', 'network', 'reversible_heun']
     """
     settings = make_settings(SolversSettings, settings, overrides)
+    if settings.problem is not None:
+        return _run_problem(model, settings, progress=progress, threads=threads, command_line=command_line)
     pair, settings = _resolve(model, settings)
     if pair.kind == "sde":
         try:
@@ -724,6 +857,47 @@ def run(model: str | type[Pair] | Pair = "res1", settings: SolversSettings | Non
                          adaptive=adaptive, reference=info)
 
 
+def _run_problem(model: Any, settings: SolversSettings, *, progress: bool, threads: int | None,
+                 command_line: str | None) -> SolversResult:
+    """``run`` for ``--problem``: the problem's schemes against its exact solution (``model`` must be left out)."""
+    if model is not None and model != "res1":
+        raise SettingsError("problem", f"give a model or a problem, not both (got model {model!r} and problem "
+                                       f"{settings.problem!r})")
+    problem, settings = _resolve_problem(settings)
+    with runtime.threads(threads):
+        started, clock = utc_now(), time.perf_counter()
+        runs, info = _problem_runs(problem, settings, progress)
+        wall = time.perf_counter() - clock
+        run_info = RunInfo.capture(seed=settings.seed, dtype=settings.dtype, device=settings.device, started=started,
+                                   wall_time_s=wall, command=command_line)
+    return SolversResult(settings=settings, run_info=run_info, model=problem.describe(),
+                         model_spec=f"problem:{problem.name}", kind="sde", noise_type=problem.noise_type, runs=runs,
+                         reference=info)
+
+
+def list_problems() -> str:
+    """``--list-problems``: every problem with its noise, form, source and what its solution reads."""
+    lines = [f"{'problem':26s} {'d':>2} {'m':>2} {'noise':12s} {'form':13s} description"]
+    for name, cls in PROBLEMS.items():
+        lines.append(f"{name:26s} {cls.dimension:>2} {cls.channels:>2} {cls.noise_type:12s} {cls.stated_form:13s} "
+                     f"{cls.description}")
+        lines.append(f"{'':26s} {'':>2} {'':>2} {'':12s} {'':13s}   source: {cls.source}; solution reads "
+                     f"{cls.solution_reads}")
+    return "\n".join(lines)
+
+
+class _ListProblems(argparse.Action):
+    """``--list-problems``: print :func:`list_problems` and exit 0 (like ``--version``)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option_string: Any = None
+                 ) -> None:
+        print(list_problems())
+        parser.exit(0)
+
+
 # ------------------------------------------------------------------------------------------------ CLI
 EPILOG = """\
 examples:
@@ -731,6 +905,9 @@ examples:
   python -m validation.solvers --model res1 --width 1             # commutative noise: Milstein, SRK at order 1
   python -m validation.solvers --model res2-ode --plot wp.png     # euler … rk4 and dopri5/8: work-precision
   python -m validation.solvers --model cohen-sde --schemes euler,midpoint
+  python -m validation.solvers --problem gbm                      # every scheme against the exact solution
+  python -m validation.solvers --list-problems
+  python -m validation.solvers --model res1 --width 2 --schemes euler,milstein_levy_area   # order 1 with Levy areas
 """
 
 
@@ -738,6 +915,8 @@ def _add_arguments(group: argparse._ArgumentGroup) -> None:
     group.add_argument("--model", default="res1",
                        help="the pair whose limit the schemes integrate: a name from "
                             "`python -m validation.convergence --list`, or package.module:ClassName (default: res1)")
+    group.add_argument("--list-problems", action=_ListProblems,
+                       help="list the exactly solvable problems of --problem (noise, form, source) and exit")
 
 
 COMMAND = cli.Command(

@@ -14,8 +14,11 @@ path). Like torchsde's ``_core/methods``, a scheme declares what it can do as cl
   is order 1/2, Clark & Cameron 1980);
 * ``drift_evaluations`` / ``diffusion_evaluations``: evaluations of f and of g (or g·v) per step, the
   cost axis of a work–precision diagram;
-* ``needs_space_time_area``: whether it reads the space-time Lévy area H of the step, and
-  ``needs_diffusion_matrix``: whether it needs g itself rather than products g·v —
+* ``needs_space_time_area``: whether it reads the space-time Lévy area H of the step,
+  ``needs_levy_area``: whether it reads the full Lévy area A of the step (a path recorded with them,
+  :func:`limits.brownian.record_path` with ``areas="levy"``), and ``levy_area_orders``: its strong orders when
+  the path it reads carries full Lévy areas, where they differ (the log-ODE scheme: order 1 on general noise);
+* ``needs_diffusion_matrix``: whether it needs g itself rather than products g·v —
 
 and :class:`SDEScheme` checks them once, at construction, against the SDE it is given. A scheme's
 :meth:`~SDEScheme.integrate` runs it over [0, T] in L steps on a path (anything callable as
@@ -49,10 +52,13 @@ class PathIncrement:
         W: the Brownian increment B_{t+Δt} − B_t, shape (N, m).
         H: the space-time Lévy area H = (1/Δt) ∫_t^{t+Δt} (B_s − B_t − (s − t)/Δt · W) ds, shape (N, m),
             where the driver provides it (None otherwise).
+        A: the Lévy area A_ij = ½ (∫ (B^i − B^i_t) dB^j − ∫ (B^j − B^j_t) dB^i) over the step, shape (N, m, m),
+            antisymmetric, for the schemes that need it (None otherwise).
     """
 
     W: torch.Tensor
     H: torch.Tensor | None = None
+    A: torch.Tensor | None = None
 
 
 class SDEScheme(abc.ABC):
@@ -72,9 +78,11 @@ class SDEScheme(abc.ABC):
     drift_evaluations: ClassVar[int] = 1
     diffusion_evaluations: ClassVar[int] = 1
     needs_space_time_area: ClassVar[bool] = False
+    needs_levy_area: ClassVar[bool] = False
+    levy_area_orders: ClassVar[Mapping[str, float | None]] = {}
     needs_diffusion_matrix: ClassVar[bool] = False
 
-    def __init__(self, limit: ItoLimit, noise_type: str = "general") -> None:
+    def __init__(self, limit: ItoLimit, noise_type: str = "general", *, levy_areas: bool = False) -> None:
         if noise_type not in NOISE_TYPES:
             raise SchemeError(f"noise_type={noise_type!r} unknown (allowed: {', '.join(NOISE_TYPES)})")
         if getattr(limit, "sde_type", None) != "ito":
@@ -87,6 +95,8 @@ class SDEScheme(abc.ABC):
         self.limit = limit
         self.sde = form(limit, self.sde_type, noise_type)
         self.noise_type = noise_type
+        #: whether the paths it is given carry full Lévy areas (which its :attr:`strong_order` may depend on)
+        self.levy_areas = bool(levy_areas) or self.needs_levy_area
 
     @classmethod
     def supports(cls, noise_type: str) -> bool:
@@ -97,10 +107,11 @@ class SDEScheme(abc.ABC):
     def strong_order(self) -> float | None:
         """The theory strong order for this SDE's noise structure (the most specific entry declared), or None
         where the scheme's authors guarantee none beyond a general bound it exceeds (reported, not checked)."""
+        orders = {**self.strong_orders, **self.levy_area_orders} if self.levy_areas else self.strong_orders
         for kind in (self.noise_type, "commutative" if self.noise_type in ("diagonal", "scalar") else None,
                      "general"):
-            if kind in self.strong_orders:
-                return self.strong_orders[kind]
+            if kind in orders:
+                return orders[kind]
         return None
 
     @property
@@ -120,11 +131,17 @@ class SDEScheme(abc.ABC):
     def integrate(self, h0: torch.Tensor, path: Any, steps: int, t1: float = 1.0) -> torch.Tensor:
         """H at t1 after ``steps`` equal steps from H_0 = h0 at t = 0, reading ``path(t, t + Δt)`` (and
         its space-time area with ``return_U=True`` when the scheme needs it)."""
+        if self.needs_levy_area and getattr(path, "levy_areas", None) is None:
+            raise SchemeError(f"scheme {self.name!r} reads the Lévy areas of the path, and this path has none "
+                              "(record it with limits.brownian.record_path(..., areas='levy'))")
         dt = t1 / steps
         h, state = h0, self.init_state(0.0, h0)
         for k in range(steps):
             t = k * dt
-            if self.needs_space_time_area:
+            if self.needs_levy_area:
+                w, u, a = path(t, t + dt, return_U=True, return_A=True)
+                increment = PathIncrement(w, u / dt - 0.5 * w, a)
+            elif self.needs_space_time_area:
                 w, u = path(t, t + dt, return_U=True)
                 increment = PathIncrement(w, u / dt - 0.5 * w)
             else:

@@ -17,7 +17,8 @@ midpoint               Stratonovich    all                                1/2 ge
 euler_heun             Stratonovich    all                                1/2 general, 1 otherwise
 reversible_heun        Stratonovich    all                                1/2 general, 1 additive
                                                                           (commutative: not stated)
-log_ode_midpoint       Stratonovich    all (Lévy area approximation)      1/2 general, 1 otherwise
+log_ode_midpoint       Stratonovich    all (Lévy area approximation)      1/2 general, 1 otherwise; 1 on a
+                                                                          path with full Lévy areas
 milstein               Itô             scalar, diagonal, additive         1
 srk                    Itô             scalar, diagonal, additive         1.5 (space-time area)
 =====================  ==============  =================================  ========================
@@ -85,9 +86,11 @@ class ReversibleHeun(TorchsdeMethod):
 class LogODEMidpoint(TorchsdeMethod):
     name = "log_ode_midpoint"
     method = "log_ode"
-    description = "log-ODE midpoint (Stratonovich) with Levy area E[A | W, H], torchsde"
+    description = "log-ODE midpoint (Stratonovich) with the path's Levy area (E[A | W, H] without full areas), torchsde"
     sde_type = "stratonovich"
     strong_orders = _STRATONOVICH_ORDERS
+    #: with the path's own Lévy areas the log-ODE step matches the iterated integrals of order 1 (Foster et al.)
+    levy_area_orders = {"general": 1.0}
     needs_space_time_area = True
     needs_diffusion_matrix = True
     drift_evaluations = diffusion_evaluations = 2
