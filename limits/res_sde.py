@@ -21,6 +21,7 @@ and hence of the network, is 1/2.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
 
@@ -59,6 +60,18 @@ class Res1Limit(ItoLimit):
     def stratonovich_correction(self, t, y: torch.Tensor) -> torch.Tensor:
         """½ (s²/d) σ'(y) σ(y): the Stratonovich form is dH = −½ (s²/d) σ'(H) σ(H) dt + (s/√d) dB ∘ σ(H)."""
         return matrix_noise_correction(self.activation.derivative(y), self.activation(y), self.scale**2)
+
+    def exact_solution(self, h0: torch.Tensor, path: Any, t1: float = 1.0) -> torch.Tensor | None:
+        """H_{t1} in closed form where there is one, else None.
+
+        At width 1 with σ = id the limit dH = s H dB is geometric Brownian motion: H_t = H_0 exp(s W_t − s² t / 2),
+        a function of the path's increment W_t (``path(0, t1)``). At width d ≥ 2, dH = (s/√d) dB H is a linear SDE
+        whose d² noise matrices E_ij do not commute, and its solution is no function of the increments alone; for
+        another σ the SDE is nonlinear. The solver study uses the closed form as its reference when there is one.
+        """
+        if self.noise_channels != 1 or self.activation.name != "identity":
+            return None
+        return h0 * torch.exp(self.scale * path(0.0, t1) - 0.5 * self.scale**2 * t1)
 
 
 class Res1SDE(SDEPair):

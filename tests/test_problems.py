@@ -116,3 +116,15 @@ def test_res1_identity_width_one_is_geometric_brownian_motion():
     srk = get_sde_scheme("srk")(pair.limit_sde(), "scalar")
     closed = h0 * torch.exp(s * path(0.0, 1.0) - 0.5 * s * s)
     assert _rms(srk.integrate(h0, path, 256), closed) < 1e-3 * (1 + _rms(closed, torch.zeros_like(closed)))
+
+
+@pytest.mark.parametrize("name", list(PROBLEMS))
+def test_closed_form_stratonovich_corrections_match_autograd(name):
+    from limits.ito import ItoLimit
+
+    problem = get_problem(name)
+    limit = problem.limit_sde()
+    x = 0.5 + torch.rand(7, problem.dimension, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    for t in (0.0, 0.7):
+        assert torch.allclose(limit.stratonovich_correction(t, x), ItoLimit.stratonovich_correction(limit, t, x),
+                              atol=1e-14, rtol=1e-12)

@@ -33,6 +33,10 @@ class Additive(Problem):
     def diffusion_matrix(self, t: float, x: torch.Tensor) -> torch.Tensor:
         return torch.full((*x.shape, 1), self.alpha * self.beta / math.sqrt(1 + t), dtype=x.dtype, device=x.device)
 
+    def stratonovich_correction(self, t: float, x: torch.Tensor) -> torch.Tensor:
+        """Zero: additive noise."""
+        return torch.zeros_like(x)
+
     def exact(self, x0: torch.Tensor, path: DyadicPath) -> torch.Tensor:
         t = self.t1
         return (x0 + self.beta * (t + self.alpha * path_total(path))) / math.sqrt(1 + t)

@@ -35,6 +35,10 @@ class AdditiveSystem(Problem):
     def diffusion_matrix(self, t: float, x: torch.Tensor) -> torch.Tensor:
         return torch.diag_embed((self.alpha / math.sqrt(1 + t)) * self._beta(x)).expand(x.shape[0], -1, -1)
 
+    def stratonovich_correction(self, t: float, x: torch.Tensor) -> torch.Tensor:
+        """Zero: additive noise."""
+        return torch.zeros_like(x)
+
     def exact(self, x0: torch.Tensor, path: DyadicPath) -> torch.Tensor:
         t = self.t1
         return (x0 + self._beta(x0) * (t + self.alpha * path_total(path))) / math.sqrt(1 + t)

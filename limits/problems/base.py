@@ -24,7 +24,7 @@ import torch
 from ..brownian import DyadicPath
 from ..ito import ItoLimit
 
-__all__ = ["Problem", "ScalarProblem", "ProblemLimit", "path_total", "path_time_integral"]
+__all__ = ["Problem", "ScalarProblem", "ProblemLimit", "path_total", "path_time_integral", "elementwise_correction"]
 
 
 def path_total(path: DyadicPath) -> torch.Tensor:
@@ -77,6 +77,10 @@ class Problem(abc.ABC):
     def exact(self, x0: torch.Tensor, path: DyadicPath) -> torch.Tensor:
         """X_T for each sample (N, d) from X_0 = ``x0`` (N, d) and the path over [0, T]."""
 
+    def stratonovich_correction(self, t: float, x: torch.Tensor) -> torch.Tensor | None:
+        """½ Σ_j (∂g_j) g_j in closed form, or None for the generic one (automatic differentiation, m columns)."""
+        return None
+
     def initial_state(self, samples: int, dtype: torch.dtype = torch.float64, device: torch.device | str = "cpu"
                       ) -> torch.Tensor:
         """X_0 repeated for ``samples`` paths, (N, d)."""
@@ -111,6 +115,10 @@ class ProblemLimit(ItoLimit):
     def diffusion_matrix(self, t, y: torch.Tensor) -> torch.Tensor:
         return self.problem.diffusion_matrix(float(t), y)
 
+    def stratonovich_correction(self, t, y: torch.Tensor) -> torch.Tensor:
+        correction = self.problem.stratonovich_correction(float(t), y)
+        return super().stratonovich_correction(t, y) if correction is None else correction
+
 
 class ScalarProblem(Problem):
     """A scalar autonomous SDE dX = a(X) dt + b(X) dB whose solution is X_T = φ(T, W_T, X_0) (d = m = 1)."""
@@ -143,3 +151,15 @@ class ScalarProblem(Problem):
 
     def exact(self, x0: torch.Tensor, path: DyadicPath) -> torch.Tensor:
         return self.solution(self.t1, path_total(path), x0)
+
+    def stratonovich_correction(self, t: float, x: torch.Tensor) -> torch.Tensor:
+        return elementwise_correction(self.b, x)
+
+
+def elementwise_correction(b, x: torch.Tensor) -> torch.Tensor:
+    """½ b(x) b'(x) for a diffusion acting coordinate by coordinate (scalar or diagonal noise): one backward pass."""
+    with torch.enable_grad():
+        y = x.detach().requires_grad_(True)
+        value = b(y)
+        (derivative,) = torch.autograd.grad(value.sum(), y)
+    return 0.5 * value.detach() * derivative

@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 
 from ..brownian import DyadicPath
-from .base import Problem, path_total
+from .base import Problem, elementwise_correction, path_total
 from .gbm import GeometricBrownianMotion
 from .gbm_stratonovich import GeometricBrownianMotionStratonovich
 
@@ -34,6 +34,9 @@ class DiagonalGeometricBrownianMotion(Problem):
 
     def exact(self, x0: torch.Tensor, path: DyadicPath) -> torch.Tensor:
         return self.scalar.solution(self.t1, path_total(path), x0)
+
+    def stratonovich_correction(self, t: float, x: torch.Tensor) -> torch.Tensor:
+        return elementwise_correction(self.scalar.b, x)
 
 
 class DiagonalGeometricBrownianMotionStratonovich(DiagonalGeometricBrownianMotion):

@@ -33,6 +33,10 @@ class KP4459(Problem):
     def diffusion_matrix(self, t: float, x: torch.Tensor) -> torch.Tensor:
         return torch.stack([self.b1 * x, self.b2 * x], dim=-1)
 
+    def stratonovich_correction(self, t: float, x: torch.Tensor) -> torch.Tensor:
+        """½ (b₁² + b₂²) x."""
+        return 0.5 * (self.b1**2 + self.b2**2) * x
+
     def exact(self, x0: torch.Tensor, path: DyadicPath) -> torch.Tensor:
         w = path_total(path)
         exponent = (self.a - 0.5 * (self.b1**2 + self.b2**2)) * self.t1 + self.b1 * w[:, :1] + self.b2 * w[:, 1:]

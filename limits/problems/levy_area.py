@@ -43,6 +43,10 @@ class LevyAreaProblem(Problem):
         g[:, 2, 1] = 0.5 * x[:, 0]
         return g
 
+    def stratonovich_correction(self, t: float, x: torch.Tensor) -> torch.Tensor:
+        """Zero: (∂g₁) g₁ = (∂g₂) g₂ = 0."""
+        return torch.zeros_like(x)
+
     def exact(self, x0: torch.Tensor, path: DyadicPath) -> torch.Tensor:
         if path.levy_areas is None:
             raise ValueError("the levy-area problem's solution is the path's Levy area: record the path with "

@@ -38,6 +38,11 @@ class R74(Problem):
         _, b = _matrices(x.dtype, x.device)
         return (x @ b.T).unsqueeze(-1).expand(-1, -1, self.channels)
 
+    def stratonovich_correction(self, t: float, x: torch.Tensor) -> torch.Tensor:
+        """½ Σ_k B (B x) = 2 B² x."""
+        _, b = _matrices(x.dtype, x.device)
+        return 0.5 * self.channels * x @ (b @ b).T
+
     def exact(self, x0: torch.Tensor, path: DyadicPath) -> torch.Tensor:
         a, b = _matrices(x0.dtype, x0.device)
         total = path_total(path).sum(-1)                                      # Σ_k W^k_T, (N,)
