@@ -97,6 +97,14 @@ STUDIES = [
                 lambda quick: solvers.run("res1", width=1, **(dict(samples=40, depths=(4, 8, 16, 32),
                                                                    reference_steps=512, bootstrap=200)
                                                               if quick else {}), progress=True)),
+    StudyFigure("solvers_res1_levy_area", "python -m validation.solvers --model res1 --width 2 --samples 1000 "
+                "--schemes euler,milstein_levy_area,log_ode_midpoint",
+                lambda quick: solvers.run("res1", width=2, schemes=("euler", "milstein_levy_area", "log_ode_midpoint"),
+                                          **(dict(samples=40, depths=(4, 8, 16, 32), reference_steps=256, bootstrap=200)
+                                             if quick else dict(samples=1000)), progress=True)),
+    StudyFigure("solvers_problem_gbm", "python -m validation.solvers --problem gbm",
+                lambda quick: solvers.run(problem="gbm", **(dict(samples=40, depths=(4, 8, 16, 32), bootstrap=200)
+                                                             if quick else {}))),
     StudyFigure("solvers_res2-ode", "python -m validation.solvers --model res2-ode",
                 lambda quick: solvers.run("res2-ode", **(dict(samples=10, depths=(8, 16, 32, 64), bootstrap=200,
                                                               tolerances=(1e-4, 1e-6)) if quick else {}))),

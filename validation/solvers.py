@@ -100,6 +100,9 @@ TARGETS: tuple[float, ...] = (1e-1, 1e-2, 1e-3, 1e-4, 1e-6)
 #: timed repeats of every solve after its warm-up (DiffEqDevTools times a work-precision point as the median of
 #: repeated runs too): one timing per point made the wall-time curves zig-zag by up to 2x between neighbouring depths
 TIMING_REPEATS = 3
+#: the timed runs of a solve after its warm-up: at most ``timing_repeats``, and no more than fit in this many seconds
+#: at the warm-up's pace (at least one)
+TIMING_BUDGET_S = 0.5
 #: an extrapolated step count beyond this is reported as out of reach (``inf``), not as a number
 MAX_EXTRAPOLATED_STEPS = 1e12
 
@@ -337,6 +340,7 @@ class SolversResult(StudyResult):
             "model": self.model, "model_spec": self.model_spec, "kind": self.kind, "noise_type": self.noise_type,
             "depths": self.depths, "reference": self.reference, "floor_factor": SCHEME_FLOOR_FACTORS[self.kind],
             "timing": {"warm_up_runs": 1, "timed_runs": self.settings.timing_repeats,
+                       "timed_runs_within_s": TIMING_BUDGET_S,
                        "statistic": "median" if self.settings.timing_repeats else "the warm-up run itself"},
             "schemes": [run.to_dict(tol, self.scheme_checks[run.name]) for run in self.runs],
             "adaptive": [run.to_dict(tol) for run in self.adaptive],
@@ -507,8 +511,8 @@ class _CountedLimit:
 def timed(solve: Callable[[], Any], repeats: int, after_warm_up: Callable[[], None] | None = None
           ) -> tuple[Any, float]:
     """A work–precision point: ``solve()`` once (the warm-up: first calls pay for allocation and caches; its result
-    is returned, and ``after_warm_up()`` is called, e.g. to read evaluation counters), then ``repeats`` timed runs,
-    and their median wall time. With ``repeats`` 0 the warm-up itself is timed (one timing, as in 0.5.0).
+    is returned, and ``after_warm_up()`` is called, e.g. to read evaluation counters), then ``repeats`` timed runs
+    (no more than fit in :data:`TIMING_BUDGET_S` at the warm-up's pace, at least one), and their median wall time. With ``repeats`` 0 the warm-up itself is timed (one timing, as in 0.5.0).
     Returns (the warm-up's result, seconds)."""
     clock = time.perf_counter()
     result = solve()
@@ -516,6 +520,9 @@ def timed(solve: Callable[[], Any], repeats: int, after_warm_up: Callable[[], No
     if after_warm_up is not None:
         after_warm_up()
     if repeats:
+        # as many as fit in TIMING_BUDGET_S (at least one): a long solve's timing varies by a few per cent, a
+        # short one's by up to 2x, and repeating every long solve would double the study's run time
+        repeats = max(1, min(repeats, math.ceil(TIMING_BUDGET_S / max(seconds[0], 1e-9))))
         seconds = []
         for _ in range(repeats):
             clock = time.perf_counter()
