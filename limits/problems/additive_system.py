@@ -1,5 +1,8 @@
-"""``additive-system``: SDEProblemLibrary's ``prob_sde_additivesystem``, :mod:`~limits.problems.additive` in 4
-coordinates, each with its own channel and its own β: α = 0.1, β = (0.5, 0.25, 0.125, 0.1115), X_0 = 1.
+"""``additive-system``: SDEProblemLibrary's ``prob_sde_additivesystem``: 4 coordinates, each with its own channel and
+its own β — additive noise, time-dependent coefficients:
+
+    dX_i = (β_i/√(1+t) − X_i/(2(1+t))) dt + α β_i/√(1+t) dB^i,  α = 0.1, β = (0.5, 0.25, 0.125, 0.1115), X_0 = 1,
+    X_i(t) = (X_i(0) + β_i (t + α W^i_t)) / √(1+t).
 """
 
 from __future__ import annotations
