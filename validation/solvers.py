@@ -11,6 +11,11 @@ numerical schemes at the step counts L (the ResNet depths), every scheme reading
   The reference is Euler with ``--reference-steps`` steps of the same path
   (general noise), or the highest-order valid scheme at that step count (commutative noise, where an
   order-1 scheme would otherwise meet Euler's own error).
+* **Lévy areas** (``--schemes …,milstein_levy_area``): the path is recorded with each step's Lévy areas, merged across
+  resolutions by Chen's relation, and Milstein (and the log-ODE scheme) reach order 1 on general noise.
+* **Exact solutions** (``--problem NAME``; ``--list-problems``): instead of a pair's limit, an exactly solvable SDE of
+  :mod:`limits.problems`; every applicable scheme against its exact solution on the same path, each order checked
+  as a lower bound.
 * **ODE pairs** (res1-ode, res2-ode, …): the smooth weights are functions of t; the fixed-step schemes
   euler (the ResNet itself), midpoint, heun3, rk4 and explicit_adams of torchdiffeq at each L, and the
   adaptive dopri5 and dopri8 across tolerances; the reference is dopri8 at ``--rtol`` (second: 100× looser).
@@ -62,7 +67,7 @@ from validation.settings import (
 from validation.stats import RateFit, fit_rate, verdict_rule
 
 __all__ = ["SolversSettings", "SolversResult", "SchemeRun", "ODE_FIXED_SCHEMES", "ODE_ADAPTIVE_SCHEMES", "run",
-           "main", "steps_to_reach"]
+           "main", "steps_to_reach", "timed", "list_problems"]
 
 #: torchdiffeq's fixed-grid schemes compared on ODE pairs, with their classical orders (None: reported only —
 #: torchdiffeq's explicit_adams starts with rk4 steps and raises its order up to 12 as history accumulates)
