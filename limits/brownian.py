@@ -31,7 +31,7 @@ from torchsde import BaseBrownian
 from .seeding import generator
 
 __all__ = ["BrownianGrid", "DyadicPath", "PathLevel", "tree_sum", "dyadic_levels", "merge_space_time_areas",
-           "merge_levy_areas", "levy_area_pairs", "levy_area_matrix", "default_block_steps"]
+           "merge_levy_areas", "merge_steps", "levy_area_pairs", "levy_area_matrix", "default_block_steps"]
 
 
 def tree_sum(x: torch.Tensor) -> torch.Tensor:
@@ -282,6 +282,17 @@ def merge_levy_areas(w: torch.Tensor, h: torch.Tensor, a: torch.Tensor) -> tuple
     return merged_w, merged_h, merged_a
 
 
+def merge_steps(level: PathLevel) -> PathLevel:
+    """A path's steps merged in consecutive pairs (dim 0 halves): increments by the tree sum, and whichever areas the
+    path carries by :func:`merge_space_time_areas` and :func:`merge_levy_areas` — the one rule every coarser grid of
+    :func:`record_path` and :class:`DyadicPath` is formed by."""
+    if level.levy_areas is not None:
+        return PathLevel(*merge_levy_areas(*level))
+    if level.areas is not None:
+        return PathLevel(*merge_space_time_areas(level.increments, level.areas), None)
+    return PathLevel(level.increments[0::2] + level.increments[1::2], None, None)
+
+
 def levy_area_matrix(a: torch.Tensor, channels: int) -> torch.Tensor:
     """The antisymmetric (…, m, m) matrix of compact Lévy areas (…, m(m−1)/2)."""
     rows, columns = levy_area_pairs(channels, a.device)
@@ -369,14 +380,7 @@ class DyadicPath(BaseBrownian):
         if length not in self._levels:
             if length < 1 or length & (length - 1) or length > self.steps:
                 raise ValueError(f"length={length} must be a power of two ≤ {self.steps}")
-            finer = self.level(length // 2)
-            if finer.levy_areas is not None:
-                merged = PathLevel(*merge_levy_areas(*finer))
-            elif finer.areas is not None:
-                merged = PathLevel(*merge_space_time_areas(finer.increments, finer.areas), None)
-            else:
-                merged = PathLevel(finer.increments[0::2] + finer.increments[1::2], None, None)
-            self._levels[length] = merged
+            self._levels[length] = merge_steps(self.level(length // 2))
         return self._levels[length]
 
     def step(self, ta, tb) -> tuple[int, PathLevel]:
@@ -428,7 +432,7 @@ def fine_step_areas(w: torch.Tensor, dt: float, kind: str, seed: int, block: int
       approximation with Foster's variance (torchsde's ``foster`` option draws λ with variance
       Δt²/50 + (Δt/5)(H_i² + H_j²), its ``davie`` option with Δt²/6, against the exact average Δt²/12).
     """
-    if kind in ("none",):
+    if kind == "none":
         return None, None
     if kind == "piecewise-linear":
         return torch.zeros_like(w), None
@@ -476,15 +480,10 @@ def record_path(samples: int, channels: int, steps: int, seed: int = 0, *, recor
     parts: list[list[torch.Tensor]] = [[], [], []]
     for b in range(grid.num_blocks):
         w = grid.block(b)
-        h, a = fine_step_areas(w, grid.dt, areas, seed, b)
+        level = PathLevel(w, *fine_step_areas(w, grid.dt, areas, seed, b))
         for _ in range(every.bit_length() - 1):
-            if a is not None:
-                w, h, a = merge_levy_areas(w, h, a)
-            elif h is not None:
-                w, h = merge_space_time_areas(w, h)
-            else:
-                w = w[0::2] + w[1::2]
-        for part, value in zip(parts, (w, h, a)):
+            level = merge_steps(level)
+        for part, value in zip(parts, level):
             if value is not None:
                 part.append(value)
     increments, space_time, levy = (torch.cat(part) if part else None for part in parts)

@@ -143,6 +143,11 @@ class ItoLimit(torchsde.SDEIto):
         columns = [self.g_prod(t, y, eye[j].expand(y.shape[0], -1)) for j in range(self.noise_channels)]
         return torch.stack(columns, dim=-1)
 
+    def exact_solution(self, h0: torch.Tensor, path, t1: float = 1.0) -> torch.Tensor | None:
+        """H_{t1} in closed form as a function of the path (``path(0, t1)`` and its areas), where the SDE has one;
+        None (the default) where it has none. The solver study uses it as its reference when it is not None."""
+        return None
+
     def stratonovich_correction(self, t, y: torch.Tensor) -> torch.Tensor:
         """c(y) = ½ Σ_j (∂g_{·j}) g_{·j}: the Itô drift minus the Stratonovich drift (module docstring).
 

@@ -666,8 +666,7 @@ def _sde_runs(pair: SDEPair, settings: SolversSettings, progress: bool) -> tuple
         coarse = DyadicPath(passed.recorded, passed.recorded_areas)
         network_states = passed.states["network"]
         levy_text = "E[A | W, H] (space-time area of the piecewise-linear fine path)" if needs_area else None
-    closed_form = getattr(limit, "exact_solution", None)
-    exact = closed_form(h0, coarse) if closed_form is not None else None
+    exact = limit.exact_solution(h0, coarse)
     if exact is not None:
         # the limit's closed form on the same path (res-1 at width 1 with σ = id: geometric Brownian motion)
         reference, second, reference_scheme = exact, exact, "exact"

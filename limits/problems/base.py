@@ -136,9 +136,10 @@ class ScalarProblem(Problem):
     def b(self, x: torch.Tensor) -> torch.Tensor:
         """The diffusion, elementwise."""
 
-    @abc.abstractmethod
     def solution(self, t: float, w: torch.Tensor, x0: torch.Tensor) -> torch.Tensor:
-        """X_t from W_t and X_0, elementwise."""
+        """X_t from W_t and X_0, elementwise (a problem whose solution reads more of the path overrides
+        :meth:`exact` instead)."""
+        raise NotImplementedError(f"{self.name}'s solution is not a function of W_t: see its exact()")
 
     def initial_value(self) -> torch.Tensor:
         return torch.tensor([self.x0], dtype=torch.float64)

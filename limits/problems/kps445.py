@@ -48,9 +48,6 @@ class KPS445(ScalarProblem):
     def b(self, x: torch.Tensor) -> torch.Tensor:
         return math.sqrt(2.0) * torch.cos(x) ** 2
 
-    def solution(self, t: float, w: torch.Tensor, x0: torch.Tensor) -> torch.Tensor:  # pragma: no cover - see exact
-        raise NotImplementedError("kps445's solution reads int e^s dB_s, not W_t: see exact()")
-
     def exact(self, x0: torch.Tensor, path: DyadicPath) -> torch.Tensor:
         integral = exponential_integral(path)
         return torch.atan(math.exp(-self.t1) * (torch.tan(x0) + math.sqrt(2.0) * integral))
