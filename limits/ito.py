@@ -42,7 +42,7 @@ import torch
 import torchsde
 
 __all__ = ["matrix_noise_product", "matrix_noise_tangent", "affine_noise", "iid_quadratic_variation", "ito_correction",
-           "matrix_noise_correction", "matrix_noise_diffusion", "directional_derivative", "ItoLimit", "SDEForm",
+           "matrix_noise_correction", "matrix_noise_diffusion", "matrix_noise_derivative", "directional_derivative", "ItoLimit", "SDEForm",
            "SDEFormWithMatrix"]
 
 
@@ -102,6 +102,15 @@ def matrix_noise_diffusion(y: torch.Tensor, scale: float) -> torch.Tensor:
     return scale * (eye.view(1, d, d, 1) * y.view(n, 1, 1, d)).reshape(n, d, d * d)
 
 
+def matrix_noise_derivative(derivative: torch.Tensor, v: torch.Tensor, scale: float) -> torch.Tensor:
+    """Σ_l Σ_j (∂_l G_{·j}) v_{lj} for the diffusion G of :func:`matrix_noise_diffusion` at y = ψ(h), in closed form
+    (:meth:`ItoLimit.diffusion_derivative`): G[i, (a, b)] = scale δ_ia ψ(h_b), so ∂_l G[i, (a, b)] = scale δ_ia δ_bl
+    ψ'(h_l) and the sum is scale Σ_l ψ'(h_l) v[l, (i, l)]. ``derivative`` = ψ'(h), shape (N, d); ``v`` (N, d, d²)."""
+    n, d = derivative.shape
+    diagonal = torch.diagonal(v.reshape(n, d, d, d), dim1=1, dim2=3)        # [n, i, l] = v[n, l, (i, l)]
+    return scale * (diagonal * derivative.unsqueeze(1)).sum(-1)
+
+
 class ItoLimit(torchsde.SDEIto):
     """Base of the limits handed to ``torchsde.sdeint``: an Itô SDE with general noise, given by its
     drift ``f(t, y)`` and the diffusion–vector product ``g_prod(t, y, v)`` only.
@@ -142,6 +151,21 @@ class ItoLimit(torchsde.SDEIto):
         eye = torch.eye(self.noise_channels, dtype=y.dtype, device=y.device)
         columns = [self.g_prod(t, y, eye[j].expand(y.shape[0], -1)) for j in range(self.noise_channels)]
         return torch.stack(columns, dim=-1)
+
+    def diffusion_derivative(self, t, y: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """Σ_l Σ_j (∂_l g_{·j}(y)) v_{lj}, shape (N, d), for v of shape (N, d, m): the derivative of the diffusion
+        contracted with v — Milstein's term Σ_{j1, j2} (L^{j1} g_{j2}) I_{j1 j2} is this with v = g I.
+
+        Generic: d directional derivatives of :meth:`diffusion_matrix` by automatic differentiation (d evaluations
+        of g, each differentiated); a pair may override it with a closed form (res-1 does:
+        :func:`matrix_noise_derivative`)."""
+        basis = torch.eye(y.shape[-1], dtype=y.dtype, device=y.device)
+        total = torch.zeros_like(y)
+        for coordinate in range(y.shape[-1]):
+            derivative = directional_derivative(lambda x: self.diffusion_matrix(t, x), y,
+                                                basis[coordinate].expand_as(y))     # ∂_l g, (N, d, m)
+            total = total + (derivative * v[:, coordinate, None, :]).sum(-1)
+        return total
 
     def exact_solution(self, h0: torch.Tensor, path, t1: float = 1.0) -> torch.Tensor | None:
         """H_{t1} in closed form as a function of the path (``path(0, t1)`` and its areas), where the SDE has one;

@@ -26,7 +26,10 @@ from typing import Any
 import torch
 
 from .activations import Activation
-from .ito import ItoLimit, matrix_noise_correction, matrix_noise_diffusion, matrix_noise_product, matrix_noise_tangent
+from .ito import (
+    ItoLimit, matrix_noise_correction, matrix_noise_derivative, matrix_noise_diffusion, matrix_noise_product,
+    matrix_noise_tangent,
+)
 from .pairs import SDEPair
 
 __all__ = ["Res1SDE", "Res1Limit"]
@@ -56,6 +59,10 @@ class Res1Limit(ItoLimit):
 
     def diffusion_matrix(self, t, y: torch.Tensor) -> torch.Tensor:
         return matrix_noise_diffusion(self.activation(y), self.scale)
+
+    def diffusion_derivative(self, t, y: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """Σ_l Σ_j (∂_l g_{·j}) v_{lj} in closed form (:func:`limits.ito.matrix_noise_derivative`)."""
+        return matrix_noise_derivative(self.activation.derivative(y), v, self.scale)
 
     def stratonovich_correction(self, t, y: torch.Tensor) -> torch.Tensor:
         """½ (s²/d) σ'(y) σ(y): the Stratonovich form is dH = −½ (s²/d) σ'(H) σ(H) dt + (s/√d) dB ∘ σ(H)."""

@@ -14,7 +14,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("limits", "validation")
 #: the study modules: each is a command (``python -m validation.NAME``)
-STUDIES = ("convergence", "ablation", "solvers", "weak", "regimes", "phase", "figures", "training", "gradients")
+STUDIES = ("convergence", "ablation", "solvers", "weak", "regimes", "phase", "figures", "training", "gradients",
+           "multilevel")
 
 
 def _modules() -> dict[str, Path]:

@@ -49,6 +49,7 @@ import numpy as np
 import torch
 
 from limits.brownian import DyadicPath, record_path
+from limits.ito import ItoLimit
 from limits.pairs import ODEPair, Pair, SDEPair, run_network
 from limits.problems import PROBLEMS, Problem, get_problem
 from limits.schemes import SDE_SCHEMES, SchemeError, get_sde_scheme, sde_schemes_for
@@ -511,6 +512,14 @@ class _CountedLimit:
 
     def stratonovich_correction(self, t, y):
         return self._limit.stratonovich_correction(t, y)
+
+    def diffusion_derivative(self, t, y, v):
+        """A closed form counts as one evaluation of g; the generic one runs here, so that its d evaluations of g
+        (differentiated) are counted."""
+        if type(self._limit).diffusion_derivative is ItoLimit.diffusion_derivative:
+            return ItoLimit.diffusion_derivative(self, t, y, v)  # type: ignore[arg-type]
+        self.g_calls += 1
+        return self._limit.diffusion_derivative(t, y, v)
 
 
 def timed(solve: Callable[[], Any], repeats: int, after_warm_up: Callable[[], None] | None = None

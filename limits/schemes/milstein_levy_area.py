@@ -12,9 +12,11 @@ capped at strong order 1/2 on non-commutative noise (Clark & Cameron 1980); with
 whose coarse areas are the fine ones merged by Chen's relation — it is order 1 for any noise (Kloeden & Platen
 1992, Thm 10.3.5).
 
-The last term is Σ_{j2} (∂g_{·j2}) v_{·j2} with v = g I (N, d, m): the Jacobian of g, d directional derivatives
-(automatic differentiation of the limit's ``diffusion_matrix``), contracted with v. Cost per step and sample:
-one drift, d + 1 diffusion-matrix evaluations, and the m² entries of I (N d m² for v) — it is for small m.
+The last term is Σ_{j2} (∂g_{·j2}) v_{·j2} with v = g I (N, d, m), the limit's
+:meth:`~limits.ito.ItoLimit.diffusion_derivative`: d directional derivatives of g by automatic differentiation, or a
+closed form where the limit has one (res-1). Cost per step and sample: one drift, one diffusion-matrix evaluation
+and its derivative (d more evaluations, differentiated, without a closed form), and the m² entries of I (N d m² for
+v) — it is for small m.
 """
 
 from __future__ import annotations
@@ -48,10 +50,5 @@ class MilsteinLevyArea(SDEScheme):
         iterated = 0.5 * w.unsqueeze(-1) * w.unsqueeze(-2) + area            # (N, m, m): I = ½ W Wᵀ − ½ Δt I_m + A
         iterated = iterated - (0.5 * dt) * torch.eye(m, dtype=w.dtype, device=w.device)
         v = g @ iterated                                                       # v_{l j2} = Σ_{j1} g_{l j1} I_{j1 j2}
-        correction = torch.zeros_like(h)
-        basis = torch.eye(h.shape[-1], dtype=h.dtype, device=h.device)
-        for coordinate in range(h.shape[-1]):
-            derivative = directional_derivative(lambda x: self.limit.diffusion_matrix(t, x), h,
-                                                basis[coordinate].expand_as(h))     # ∂_l g, (N, d, m)
-            correction = correction + (derivative * v[:, coordinate, None, :]).sum(-1)
+        correction = self.limit.diffusion_derivative(t, h, v)                  # Σ_{j2} (∂g_{·j2}) v_{·j2}
         return h + self.sde.f(t, h) * dt + (g @ w.unsqueeze(-1)).squeeze(-1) + correction, state

@@ -1,0 +1,146 @@
+"""The multilevel study: the MLMC machinery on synthetic levels with known answers, and the study on res-1 — the
+coupled levels against closed forms (res-1 with σ = id and φ = mean square), the rates, the consistency check, the
+command line's refusals and the result file."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from limits import ModelConfig, get_pair
+from limits.brownian import record_path
+from limits.pairs import run_network
+from limits.seeding import stream_seed
+from validation import multilevel
+from validation.checks import FAIL, PASS
+from validation.mlmc import LevelBatch, complexity_samples, consistency, level_rate, mlmc_estimate
+
+
+def make_sampler(alpha: float, beta: float, mean: float = 1.0, shift: float = 0.0):
+    """Levels with E[P_l] = mean + 2^{-alpha l} and Var[Y_l] = 2^{-beta l}: P_{l-1} on the same 'path' is P_l minus a
+    Gaussian difference; ``shift`` breaks the coupling (the coarse solve's law is not the level below's)."""
+    def sample(level: int, samples: int, batch: int) -> LevelBatch:
+        rng = np.random.default_rng(stream_seed(0, "synthetic", level, batch))
+        fine = mean + 2.0 ** (-alpha * level) + 0.5 * rng.standard_normal(samples)
+        if level == 0:
+            return LevelBatch(fine, None, float(samples), 0.0)
+        difference = 2.0 ** (-alpha * level) - 2.0 ** (-alpha * (level - 1)) \
+            + 2.0 ** (-beta * level / 2) * rng.standard_normal(samples)
+        coarse = fine - difference + shift
+        return LevelBatch(fine, coarse, float(samples * 1.5 * 2**level), 0.0)
+    return sample
+
+
+def test_level_rates_recover_alpha_and_beta_on_synthetic_levels():
+    levels = complexity_samples(make_sampler(1.0, 2.0), 7, 20000, lambda level: 5000)
+    ys = [s.differences for s in levels]
+    alpha = level_rate("alpha", "mean", ys, 1, resamples=300)
+    beta = level_rate("beta", "variance", ys, 1, resamples=300)
+    assert alpha.judged and alpha.interval[0] <= 1.0 <= alpha.interval[1] and abs(alpha.rate - 1) < 0.05
+    assert beta.judged and beta.interval[0] <= 2.0 <= beta.interval[1] and abs(beta.rate - 2) < 0.05
+    # the extrapolated differences of a pure 2^-l bias are zero: never resolved, so never judged
+    extrapolated = level_rate("tt", "extrapolated", ys, 1, resamples=100)
+    assert not extrapolated.judged and "resolved" in extrapolated.why
+
+
+def test_a_mean_lost_in_noise_is_not_judged():
+    levels = complexity_samples(make_sampler(3.0, 1.0), 6, 500, lambda level: 500)
+    rate = level_rate("alpha", "mean", [s.differences for s in levels], 1, resamples=100)
+    assert not rate.judged and "more samples" in rate.why
+
+
+def test_mlmc_estimator_reaches_its_accuracy_and_costs_less_than_plain_monte_carlo():
+    accuracy = 2e-3
+    estimate = mlmc_estimate(make_sampler(1.0, 2.0), accuracy, alpha=1.0, beta=2.0,
+                             cost_per_sample=lambda level: 1.5 * 2**level if level else 1.0, max_levels=14)
+    assert estimate.converged
+    assert estimate.variance <= 0.75 * accuracy**2 * 1.01
+    assert estimate.bias_estimate <= 0.5 * accuracy
+    # the exact limit is 1.0; the estimate's RMS error is ε, so 4ε is a 4-sigma bound
+    assert abs(estimate.value - 1.0) < 4 * accuracy
+    assert estimate.levels >= 9  # the bias 2^-L must fall below √θ ε (2^-l ≤ 1e-3)
+
+
+def test_consistency_flags_a_broken_coupling():
+    good = complexity_samples(make_sampler(1.0, 2.0), 4, 20000, lambda level: 20000)
+    bad = complexity_samples(make_sampler(1.0, 2.0, shift=0.05), 4, 20000, lambda level: 20000)
+    assert max(consistency(good)) <= 1.0
+    assert max(consistency(bad)) > 1.0
+
+
+# ------------------------------------------------------------------------------------------------ the study
+def test_level_sample_is_the_network_at_depth_l_and_l_over_2_on_one_path():
+    pair = get_pair("res1")(ModelConfig(width=2), 10, seed=0)
+    sampler = multilevel.level_sampler(pair, "network", "sqnorm", 1, 7, "test")
+    batch = sampler(3, 64, 0)
+    stream = stream_seed(7, "multilevel", "test", 3, 0)
+    drawn = get_pair("res1")(ModelConfig(width=2), 64, seed=stream)
+    path = record_path(64, 4, 8, stream)
+    h0 = drawn.initial_state()
+    fine = (run_network(drawn, 8, path, h0) ** 2).mean(-1).numpy()
+    coarse = (run_network(drawn, 4, path, h0) ** 2).mean(-1).numpy()
+    np.testing.assert_array_equal(batch.fine, fine)
+    np.testing.assert_array_equal(batch.coarse, coarse)
+    assert batch.cost == 64 * (8 + 4)
+
+
+def test_identity_levels_match_the_closed_form():
+    """res-1 with σ = id: E‖h_L‖²/d = E‖h_0‖²/d (1 + s²/L)^L exactly (Euler of d‖H‖² = s²‖H‖² dt + martingale), so
+    E[Y_l] = (1 + s²/L)^L − (1 + 2s²/L)^{L/2}, and the limit is e^{s²}."""
+    s2 = 0.5
+    result = multilevel.run("res1", activation="identity", weight_var=s2, function="sqnorm", schemes=("network",),
+                            samples=40000, depths=(1, 2, 4, 8, 16), accuracies=(1e-2,), resamples=200)
+    solver = result.solvers[0]
+    for samples, depth in zip(solver.levels[1:], solver.depths[1:]):
+        exact = (1 + s2 / depth) ** depth - (1 + 2 * s2 / depth) ** (depth // 2)
+        y = samples.differences
+        assert abs(y.mean() - exact) < 4 * y.std() / math.sqrt(len(y)), (depth, y.mean(), exact)
+    estimate = solver.estimates[0]
+    assert abs(estimate.value - math.exp(s2)) < 4 * 1e-2
+
+
+def test_default_solvers_rates_and_result_file(tmp_path):
+    result = multilevel.run("res1", samples=4000, depths=(1, 2, 4, 8, 16, 32), accuracies=(1e-2,), resamples=200)
+    network, milstein = result.solvers
+    assert network.solver == "network" and milstein.solver == "milstein_levy_area"
+    # Euler on non-commutative noise: β ≈ 1; Milstein with the path's Lévy areas: β ≈ 2 (pre-asymptotic at L = 2)
+    assert 0.75 < network.rates["beta"].rate < 1.1
+    assert 1.7 < milstein.rates["beta"].rate < 2.2
+    assert network.gamma == pytest.approx(1.0) and milstein.gamma == pytest.approx(1.0)
+    assert all(check.verdict != FAIL for check in result.checks)
+    consistency_checks = [c for c in result.checks if c.name.startswith("consistency")]
+    assert [c.verdict for c in consistency_checks] == [PASS, PASS]
+    for estimate in network.estimates + milstein.estimates:
+        assert estimate.cost > 0 and estimate.mc_cost > 0
+    path = tmp_path / "ml.json"
+    result.save(path)
+    data = json.loads(path.read_text())
+    assert data["study"] == "multilevel" and data["result"]["verdict"] == result.verdict
+    assert data["run"]["seed"] == 0
+
+
+def test_same_seed_same_numbers():
+    a = multilevel.run("res1", samples=500, depths=(1, 2, 4, 8), schemes=("network",), accuracies=(5e-2,),
+                       resamples=100)
+    b = multilevel.run("res1", samples=500, depths=(1, 2, 4, 8), schemes=("network",), accuracies=(5e-2,),
+                       resamples=100)
+    assert a.solvers[0].estimates[0].value == b.solvers[0].estimates[0].value
+    np.testing.assert_array_equal(a.solvers[0].levels[2].fine, b.solvers[0].levels[2].fine)
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["--reference-steps", "64"], "--reference-steps"),
+    (["--model", "res2-ode"], "--model"),
+    (["--depths", "1,4,8,16"], "--depths"),
+    (["--schemes", "srk"], "--schemes"),
+    (["--accuracies", "0"], "--accuracies"),
+    (["--max-levels", "1"], "--max-levels"),
+])
+def test_bad_input_exits_2_naming_the_flag(argv, flag, capsys):
+    assert multilevel.main(argv) == 2
+    err = capsys.readouterr().err
+    assert flag in err and "Traceback" not in err

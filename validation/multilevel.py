@@ -1,0 +1,570 @@
+"""``python -m validation.multilevel``: weak errors across depths — Talay–Tubaro extrapolation and multilevel Monte
+Carlo on the coupled depths L and 2L of one path (docs/theory.md §7).
+
+For an SDE pair (default res1 at width 2) and a test function φ (default φ(x) = mean_j cos x_j), level ℓ has depth
+L_ℓ = L_0 2^ℓ (``--depths``: L_0 … L_max, consecutive doublings). A level sample solves depth L_ℓ and depth L_ℓ/2
+on the same Brownian path — the coarse solve reads the fine steps merged, as every depth of the package does — and
+returns Y_ℓ = φ(h_{L_ℓ}) − φ(h_{L_ℓ/2}), the MLMC coupling of Giles (2008). Two solvers (``--schemes``):
+
+* ``network``: the pair's ResNet of depth L (for res1: Euler–Maruyama of the limit, strong order ½ on its
+  non-commutative noise, so the variance rate β = 1);
+* ``milstein_levy_area``: Milstein with the path's Lévy areas (Davie–Foster at the fine step, merged by Chen's
+  relation for the coarse one): strong order 1, β = 2.
+
+It reports, per solver:
+
+1. **The complexity test** (``--samples`` level samples per level): E and Var of P_ℓ and of Y_ℓ, the cost and wall
+   time per sample, the kurtosis of Y_ℓ, Giles's consistency statistic, and the rates with bootstrap intervals:
+   α (|E Y_ℓ| ∝ 2^{−αℓ}, the weak order: theory 1), β (Var Y_ℓ ∝ 2^{−βℓ}: twice the strong order), γ (cost ∝ 2^{γℓ}:
+   1, from the evaluation counts; the wall-time γ is reported beside it).
+2. **Talay–Tubaro extrapolation**: 2E[φ(h_2L)] − E[φ(h_L)] cancels the 1/L term of the weak error; its successive
+   differences E[Y_ℓ] − 2E[Y_{ℓ+1}] decay at rate 2 (theory), against α for the plain estimate.
+3. **The MLMC estimator** of E[φ(H_1)] at each accuracy ε of ``--accuracies`` (Giles's adaptive algorithm: root-
+   mean-square error ε, θ = ¼ of the MSE for the bias), its cost against plain Monte Carlo at the same ε, and the
+   figure of ε² × cost against ε with the theory lines (Euler: ε^-2 (log ε)²; Milstein with areas: ε^-2; plain MC:
+   ε^-3).
+
+Verdict: PASS when every rate with a theory value (α = 1, β = 2 × strong order, the extrapolated rate 2) has its
+interval within ±``--tolerance`` of it and every level is consistent (Giles's statistic ≤ 1: the coarse solve of
+level ℓ has the law of the fine solve of level ℓ − 1 to 3 standard errors); FAIL when an interval lies wholly
+outside or a level is inconsistent; INCONCLUSIVE when an interval straddles an edge or a mean is not resolved above
+Monte Carlo noise at 3 levels (the weak error of res-1 is small: its extrapolated differences need many samples).
+The cost ratio is reported, not judged: it depends on the problem's constants.
+
+Python: ``validation.multilevel.run("res1")`` returns a :class:`MultilevelResult`.
+
+Exit status: 0 PASS, 1 FAIL, 2 bad input, 3 internal error, 4 INCONCLUSIVE.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from limits.brownian import record_path
+from limits.pairs import ModelConfig, Pair, SDEPair, run_network
+from limits.schemes import SDE_SCHEMES, SDEScheme, get_sde_scheme
+from limits.seeding import stream_seed
+from validation import cli, runtime
+from validation.checks import FAIL, INCONCLUSIVE, PASS, Check, combine, interval_check
+from validation.mlmc import (
+    THETA, LevelBatch, LevelRate, LevelSamples, MLMCEstimate, complexity_samples, consistency, level_rate,
+    mlmc_estimate,
+)
+from validation.pair_study import PairSettings, add_model_arguments, build_pair, list_models, model_spec, pair_class
+from validation.plots import new_grid
+from validation.results import RunInfo, StudyResult, utc_now
+from validation.settings import (
+    SettingsError, check_choice, check_float, check_int, make_settings, parse_float_list, setting,
+)
+
+__all__ = ["MultilevelSettings", "MultilevelResult", "SchemeLevels", "run", "main", "TEST_FUNCTIONS", "SOLVERS",
+           "level_sampler"]
+
+#: test functions φ: name → (φ on an (N, d) tensor → (N,), label)
+TEST_FUNCTIONS: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], str]] = {
+    "cos": (lambda x: torch.cos(x).mean(-1), "φ(x) = mean_j cos(x_j)"),
+    "sqnorm": (lambda x: (x * x).mean(-1), "φ(x) = mean_j x_j²"),
+}
+
+#: the solvers a level can use: the pair's network, or a scheme of limits.schemes with a step rule (torchsde's
+#: methods run whole solves and are left out)
+SOLVERS: tuple[str, ...] = ("network", *(name for name, cls in SDE_SCHEMES.items()
+                                        if cls.integrate is SDEScheme.integrate))
+
+#: samples per sampler call, at most: memory is this × L × the path's numbers per step, capped by PATH_BUDGET
+MAX_BATCH = 1 << 16
+#: numbers of a recorded path held at once (32 MiB in float64)
+PATH_BUDGET = 1 << 22
+#: the study's own defaults for the pair settings it reads
+DEFAULT_DEPTHS = (1, 2, 4, 8, 16, 32, 64, 128)
+DEFAULT_SAMPLES = 20_000
+DEFAULT_WIDTH = 2
+
+
+def _names(text: str) -> tuple[str, ...]:
+    names = tuple(part.strip() for part in text.split(",") if part.strip())
+    if not names:
+        raise ValueError(f"{text!r} names no solver")
+    return names
+
+
+@dataclass(frozen=True)
+class MultilevelSettings(PairSettings):
+    """Settings of the multilevel study: the pair, the levels' depths (``depths``), the complexity test's samples per
+    level (``samples``), the solvers, φ, the accuracies of the MLMC runs, and the verdict."""
+
+    schemes: tuple[str, ...] = setting(("network", "milstein_levy_area"), "solvers of the levels, comma-separated: "
+                                       + ", ".join(SOLVERS), parse=_names)
+    function: str = setting("cos", "the test function φ: " + "; ".join(f"{k}: {v[1]}" for k, v in
+                                                                      TEST_FUNCTIONS.items()),
+                            choices=tuple(TEST_FUNCTIONS))
+    accuracies: tuple[float, ...] = setting((4e-3, 2e-3, 1e-3), "root-mean-square accuracies ε of the MLMC estimator, "
+                                            "each in (0, 1), comma-separated", parse=parse_float_list)
+    max_levels: int = setting(12, "the MLMC estimator's most levels (its deepest depth is L_0 2^(max_levels − 1)); "
+                                  "2 to 20", parse=int)
+    fit_from_level: int = setting(1, "fit the rates on levels ≥ this (level 0 is P_0, not a difference)", parse=int,
+                                  group="fit and verdict")
+    tolerance: float = setting(0.15, "δ of the equivalence tests of α, β and the extrapolated rate: PASS iff the "
+                                     "interval lies within theory ± δ", parse=float, group="fit and verdict")
+    confidence: float = setting(0.95, "level of the bootstrap intervals, in (0, 1)", parse=float,
+                                group="fit and verdict")
+    resamples: int = setting(1000, "bootstrap resamples of every interval (100 to 100000)", parse=int,
+                             group="fit and verdict")
+
+    def check(self) -> None:
+        super().check()
+        names = tuple(self.schemes) if not isinstance(self.schemes, str) else _names(self.schemes)
+        for name in names:
+            if name not in SOLVERS:
+                raise SettingsError("schemes", f"unknown solver {name!r} (allowed: {', '.join(SOLVERS)})")
+        if len(set(names)) != len(names):
+            raise SettingsError("schemes", f"{', '.join(names)} names a solver twice")
+        self._set("schemes", names)
+        check_choice("function", self.function, tuple(TEST_FUNCTIONS))
+        accuracies = tuple(check_float("accuracies", value, 0, 1, strict_min=True, strict_max=True)
+                           for value in self.accuracies)
+        self._set("accuracies", tuple(sorted(set(accuracies), reverse=True)))
+        self._set("max_levels", check_int("max_levels", self.max_levels, 2, 20))
+        if self.depths is not None:
+            depths = tuple(self.depths)
+            if len(depths) < MIN_TEST_LEVELS or any(b != 2 * a for a, b in zip(depths, depths[1:])):
+                raise SettingsError("depths", f"{list(depths)}: the levels' depths must double from one to the next "
+                                              f"(e.g. 1:128), at least {MIN_TEST_LEVELS} of them")
+        self._set("fit_from_level", check_int("fit_from_level", self.fit_from_level, 1))
+        self._set("tolerance", check_float("tolerance", self.tolerance, 0, strict_min=True))
+        self._set("confidence", check_float("confidence", self.confidence, 0, 1, strict_min=True, strict_max=True))
+        self._set("resamples", check_int("resamples", self.resamples, 100, 100_000))
+
+
+#: levels of the complexity test, at least (a rate needs 3 levels ≥ 1)
+MIN_TEST_LEVELS = 4
+
+
+# ------------------------------------------------------------------------------------------------ the levels
+def level_sampler(pair: SDEPair, solver: str, function: str, depth0: int, seed: int, phase: str,
+                  noise_dtype: torch.dtype | None = None) -> Callable[[int, int, int], LevelBatch]:
+    """The level sampler of ``solver`` (:data:`SOLVERS`) on ``pair``: ``sampler(level, samples, batch)`` draws
+    ``samples`` inputs and Brownian paths from the streams (seed, "multilevel", phase, level, batch) — the pair's own
+    input law (its ``initial_state``) and :func:`limits.brownian.record_path` at L = depth0 · 2^level steps, with Lévy
+    areas when the solver reads them — and returns φ at depth L and at L/2 on those paths. Every solver given the
+    same (seed, phase) reads the same inputs and increments. Cost: (L + L/2) × the solver's evaluations per step, per
+    sample."""
+    phi = TEST_FUNCTIONS[function][0]
+    cls, config = type(pair), pair.config
+    if solver == "network":
+        scheme, per_step, areas = None, pair.evaluations_per_layer, "none"
+    else:
+        scheme = get_sde_scheme(solver)(pair.limit_sde(), pair.noise_type)
+        per_step = scheme.evaluations
+        areas = "levy" if scheme.needs_levy_area else ("space-time" if scheme.needs_space_time_area else "none")
+
+    def sample(level: int, samples: int, batch: int) -> LevelBatch:
+        depth = depth0 * 2**level
+        stream = stream_seed(seed, "multilevel", phase, level, batch)
+        clock = time.perf_counter()
+        drawn = cls(config, samples, seed=stream, dtype=pair.dtype, device=pair.device)
+        h0 = drawn.initial_state()
+        path = record_path(samples, drawn.noise_dim, depth, stream, areas=areas, dtype=pair.dtype, device=pair.device,
+                           noise_dtype=noise_dtype)
+
+        def solve(steps: int) -> np.ndarray:
+            h = run_network(drawn, steps, path, h0) if scheme is None else scheme.integrate(h0, path, steps)
+            return phi(h).double().cpu().numpy()
+
+        fine = solve(depth)
+        coarse = solve(depth // 2) if level > 0 else None
+        steps = depth + (depth // 2 if level > 0 else 0)
+        return LevelBatch(fine, coarse, float(samples * steps * per_step), time.perf_counter() - clock)
+
+    return sample
+
+
+def _batch_size(pair: SDEPair, solver: str, depth0: int) -> Callable[[int], int]:
+    """Samples per sampler call at each level: the recorded path (L steps × N samples × its numbers per step) within
+    :data:`PATH_BUDGET`, at most :data:`MAX_BATCH`."""
+    m = pair.noise_dim
+    per_step = m if solver == "network" else 2 * m + m * (m - 1) // 2
+    return lambda level: max(1, min(MAX_BATCH, PATH_BUDGET // (depth0 * 2**level * per_step)))
+
+
+# ------------------------------------------------------------------------------------------------ result
+@dataclass
+class SchemeLevels:
+    """One solver's levels: the complexity test's samples, the rates, the MLMC runs.
+
+    Attributes:
+        solver: ``network`` or a scheme name; ``strong_order``: its theory strong order (β's theory is twice it).
+        levels: the complexity test's :class:`~validation.mlmc.LevelSamples`, level 0 … .
+        rates: ``alpha`` (|E Y_ℓ|), ``beta`` (Var Y_ℓ), ``extrapolated`` (|E Y_ℓ − 2 E Y_{ℓ+1}|), each a
+            :class:`~validation.mlmc.LevelRate`.
+        gamma: the cost rate from the evaluation counts (exact); ``gamma_time``: from the wall time per sample, with
+            ``gamma_time_interval`` (the regression's t interval over levels).
+        consistency: Giles's statistic per level ≥ 1.
+        estimates: the MLMC runs, one per accuracy.
+    """
+
+    solver: str
+    description: str
+    strong_order: float | None
+    levels: list[LevelSamples]
+    depths: list[int]
+    rates: dict[str, LevelRate]
+    gamma: float
+    gamma_time: float
+    gamma_time_interval: tuple[float, float]
+    consistency: list[float]
+    estimates: list[MLMCEstimate]
+
+    @property
+    def beta_theory(self) -> float | None:
+        return None if self.strong_order is None else 2.0 * self.strong_order
+
+    def theory(self, rate: str) -> float | None:
+        """The theory value of ``alpha`` (weak order 1), ``beta`` (2 × strong order), ``extrapolated`` (2)."""
+        return {"alpha": 1.0, "beta": self.beta_theory, "extrapolated": 2.0}[rate]
+
+    def checks(self, tolerance: float, confidence: float) -> list[Check]:
+        out = []
+        for key, rate in self.rates.items():
+            theory = self.theory(key)
+            name = f"{_RATE_WORDS[key]} of {self.solver}"
+            if theory is None:
+                continue
+            if not rate.judged:
+                out.append(Check(name, INCONCLUSIVE, f"not judged: {rate.why or 'no finite rate'}"))
+                continue
+            samples = self.levels[0].samples
+            out.append(interval_check(name, rate.rate, rate.interval, (theory - tolerance, theory + tolerance),
+                                      samples, what=f"the {round(100 * confidence)}% interval",
+                                      confidence=confidence))
+        worst = max(self.consistency) if self.consistency else 0.0
+        name = f"consistency of the levels of {self.solver}"
+        if worst <= 1.0:
+            out.append(Check(name, PASS, f"every level's statistic ≤ 1 (largest {worst:.2f}): the coarse solves have "
+                                         "the law of the level below, to 3 standard errors"))
+        else:
+            bad = [level + 1 for level, value in enumerate(self.consistency) if value > 1.0]
+            out.append(Check(name, FAIL, f"level(s) {bad}: statistic {worst:.2f} > 1 — the coarse solve of a level "
+                                         "and the fine solve of the level below differ beyond 3 standard errors "
+                                         "(the telescoping sum is biased)"))
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "solver": self.solver, "description": self.description, "strong_order": self.strong_order,
+            "depths": self.depths,
+            "levels": [{"level": s.level, "depth": d, "samples": s.samples, "mean_p": float(np.mean(s.fine)),
+                        "var_p": float(np.var(s.fine)), "mean_y": float(np.mean(s.differences)),
+                        "var_y": float(np.var(s.differences)), "cost_per_sample": s.cost_per_sample,
+                        "seconds_per_sample": s.seconds_per_sample, "kurtosis": s.kurtosis()}
+                       for s, d in zip(self.levels, self.depths)],
+            "rates": {key: {**rate.to_dict(), "theory": self.theory(key)} for key, rate in self.rates.items()},
+            "gamma": self.gamma, "gamma_time": self.gamma_time, "gamma_time_interval": list(self.gamma_time_interval),
+            "consistency": self.consistency,
+            "estimates": [estimate.to_dict() for estimate in self.estimates],
+        }
+
+
+_RATE_WORDS = {"alpha": "α (weak rate, |E Y_l|)", "beta": "β (variance rate, Var Y_l)",
+               "extrapolated": "Talay-Tubaro rate (|E Y_l - 2 E Y_l+1|)"}
+
+
+@dataclass
+class MultilevelResult(StudyResult):
+    """The multilevel study's result: per solver a :class:`SchemeLevels`; ``.verdict``, ``.table()``, ``.plot()``."""
+
+    model: dict[str, Any] = dataclasses.field(default_factory=dict)
+    model_spec: str = ""
+    solvers: list[SchemeLevels] = dataclasses.field(default_factory=list)
+
+    study = "multilevel"
+
+    @property
+    def checks(self) -> list[Check]:
+        s = self.settings
+        return [check for solver in self.solvers for check in solver.checks(s.tolerance, s.confidence)]
+
+    @property
+    def verdict(self) -> str:
+        return combine(self.checks)
+
+    def summary(self) -> dict[str, Any]:
+        return {"model": self.model, "model_spec": self.model_spec, "function": TEST_FUNCTIONS[self.settings.function][1],
+                "theta": THETA, "solvers": [solver.to_dict() for solver in self.solvers],
+                "checks": [check.to_dict() for check in self.checks], "verdict": self.verdict}
+
+    def csv_rows(self) -> list[dict[str, Any]]:
+        rows = []
+        for solver in self.solvers:
+            extrapolated = solver.rates["extrapolated"].values
+            for j, (levels, depth) in enumerate(zip(solver.levels, solver.depths)):
+                rows.append({"solver": solver.solver, "level": levels.level, "depth": depth, "samples": levels.samples,
+                             "mean_p": float(np.mean(levels.fine)), "var_p": float(np.var(levels.fine)),
+                             "mean_y": float(np.mean(levels.differences)), "var_y": float(np.var(levels.differences)),
+                             "extrapolated_difference": extrapolated[j] if j < len(extrapolated) else None,
+                             "cost_per_sample": levels.cost_per_sample,
+                             "seconds_per_sample": levels.seconds_per_sample, "kurtosis": levels.kurtosis(),
+                             "consistency": solver.consistency[j - 1] if j > 0 else None})
+        return rows
+
+    def table(self) -> str:
+        s = self.settings
+        level = round(100 * s.confidence)
+        lines = [f"model {self.model['name']}: {self.model['description']}",
+                 f"width {self.model['width']}, activation {self.model.get('activation')}, "
+                 f"{TEST_FUNCTIONS[s.function][1]}, levels' depths {list(s.depths)}, {s.samples} samples per level, "
+                 f"seed {s.seed}, {s.dtype} on {self.run_info.device}", ""]
+        for solver in self.solvers:
+            lines.append(f"== {solver.solver}: {solver.description}")
+            header = (f"{'level':>5} {'L':>6} {'E P_l':>10} {'Var P_l':>10} {'E Y_l':>11} {'± s.e.':>9} "
+                      f"{'Var Y_l':>10} {'TT diff':>10} {'cost/sample':>11} {'µs/sample':>10} {'kurt':>6} {'consist':>7}")
+            lines += [header, "-" * len(header)]
+            extrapolated = solver.rates["extrapolated"].values
+            for j, (samples, depth) in enumerate(zip(solver.levels, solver.depths)):
+                y = samples.differences
+                tt = f"{extrapolated[j]:10.3e}" if j < len(extrapolated) and j >= 1 else f"{'':10}"
+                consist = f"{solver.consistency[j - 1]:7.2f}" if j > 0 else f"{'':7}"
+                lines.append(f"{j:5d} {depth:6d} {np.mean(samples.fine):10.5f} {np.var(samples.fine):10.3e} "
+                             f"{np.mean(y):+11.3e} {np.std(y) / math.sqrt(len(y)):9.1e} {np.var(y):10.3e} {tt} "
+                             f"{samples.cost_per_sample:11.1f} {1e6 * samples.seconds_per_sample:10.2f} "
+                             f"{samples.kurtosis():6.1f} {consist}")
+            for key, rate in solver.rates.items():
+                theory = solver.theory(key)
+                shown = (f"{rate.rate:6.3f}  {level}% CI [{rate.interval[0]:.3f}, {rate.interval[1]:.3f}] on levels "
+                         f"{rate.levels[0]}…{rate.levels[-1]}" if rate.finite else "not fitted")
+                shown += f" — not judged: {rate.why}" if rate.why else ""
+                lines.append(f"  {_RATE_WORDS[key]:<44} {shown}"
+                             + (f"   (theory {theory:g})" if theory is not None else ""))
+            low, high = solver.gamma_time_interval
+            lines.append(f"  {'γ (cost rate)':<44} {solver.gamma:6.3f}  from the evaluation counts (exact); wall time: "
+                         f"{solver.gamma_time:.3f} [{low:.3f}, {high:.3f}]")
+            lines.append("  MLMC estimator of E[φ(H_1)] (Giles's algorithm, θ = 1/4):")
+            lines.append(f"  {'ε':>8} {'estimate':>10} {'levels':>6} {'deepest L':>9} {'MLMC cost':>11} "
+                         f"{'MC cost':>11} {'ratio':>7} {'seconds':>8}  samples per level")
+            for estimate in solver.estimates:
+                deepest = s.depths[0] * 2 ** (estimate.levels - 1)
+                note = "" if estimate.converged else "  (bias not reached at --max-levels)"
+                lines.append(f"  {estimate.accuracy:8.1e} {estimate.value:10.5f} {estimate.levels:6d} {deepest:9d} "
+                             f"{estimate.cost:11.3e} {estimate.mc_cost:11.3e} {estimate.cost_ratio:6.1f}× "
+                             f"{estimate.seconds:8.1f}  {estimate.samples}{note}")
+            lines.append("")
+        lines.append("checks:")
+        for check in self.checks:
+            lines.append(f"  {check.verdict}: {check.name} — {check.detail}")
+        lines.append(f"verdict: {self.verdict}")
+        lines.append(f"time {self.run_info.wall_time_s:.1f} s")
+        return "\n".join(lines)
+
+    def plot(self, ax: Any = None) -> Any:
+        fig, axes = new_grid(2, 2, ax, figsize=(11, 8.5))
+        (variance_ax, mean_ax), (samples_ax, cost_ax) = axes
+        colours = ("C0", "C3", "C2", "C4")
+        for solver, colour in zip(self.solvers, colours):
+            levels = np.arange(len(solver.levels))
+            var_p = [np.var(s.fine) for s in solver.levels]
+            var_y = [np.var(s.differences) for s in solver.levels]
+            variance_ax.plot(levels, np.log2(var_p), ":", color=colour, marker="x", label=f"{solver.solver}: P_l")
+            variance_ax.plot(levels[1:], np.log2(var_y[1:]), "-", color=colour, marker="o",
+                             label=f"{solver.solver}: Y_l = P_l - P_l-1 (β = {solver.rates['beta'].rate:.2f})")
+            mean_y = np.abs([np.mean(s.differences) for s in solver.levels])
+            mean_ax.plot(levels[1:], np.log2(mean_y[1:]), "-", color=colour, marker="o",
+                         label=f"{solver.solver}: |E Y_l| (α = {solver.rates['alpha'].rate:.2f})")
+            extrapolated = np.asarray(solver.rates["extrapolated"].values)
+            mean_ax.plot(levels[1:len(extrapolated)], np.log2(np.maximum(extrapolated[1:], 1e-300)), "--",
+                         color=colour, marker="s", mfc="none",
+                         label=f"{solver.solver}: |E Y_l - 2 E Y_l+1| (Talay-Tubaro; "
+                               f"{solver.rates['extrapolated'].rate:.2f})")
+            for estimate, marker in zip(solver.estimates, "os^vD<>"):
+                samples_ax.semilogy(range(estimate.levels), estimate.samples, "-", color=colour, marker=marker,
+                                    mfc="none", label=f"{solver.solver}, ε = {estimate.accuracy:g}")
+            eps = np.array([e.accuracy for e in solver.estimates])
+            if len(eps):
+                mlmc = eps**2 * np.array([e.cost for e in solver.estimates])
+                mc = eps**2 * np.array([e.mc_cost for e in solver.estimates])
+                cost_ax.loglog(eps, mlmc, "-", color=colour, marker="o", label=f"{solver.solver}: MLMC")
+                cost_ax.loglog(eps, mc, "--", color=colour, marker="x", label=f"{solver.solver}: plain MC")
+                theory = _cost_theory(solver.beta_theory, eps)
+                if theory is not None:
+                    cost_ax.loglog(eps, mlmc[0] * theory / theory[0], ":", color=colour, lw=1,
+                                   label=f"{solver.solver}: theory {'ε^-2' if solver.beta_theory > 1 else 'ε^-2 (log ε)²'}")
+                cost_ax.loglog(eps, mc[0] * eps[0] / eps, ":", color="0.5", lw=1)
+        variance_ax.set(xlabel="level l (depth L_0 2^l)", ylabel="log2 variance", title="variance of P_l and of Y_l")
+        mean_ax.set(xlabel="level l", ylabel="log2 |mean|", title="weak error: plain and extrapolated differences")
+        samples_ax.set(xlabel="level l", ylabel="N_l", title="MLMC samples per level")
+        cost_ax.set(xlabel="accuracy ε", ylabel="ε² × cost (evaluations)",
+                    title="cost: MLMC against plain Monte Carlo (grey dotted: ε^-3)")
+        for axis in axes.flat:
+            axis.legend(fontsize=7)
+            axis.grid(True, which="both", alpha=0.3)
+        fig.suptitle(f"{self.model['name']} (d = {self.model['width']}), {TEST_FUNCTIONS[self.settings.function][1]}: "
+                     f"multilevel Monte Carlo over depth", fontsize=11)
+        return fig
+
+
+def _cost_theory(beta: float | None, eps: np.ndarray) -> np.ndarray | None:
+    """ε² × the theory cost of MLMC with γ = 1: (log ε)² when β = 1, constant when β > 1 (None: no theory)."""
+    if beta is None:
+        return None
+    return np.log(eps) ** 2 if abs(beta - 1.0) < 1e-9 else np.ones_like(eps)
+
+
+# ------------------------------------------------------------------------------------------------ run
+#: the pair-study settings the levels do not read (given, they are refused)
+_NOT_APPLICABLE = ("reference_steps", "rtol", "atol")
+
+
+def _with_defaults(settings: MultilevelSettings) -> MultilevelSettings:
+    return dataclasses.replace(settings, depths=settings.depths or DEFAULT_DEPTHS,
+                               samples=settings.samples or DEFAULT_SAMPLES, width=settings.width or DEFAULT_WIDTH)
+
+
+def _gamma(levels: Sequence[LevelSamples], first: int, per_sample: Callable[[LevelSamples], float],
+           confidence: float) -> tuple[float, tuple[float, float]]:
+    """The slope of log2 cost per sample on levels ≥ ``first``, with the regression's t interval."""
+    from scipy import stats
+
+    x = np.array([s.level for s in levels[first:]], float)
+    y = np.log2([per_sample(s) for s in levels[first:]])
+    fit = stats.linregress(x, y)
+    half = stats.t.ppf(0.5 + confidence / 2, len(x) - 2) * fit.stderr if len(x) > 2 else math.inf
+    return float(fit.slope), (float(fit.slope - half), float(fit.slope + half))
+
+
+def _solver_levels(pair: SDEPair, solver: str, settings: MultilevelSettings, progress: bool) -> SchemeLevels:
+    depths = list(settings.depths)
+    depth0, noise_dtype = depths[0], settings.torch_noise_dtype
+    batch = _batch_size(pair, solver, depth0)
+    bar = tqdm(total=len(depths), desc=f"{solver}: complexity test", disable=not progress, leave=False)
+    test = complexity_samples(level_sampler(pair, solver, settings.function, depth0, settings.seed, "test",
+                                            noise_dtype), len(depths), settings.samples, batch,
+                              progress=lambda level: bar.update())
+    bar.close()
+    ys = [s.differences for s in test]
+    first, options = settings.fit_from_level, dict(resamples=settings.resamples, confidence=settings.confidence,
+                                                   seed=settings.seed)
+    rates = {"alpha": level_rate("alpha", "mean", ys, first, **options),
+             "beta": level_rate("beta", "variance", ys, first, **options),
+             "extrapolated": level_rate("extrapolated", "extrapolated", ys, first, **options)}
+    gamma, _ = _gamma(test, first, lambda s: s.cost_per_sample, settings.confidence)
+    gamma_time, gamma_interval = _gamma(test, first, lambda s: s.seconds_per_sample, settings.confidence)
+    if solver == "network":
+        description, strong_order = f"the ResNet of depth L ({pair.name})", float(pair.theory_rate)
+        per_step = pair.evaluations_per_layer
+    else:
+        scheme = get_sde_scheme(solver)(pair.limit_sde(), pair.noise_type)
+        description, strong_order, per_step = scheme.description, scheme.strong_order, scheme.evaluations
+    alpha = rates["alpha"].rate if rates["alpha"].judged else 1.0
+    beta = rates["beta"].rate if rates["beta"].finite else (2.0 * strong_order if strong_order else 1.0)
+
+    def cost_per_sample(level: int) -> float:
+        depth = depth0 * 2**level
+        return float((depth + (depth // 2 if level else 0)) * per_step)
+
+    estimates = []
+    for accuracy in tqdm(settings.accuracies, desc=f"{solver}: MLMC", disable=not progress, leave=False):
+        sampler = level_sampler(pair, solver, settings.function, depth0, settings.seed, f"mlmc-{accuracy:g}",
+                                noise_dtype)
+        estimate = mlmc_estimate(sampler, accuracy, alpha=alpha, beta=beta, cost_per_sample=cost_per_sample,
+                                 max_levels=settings.max_levels, batch=batch)
+        finest = estimate.levels - 1
+        var_p = float(np.var(test[min(finest, len(test) - 1)].fine))
+        estimate.mc_cost = var_p * depth0 * 2**finest * per_step / ((1 - THETA) * accuracy**2)
+        estimates.append(estimate)
+    return SchemeLevels(solver, description, strong_order, test, depths, rates, gamma, gamma_time, gamma_interval,
+                        consistency(test), estimates)
+
+
+def run(model: str | type[Pair] | Pair = "res1", settings: MultilevelSettings | None = None, /, *,
+        progress: bool = False, threads: int | None = 1, command_line: str | None = None,
+        **overrides: Any) -> MultilevelResult:
+    """Measure the weak rates, the Talay–Tubaro extrapolation and the MLMC complexity of ``model`` (an SDE pair).
+
+    Args:
+        model: a shipped SDE pair's name, ``"package.module:ClassName"``, an :class:`~limits.SDEPair` subclass or
+            instance (an instance's samples are ignored: each level draws its own).
+        settings: a :class:`MultilevelSettings`; None for the defaults (the command line's).
+        progress: show progress bars. threads: torch intra-op threads for the run (default 1).
+        command_line: the command as typed, recorded in the result.
+        **overrides: settings by name, e.g. ``samples=5000, accuracies=(1e-2,)``.
+
+    Returns:
+        A :class:`MultilevelResult`.
+
+    Raises:
+        SettingsError: a bad setting, or an ODE pair (the message names it and the allowed range).
+
+    Example:
+        >>> from validation import multilevel
+        >>> result = multilevel.run("res1", samples=2000, schemes=("network",), accuracies=(1e-2,))  # doctest: +SKIP
+    """
+    settings = make_settings(MultilevelSettings, settings, overrides)
+    for name in _NOT_APPLICABLE:
+        if getattr(settings, name) is not None:
+            raise SettingsError(name, "does not apply to the multilevel study (its levels need no reference: each "
+                                      "compares depth L with L/2 on one path)")
+    if pair_class(model).kind != "sde":
+        raise SettingsError("model", f"{pair_class(model).name} is an ODE pair; the multilevel study couples Brownian "
+                                     "paths across depths (an SDE pair: see --list)")
+    pair, settings = build_pair(model, _with_defaults(settings))
+    settings = dataclasses.replace(settings, reference_steps=None)
+    with runtime.threads(threads):
+        started, clock = utc_now(), time.perf_counter()
+        solvers = [_solver_levels(pair, solver, settings, progress) for solver in settings.schemes]
+        info = RunInfo.capture(seed=settings.seed, dtype=settings.dtype, device=pair.device, started=started,
+                               wall_time_s=time.perf_counter() - clock, command=command_line)
+    return MultilevelResult(settings=settings, run_info=info, model=pair.describe(), model_spec=model_spec(model),
+                            solvers=solvers)
+
+
+def estimate_seconds(model: str | type[Pair] | Pair, settings: MultilevelSettings) -> float:
+    """A rough estimate: the complexity test's sample-steps at ~0.2 µs (network) or ~2 µs (a scheme) each, times 2
+    for the MLMC runs (measured on 2 cores: the default takes about 45 s)."""
+    settings = _with_defaults(settings)
+    steps = settings.samples * sum(1.5 * L for L in settings.depths)
+    return sum(2 * steps * (2e-7 if solver == "network" else 2e-6) for solver in settings.schemes)
+
+
+def estimate_mb(model: str | type[Pair] | Pair, settings: MultilevelSettings) -> float:
+    """The recorded path of one sampler call (at most :data:`PATH_BUDGET` numbers) and the kept level samples."""
+    settings = _with_defaults(settings)
+    kept = 8 * 3 * settings.samples * len(settings.depths) * len(settings.schemes)
+    return (8 * 3 * PATH_BUDGET + kept) / 2**20 + 300
+
+
+EPILOG = """\
+examples:
+  python -m validation.multilevel                                  # res1, d = 2: network and Milstein with areas
+  python -m validation.multilevel --schemes network --accuracies 1e-3 --plot mlmc.png --json mlmc.json
+  python -m validation.multilevel --function sqnorm --activation identity --samples 50000
+  python -m validation.multilevel --list
+"""
+
+COMMAND = cli.Command(
+    prog="python -m validation.multilevel",
+    description=__doc__.split("\n\n", 1)[1].rsplit("\n\nPython:", 1)[0],
+    epilog=EPILOG,
+    settings=MultilevelSettings,
+    run=run,
+    positional=("model",),
+    add_arguments=add_model_arguments,
+    listing=list_models,
+    estimate_mb=estimate_mb,
+    estimate_seconds=estimate_seconds,
+)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line: parse, run, print, write (:func:`validation.cli.execute`)."""
+    return cli.execute(COMMAND, argv)
+
+
+if __name__ == "__main__":
+    cli.run_command_line(main)
