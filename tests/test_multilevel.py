@@ -9,7 +9,6 @@ import math
 
 import numpy as np
 import pytest
-import torch
 
 from limits import ModelConfig, get_pair
 from limits.brownian import record_path

@@ -25,7 +25,6 @@ from typing import Any
 
 import torch
 
-from ..ito import directional_derivative
 from .base import NOISE_TYPES, PathIncrement, SDEScheme
 
 __all__ = ["MilsteinLevyArea"]
