@@ -30,7 +30,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE / "hooks"))
 
-from validation import ablation, convergence, figures, gradients, phase, regimes, solvers, training, weak  # noqa: E402
+from validation import (  # noqa: E402
+    ablation, convergence, figures, gradients, multilevel, phase, regimes, solvers, training, weak,
+)
 from validation.plots import overlapping_tick_labels  # noqa: E402
 from validation.results import RunInfo, save_figure  # noqa: E402
 from tutorial_outputs import record, run_cells  # noqa: E402
@@ -108,6 +110,9 @@ STUDIES = [
     StudyFigure("solvers_res2-ode", "python -m validation.solvers --model res2-ode",
                 lambda quick: solvers.run("res2-ode", **(dict(samples=10, depths=(8, 16, 32, 64), bootstrap=200,
                                                               tolerances=(1e-4, 1e-6)) if quick else {}))),
+    StudyFigure("multilevel_res1", "python -m validation.multilevel",
+                lambda quick: multilevel.run("res1", **(dict(samples=2000, depths=(1, 2, 4, 8, 16), accuracies=(1e-2,),
+                                                             resamples=200) if quick else {}), progress=True)),
     StudyFigure("gradients_res1", "python -m validation.gradients --model res1",
                 lambda quick: gradients.run("res1", **(dict(samples=40, width=4, depths=(4, 8, 16, 32), reference_steps=256,
                                                             resamples=200, method_samples=8) if quick else {}),

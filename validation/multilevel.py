@@ -1,5 +1,5 @@
 """``python -m validation.multilevel``: weak errors across depths — Talay–Tubaro extrapolation and multilevel Monte
-Carlo on the coupled depths L and 2L of one path (docs/theory.md §7).
+Carlo on the coupled depths L and 2L of one path (docs/theory.md §8).
 
 For an SDE pair (default res1 at width 2) and a test function φ (default φ(x) = mean_j cos x_j), level ℓ has depth
 L_ℓ = L_0 2^ℓ (``--depths``: L_0 … L_max, consecutive doublings). A level sample solves depth L_ℓ and depth L_ℓ/2
@@ -414,10 +414,11 @@ class MultilevelResult(StudyResult):
                 cost_ax.loglog(eps, mlmc, "-", color=colour, marker="o", label=f"{solver.solver}: MLMC")
                 cost_ax.loglog(eps, mc, "--", color=colour, marker="x", label=f"{solver.solver}: plain MC")
                 theory = _cost_theory(solver.beta_theory, eps)
+                # the theory lines through the smallest ε's point (the most asymptotic one)
                 if theory is not None:
-                    cost_ax.loglog(eps, mlmc[0] * theory / theory[0], ":", color=colour, lw=1,
+                    cost_ax.loglog(eps, mlmc[-1] * theory / theory[-1], ":", color=colour, lw=1,
                                    label=f"{solver.solver}: theory {'ε^-2' if solver.beta_theory > 1 else 'ε^-2 (log ε)²'}")
-                cost_ax.loglog(eps, mc[0] * eps[0] / eps, ":", color="0.5", lw=1)
+                cost_ax.loglog(eps, mc[-1] * eps[-1] / eps, ":", color="0.5", lw=1)
         variance_ax.set(xlabel="level l (depth L_0 2^l)", ylabel="log2 variance", title="variance of P_l and of Y_l")
         mean_ax.set(xlabel="level l", ylabel="log2 |mean|", title="weak error: plain and extrapolated differences")
         samples_ax.set(xlabel="level l", ylabel="N_l", title="MLMC samples per level")
