@@ -16,6 +16,7 @@ from limits.pairs import run_network
 from limits.seeding import stream_seed
 from validation import multilevel
 from validation.checks import FAIL, PASS
+from validation.settings import SettingsError
 from validation.mlmc import LevelBatch, complexity_samples, consistency, level_rate, mlmc_estimate
 
 
@@ -80,26 +81,26 @@ def test_level_sample_is_the_network_at_depth_l_and_l_over_2_on_one_path():
     drawn = get_pair("res1")(ModelConfig(width=2), 64, seed=stream)
     path = record_path(64, 4, 8, stream)
     h0 = drawn.initial_state()
-    fine = (run_network(drawn, 8, path, h0) ** 2).mean(-1).numpy()
-    coarse = (run_network(drawn, 4, path, h0) ** 2).mean(-1).numpy()
+    fine = (run_network(drawn, 8, path, h0) ** 2).sum(-1).numpy()
+    coarse = (run_network(drawn, 4, path, h0) ** 2).sum(-1).numpy()
     np.testing.assert_array_equal(batch.fine, fine)
     np.testing.assert_array_equal(batch.coarse, coarse)
     assert batch.cost == 64 * (8 + 4)
 
 
 def test_identity_levels_match_the_closed_form():
-    """res-1 with σ = id: E‖h_L‖²/d = E‖h_0‖²/d (1 + s²/L)^L exactly (Euler of d‖H‖² = s²‖H‖² dt + martingale), so
-    E[Y_l] = (1 + s²/L)^L − (1 + 2s²/L)^{L/2}, and the limit is e^{s²}."""
+    """res-1 with σ = id: E‖h_L‖² = E‖h_0‖² (1 + s²/L)^L exactly (Euler of d‖H‖² = s²‖H‖² dt + martingale), with
+    E‖h_0‖² = d = 2, so E[Y_l] = 2 ((1 + s²/L)^L − (1 + 2s²/L)^{L/2}), and the limit is 2 e^{s²}."""
     s2 = 0.5
     result = multilevel.run("res1", activation="identity", weight_var=s2, function="sqnorm", schemes=("network",),
                             samples=40000, depths=(1, 2, 4, 8, 16), accuracies=(1e-2,), resamples=200)
     solver = result.solvers[0]
     for samples, depth in zip(solver.levels[1:], solver.depths[1:]):
-        exact = (1 + s2 / depth) ** depth - (1 + 2 * s2 / depth) ** (depth // 2)
+        exact = 2 * ((1 + s2 / depth) ** depth - (1 + 2 * s2 / depth) ** (depth // 2))
         y = samples.differences
         assert abs(y.mean() - exact) < 4 * y.std() / math.sqrt(len(y)), (depth, y.mean(), exact)
     estimate = solver.estimates[0]
-    assert abs(estimate.value - math.exp(s2)) < 4 * 1e-2
+    assert abs(estimate.value - 2 * math.exp(s2)) < 4 * 1e-2
 
 
 def test_default_solvers_rates_and_result_file(tmp_path):
@@ -132,7 +133,7 @@ def test_same_seed_same_numbers():
 
 
 @pytest.mark.parametrize("argv, flag", [
-    (["--reference-steps", "64"], "--reference-steps"),
+    (["--reference-steps", "64"], "--reference-steps"),   # not a flag of this study
     (["--model", "res2-ode"], "--model"),
     (["--depths", "1,4,8,16"], "--depths"),
     (["--schemes", "srk"], "--schemes"),
@@ -143,3 +144,8 @@ def test_bad_input_exits_2_naming_the_flag(argv, flag, capsys):
     assert multilevel.main(argv) == 2
     err = capsys.readouterr().err
     assert flag in err and "Traceback" not in err
+
+
+def test_a_reference_given_to_run_is_refused():
+    with pytest.raises(SettingsError, match="reference_steps"):
+        multilevel.run("res1", reference_steps=64)

@@ -1,7 +1,7 @@
 """``python -m validation.multilevel``: weak errors across depths — Talay–Tubaro extrapolation and multilevel Monte
 Carlo on the coupled depths L and 2L of one path (docs/theory.md §8).
 
-For an SDE pair (default res1 at width 2) and a test function φ (default φ(x) = mean_j cos x_j), level ℓ has depth
+For an SDE pair (default res1 at width 2) and a test function φ (default φ(x) = mean_j cos x_j; or ‖x‖²), level ℓ has depth
 L_ℓ = L_0 2^ℓ (``--depths``: L_0 … L_max, consecutive doublings). A level sample solves depth L_ℓ and depth L_ℓ/2
 on the same Brownian path — the coarse solve reads the fine steps merged, as every depth of the package does — and
 returns Y_ℓ = φ(h_{L_ℓ}) − φ(h_{L_ℓ/2}), the MLMC coupling of Giles (2008). Two solvers (``--schemes``):
@@ -65,15 +65,14 @@ from validation.results import RunInfo, StudyResult, utc_now
 from validation.settings import (
     SettingsError, check_choice, check_float, check_int, make_settings, parse_float_list, setting,
 )
+from validation.weak import WEAK_FUNCTIONS
 
 __all__ = ["MultilevelSettings", "MultilevelResult", "SchemeLevels", "run", "main", "TEST_FUNCTIONS", "SOLVERS",
            "level_sampler"]
 
-#: test functions φ: name → (φ on an (N, d) tensor → (N,), label)
-TEST_FUNCTIONS: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], str]] = {
-    "cos": (lambda x: torch.cos(x).mean(-1), "φ(x) = mean_j cos(x_j)"),
-    "sqnorm": (lambda x: (x * x).mean(-1), "φ(x) = mean_j x_j²"),
-}
+#: test functions φ: name → (φ on an (N, d) tensor → (N,), label) — the weak study's, so that both studies' weak
+#: errors are of the same functions
+TEST_FUNCTIONS = WEAK_FUNCTIONS
 
 #: the solvers a level can use: the pair's network, or a scheme of limits.schemes with a step rule (torchsde's
 #: methods run whole solves and are left out)
@@ -104,6 +103,10 @@ class MultilevelSettings(PairSettings):
     """Settings of the multilevel study: the pair, the levels' depths (``depths``), the complexity test's samples per
     level (``samples``), the solvers, φ, the accuracies of the MLMC runs, and the verdict."""
 
+    # the pair-study settings of a reference, which the levels do not have (no flag; given to run(), refused)
+    reference_steps: int | None = setting(None, "not used: each level compares depth L with L/2", cli=False)
+    rtol: float | None = setting(None, "not used (SDE pairs only)", cli=False)
+    atol: float | None = setting(None, "not used (SDE pairs only)", cli=False)
     schemes: tuple[str, ...] = setting(("network", "milstein_levy_area"), "solvers of the levels, comma-separated: "
                                        + ", ".join(SOLVERS), parse=_names)
     function: str = setting("cos", "the test function φ: " + "; ".join(f"{k}: {v[1]}" for k, v in
@@ -573,7 +576,7 @@ EPILOG = """\
 examples:
   python -m validation.multilevel                                  # res1, d = 2: network and Milstein with areas
   python -m validation.multilevel --schemes network --accuracies 1e-3 --plot mlmc.png --json mlmc.json
-  python -m validation.multilevel --function sqnorm --activation identity --samples 50000
+  python -m validation.multilevel --function sqnorm --activation identity --samples 50000   # E‖H_1‖² = e^(s²) E‖h_0‖²
   python -m validation.multilevel --list
 """
 
