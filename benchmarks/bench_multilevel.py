@@ -13,46 +13,33 @@ Results go to ``benchmarks/results/bench_multilevel.json`` with the machine and 
 
 from __future__ import annotations
 
-import argparse
+import functools
 import statistics
 import sys
-import time
 from pathlib import Path
 
-import torch
-
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import budget  # noqa: E402
 from validation import multilevel  # noqa: E402
-from validation.results import RunInfo, utc_now, write_json  # noqa: E402
 
 #: the runs timed: label → settings beyond the defaults
 RUNS = {
     "default": {},
     "accuracy-sweep": {"accuracies": (1e-3, 5e-4, 2.5e-4)},
 }
-BUDGET_S = 60.0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", nargs="+", choices=list(RUNS), default=list(RUNS), help="the runs to time")
-    parser.add_argument("--repeats", type=int, default=1, help="runs of each; the median is reported (≥ 1)")
-    parser.add_argument("--json", default=str(Path(__file__).parent / "results" / "bench_multilevel.json"),
-                        help="where the timings are written")
-    args = parser.parse_args(argv)
-    if args.repeats < 1:
-        parser.error(f"--repeats {args.repeats} is out of range (allowed: ≥ 1)")
-    torch.set_num_threads(1)
-    started = utc_now()
+    command_line = budget.parser(__doc__, "--runs", list(RUNS), "runs", "bench_multilevel.json")
+    args = command_line.parse_args(argv)
+    started = budget.start(args, command_line)
     rows = {}
     for label in args.runs:
         settings = RUNS[label]
-        times = []
-        for _ in range(args.repeats):
-            clock = time.perf_counter()
-            result = multilevel.run("res1", progress=False, **settings)
-            times.append(time.perf_counter() - clock)
+        times, result = budget.timed(functools.partial(multilevel.run, "res1", progress=False, **settings),
+                                     args.repeats)
         rows[label] = {
             "settings": {k: list(v) if isinstance(v, tuple) else v for k, v in settings.items()}, "seconds": times,
             "median_s": statistics.median(times), "verdict": result.verdict,
@@ -64,15 +51,7 @@ def main(argv: list[str] | None = None) -> int:
                 for solver in result.solvers},
         }
         print(f"{label:16s} median {statistics.median(times):6.1f} s over {args.repeats} run(s); verdict {result.verdict}")
-    over = [label for label, row in rows.items() if not row["median_s"] <= BUDGET_S]
-    within = not over
-    print(f"every run within the {BUDGET_S:g} s budget: {'yes' if within else 'NO: ' + ', '.join(over)}")
-    info = RunInfo.capture(seed=0, dtype="float64", device="cpu", started=started,
-                           wall_time_s=sum(sum(r["seconds"]) for r in rows.values()), command=" ".join(sys.argv))
-    write_json(args.json, {"benchmark": "bench_multilevel", "budget_s": BUDGET_S, "within_budget": within,
-                           "runs": rows, "run": info.to_dict()})
-    print(f"wrote {args.json}")
-    return 0
+    return budget.finish("bench_multilevel", rows, args.json, started)
 
 
 if __name__ == "__main__":
