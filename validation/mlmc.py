@@ -57,7 +57,11 @@ class LevelBatch:
     @property
     def differences(self) -> np.ndarray:
         """Y_ℓ = P_ℓ − P_{ℓ−1} (P_0 at level 0)."""
-        return self.fine if self.coarse is None else self.fine - self.coarse
+        return _differences(self.fine, self.coarse)
+
+
+def _differences(fine: np.ndarray, coarse: np.ndarray | None) -> np.ndarray:
+    return fine if coarse is None else fine - coarse
 
 
 #: ``sampler(level, samples, batch)``: ``samples`` level samples of ``level`` from the streams of ``batch``
@@ -80,7 +84,8 @@ class LevelSamples:
 
     @property
     def differences(self) -> np.ndarray:
-        return self.fine if self.coarse is None else self.fine - self.coarse
+        """Y_ℓ = P_ℓ − P_{ℓ−1} (P_0 at level 0)."""
+        return _differences(self.fine, self.coarse)
 
     @property
     def cost_per_sample(self) -> float:
@@ -371,31 +376,32 @@ def mlmc_estimate(sampler: LevelSampler, accuracy: float, *, alpha: float, beta:
                 calls[level] += 1
                 count -= size
         means, variances, costs = _level_estimates(sums, alpha, beta, cost_per_sample)
-        total = sum(math.sqrt(v * c) for v, c in zip(variances, costs))
-        wanted = [math.ceil(math.sqrt(v / c) * total / ((1 - theta) * accuracy**2)) for v, c in zip(variances, costs)]
-        extra = [max(0, w - s.samples) for w, s in zip(wanted, sums)]
+        extra = _extra_samples(sums, variances, costs, accuracy, theta)
         if all(e <= 0.01 * s.samples for e, s in zip(extra, sums)):
-            remaining = _remaining_bias(means, alpha)
-            if remaining > math.sqrt(theta) * accuracy:
+            if _remaining_bias(means, alpha) > math.sqrt(theta) * accuracy:
                 if len(sums) == max_levels:
                     converged = False
-                    extra = [0] * len(sums)
                     break
                 variances.append(variances[-1] / 2**beta)
                 costs.append(cost_per_sample(len(sums)))
                 sums.append(_Sums())
                 calls.append(0)
-                total = sum(math.sqrt(v * c) for v, c in zip(variances, costs))
-                wanted = [math.ceil(math.sqrt(v / c) * total / ((1 - theta) * accuracy**2))
-                          for v, c in zip(variances, costs)]
-                extra = [max(0, w - s.samples) for w, s in zip(wanted, sums)]
-    means, variances, _ = _level_estimates(sums, alpha, beta, cost_per_sample)
+                extra = _extra_samples(sums, variances, costs, accuracy, theta)
+                extra[-1] = max(extra[-1], 1)
     signed = [s.sum_y / s.samples for s in sums]
     return MLMCEstimate(
         accuracy=accuracy, value=float(sum(signed)), samples=[s.samples for s in sums], means=signed,
         variances=variances, cost=float(sum(s.cost for s in sums)), seconds=float(sum(s.seconds for s in sums)),
         variance=float(sum(v / s.samples for v, s in zip(variances, sums))),
         bias_estimate=_remaining_bias(means, alpha), converged=converged)
+
+
+def _extra_samples(sums: Sequence[_Sums], variances: Sequence[float], costs: Sequence[float], accuracy: float,
+                   theta: float) -> list[int]:
+    """The samples each level lacks: Giles's N_ℓ = ⌈√(V_ℓ/C_ℓ) Σ_k √(V_k C_k) / ((1−θ)ε²)⌉ less those it has."""
+    total = sum(math.sqrt(v * c) for v, c in zip(variances, costs))
+    wanted = [math.ceil(math.sqrt(v / c) * total / ((1 - theta) * accuracy**2)) for v, c in zip(variances, costs)]
+    return [max(0, w - s.samples) for w, s in zip(wanted, sums)]
 
 
 def _level_estimates(sums: Sequence[_Sums], alpha: float, beta: float, cost_per_sample: Callable[[int], float]

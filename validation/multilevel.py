@@ -40,6 +40,7 @@ Exit status: 0 PASS, 1 FAIL, 2 bad input, 3 internal error, 4 INCONCLUSIVE.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import time
 from dataclasses import dataclass
@@ -83,6 +84,8 @@ SOLVERS: tuple[str, ...] = ("network", *(name for name, cls in SDE_SCHEMES.items
 MAX_BATCH = 1 << 16
 #: numbers of a recorded path held at once (32 MiB in float64)
 PATH_BUDGET = 1 << 22
+#: the rates that measure a weak error (their checks decide the verdict only with --strict-weak)
+WEAK_RATES = ("alpha", "extrapolated")
 #: the weak order of every solver here (Euler–Maruyama and Milstein: Kloeden & Platen 1992, Thm 14.5.1), α's theory
 WEAK_ORDER = 1.0
 #: the study's own defaults for the pair settings it reads
@@ -245,7 +248,9 @@ class SchemeLevels:
         """The theory value of ``alpha`` (weak order 1), ``beta`` (2 × strong order), ``extrapolated`` (2)."""
         return {"alpha": WEAK_ORDER, "beta": self.beta_theory, "extrapolated": 2.0 * WEAK_ORDER}[rate]
 
-    def checks(self, tolerance: float, confidence: float) -> list[Check]:
+    def checks(self, tolerance: float, confidence: float) -> list[tuple[Check, bool]]:
+        """Each check with whether it judges a weak-error rate (:data:`WEAK_RATES`): the rates' equivalence tests
+        against their theory values, then the consistency of the levels."""
         out = []
         for key, rate in self.rates.items():
             theory = self.theory(key)
@@ -253,23 +258,23 @@ class SchemeLevels:
             if theory is None:
                 continue
             if not rate.judged:
-                out.append(Check(name, INCONCLUSIVE, f"not judged: {rate.why or 'no finite rate'}"))
-                continue
-            samples = self.levels[0].samples
-            out.append(interval_check(name, rate.rate, rate.interval, (theory - tolerance, theory + tolerance),
-                                      samples, what=f"the {round(100 * confidence)}% interval",
-                                      confidence=confidence))
+                check = Check(name, INCONCLUSIVE, f"not judged: {rate.why or 'no finite rate'}")
+            else:
+                check = interval_check(name, rate.rate, rate.interval, (theory - tolerance, theory + tolerance),
+                                       self.levels[0].samples, what=f"the {round(100 * confidence)}% interval",
+                                       confidence=confidence)
+            out.append((check, key in WEAK_RATES))
         worst = max(self.consistency) if self.consistency else 0.0
         name = f"consistency of the levels of {self.solver}"
         if worst <= 1.0:
-            out.append(Check(name, PASS, f"every level's statistic ≤ 1 (largest {worst:.2f}): the coarse solves have "
-                                         "the law of the level below, to 3 standard errors"))
+            check = Check(name, PASS, f"every level's statistic ≤ 1 (largest {worst:.2f}): the coarse solves have the "
+                                      "law of the level below, to 3 standard errors")
         else:
             bad = [level + 1 for level, value in enumerate(self.consistency) if value > 1.0]
-            out.append(Check(name, FAIL, f"level(s) {bad}: statistic {worst:.2f} > 1 — the coarse solve of a level "
-                                         "and the fine solve of the level below differ beyond 3 standard errors "
-                                         "(the telescoping sum is biased)"))
-        return out
+            check = Check(name, FAIL, f"level(s) {bad}: statistic {worst:.2f} > 1 — the coarse solve of a level and "
+                                      "the fine solve of the level below differ beyond 3 standard errors (the "
+                                      "telescoping sum is biased)")
+        return out + [(check, False)]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -301,17 +306,22 @@ class MultilevelResult(StudyResult):
 
     study = "multilevel"
 
+    @functools.cached_property
+    def _marked_checks(self) -> list[tuple[Check, bool]]:
+        """Every check with whether it judges a weak-error rate (:meth:`SchemeLevels.checks`), made once."""
+        s = self.settings
+        return [marked for solver in self.solvers for marked in solver.checks(s.tolerance, s.confidence)]
+
     @property
     def checks(self) -> list[Check]:
         """Every check: per solver α, β, the Talay-Tubaro rate and the consistency of the levels."""
-        s = self.settings
-        return [check for solver in self.solvers for check in solver.checks(s.tolerance, s.confidence)]
+        return [check for check, _ in self._marked_checks]
 
     @property
     def deciding_checks(self) -> list[Check]:
         """The checks the verdict combines: β and consistency; also α and the Talay-Tubaro rate with
         ``--strict-weak`` (a weak error needs far more samples than a variance: res-1's is about 10⁻³ at L = 2)."""
-        return [check for check in self.checks if self.settings.strict_weak or not _is_weak(check)]
+        return [check for check, weak in self._marked_checks if self.settings.strict_weak or not weak]
 
     @property
     def verdict(self) -> str:
@@ -379,8 +389,8 @@ class MultilevelResult(StudyResult):
             lines.append("")
         lines.append("checks" + ("" if s.strict_weak else " (the weak-error ones, marked *, are reported; --strict-weak "
                                                             "lets them decide)") + ":")
-        for check in self.checks:
-            mark = "*" if _is_weak(check) and not s.strict_weak else " "
+        for check, weak in self._marked_checks:
+            mark = "*" if weak and not s.strict_weak else " "
             lines.append(f" {mark}{check.verdict}: {check.name} — {check.detail}")
         lines.append(f"verdict: {self.verdict}")
         lines.append(f"time {self.run_info.wall_time_s:.1f} s")
@@ -433,11 +443,6 @@ class MultilevelResult(StudyResult):
         fig.suptitle(f"{self.model['name']} (d = {self.model['width']}), {TEST_FUNCTIONS[self.settings.function][1]}: "
                      f"multilevel Monte Carlo over depth", fontsize=11)
         return fig
-
-
-def _is_weak(check: Check) -> bool:
-    """Whether a check judges a weak-error rate (α or the Talay-Tubaro rate)."""
-    return check.name.startswith((_RATE_WORDS["alpha"], _RATE_WORDS["extrapolated"]))
 
 
 def _cost_theory(beta: float | None, eps: np.ndarray) -> np.ndarray | None:
