@@ -5,7 +5,6 @@ milliseconds. One table per command line; every case calls ``main(argv)`` in-pro
 from __future__ import annotations
 
 import dataclasses
-import time
 
 import pytest
 import torch
@@ -128,8 +127,8 @@ ABLATION = [
     (["--noise-dtype", "float16"], "argument --noise-dtype: invalid choice: 'float16'"),
     (["--sample-block", "0"], "--sample-block: 0 is out of range"),
     (["--scheduler", "foo"], "--scheduler: 'foo' is not a scheduler"),
-    (["--scheduler", "tcp://127.0.0.1:1", "--samples", "500"], "--scheduler tcp://127.0.0.1:1: no Dask scheduler "
-                                                                "answered within 5 s"),
+    (["--scheduler", "tcp://127.0.0.1:1", "--samples", "500"], "--scheduler tcp://127.0.0.1:1: connection refused by "
+                                                                "127.0.0.1:1"),
     (["--tolerance", "nan"], "--tolerance: nan must be finite"),
     (["--workers", "0"], "--workers: 0 is out of range"),
 ]
@@ -260,16 +259,13 @@ def places(tmp_path):
 
 def _check(module, argv, needle, places, capsys):
     argv = [a.format(**places) for a in argv]
-    started = time.perf_counter()
     code = module.main([*argv, "--quiet"])
-    elapsed = time.perf_counter() - started
     captured = capsys.readouterr()
     lines = [line for line in captured.err.splitlines() if line.strip()]
     assert code == 2, (argv, code, captured.err, captured.out[-500:])
     assert len(lines) == 1 and lines[0].startswith("error:"), captured.err
     assert "Traceback" not in captured.err
     assert needle in lines[0], lines[0]
-    assert elapsed < 2.0, f"{argv}: refused only after {elapsed:.1f} s"  # checked before computing
 
 
 def _table(cases):
@@ -366,3 +362,35 @@ def test_training_standard_inits(argv, needle, places, capsys):
     from validation import training
 
     _check(training, argv, needle, places, capsys)
+
+
+@pytest.mark.parametrize("error, needle", [
+    (ConnectionRefusedError(111, "Connection refused"), "connection refused by 127.0.0.1:8786: nothing listens there"),
+    (TimeoutError("timed out"), "no answer from 127.0.0.1:8786 within 5 s"),
+    (OSError(-2, "Name or service not known"), "cannot connect to 127.0.0.1:8786 (Name or service not known)"),
+])
+def test_an_unreachable_scheduler_is_refused_before_dask_connects_saying_what_happened(monkeypatch, error, needle):
+    """The tcp:// check (issue 41): one bounded socket connection, whose outcome the message names — never Dask's
+    own connection attempts (about 30 s, then an internal error): a spy on Dask's Client must never be called. No
+    wall time is measured (a loaded machine made the old < 2 s assertion fail)."""
+    import socket
+
+    import dask.distributed
+
+    from validation import workers
+
+    calls = []
+
+    def connect(address, timeout=None):
+        calls.append((address, timeout))
+        raise error
+
+    def client(*args, **kwargs):
+        raise AssertionError("Dask's Client was started for an unreachable scheduler")
+
+    monkeypatch.setattr(socket, "create_connection", connect)
+    monkeypatch.setattr(dask.distributed, "Client", client)
+    with pytest.raises(workers.UsageError) as refused:
+        workers.run_tasks(abs, [1, 2], workers=1, scheduler="tcp://127.0.0.1:8786")
+    assert calls == [(("127.0.0.1", 8786), workers.CONNECT_TIMEOUT_S)]
+    assert needle in str(refused.value) and "dask scheduler --port 8786" in str(refused.value)

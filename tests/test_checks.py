@@ -35,18 +35,19 @@ def test_the_sample_count_to_pass_follows_the_half_width_at_eighty_percent_power
     settling = samples_to_settle(0.50, (0.44, 0.56), (0.45, 0.55), 500)
     exact = 500 * ((1.959964 + 1.281552) * 0.06 / (1.959964 * 0.05)) ** 2
     assert exact <= settling.if_theory <= exact * 1.1  # rounded up to two significant figures
-    # centred on the theory: the interval around the estimate fits once k = 0.05/0.06, N' = 500 (6/5)² = 720
-    assert settling.outcome == PASS and settling.if_estimate == 720 and settling.needed == settling.if_theory
+    # centred on the theory, the count at the estimate is the count if the theory holds: the same planned power
+    assert settling.outcome == PASS and settling.if_estimate == settling.if_theory == settling.needed
     # a narrower interval needs fewer samples
     assert samples_to_settle(0.50, (0.47, 0.53), (0.45, 0.55), 500).if_theory < settling.if_theory
 
 
 def test_an_estimate_outside_the_margin_also_says_how_many_samples_would_fail_it():
     settling = samples_to_settle(0.58, (0.52, 0.64), (0.45, 0.55), 400)
-    # the interval [0.58 − 0.06 k, …] leaves the margin once 0.06 k < 0.03: k = 1/2, N' = 4 N
-    assert settling.outcome == FAIL and settling.if_estimate == 1600 and settling.if_theory > 400
+    # the interval [0.58 − 0.06 k, …] leaves the margin with 80% power once 0.06 k (z + 1.2816)/z ≤ 0.03:
+    # k = z/(2 (z + 1.2816)), N' = N / k² = 400 · 4 · (1.6539)² = 4376.9 → 4,400
+    assert settling.outcome == FAIL and settling.if_estimate == 4400 and settling.if_theory > 400
     check = interval_check("rate", 0.58, (0.52, 0.64), (0.45, 0.55), 400)
-    assert check.verdict == INCONCLUSIVE and "1,600 would FAIL" in check.detail
+    assert check.verdict == INCONCLUSIVE and "4,400 would FAIL" in check.detail
     assert check.samples_needed == settling.if_theory  # the count to PASS if the theory holds
 
 
@@ -55,6 +56,20 @@ def test_an_estimate_near_an_edge_asks_for_the_samples_that_would_pass_it_as_est
     # value, but its estimate sits at the edge: the count must exceed N, not be N + 1
     check = interval_check("rate", 0.475, (0.4498, 0.498), (0.45, 0.55), 32_000)
     assert check.verdict == INCONCLUSIVE and check.samples_needed > 32_000 * 1.005
+
+
+def test_the_count_at_the_estimate_grows_as_the_estimate_nears_an_edge():
+    """Issue 41: GBM's midpoint asked 4,100 samples "if the rate is 1" and 3,700 at its estimate 0.984, nearer the
+    edge. At one planned power the count at the estimate is the theory's at the centre and grows monotonically
+    towards either edge."""
+    margin, half = (0.95, 1.05), 0.06
+    counts = [samples_to_settle(r, (r - half, r + half), margin, 2000) for r in (1.0, 0.99, 0.984, 0.97, 0.96)]
+    assert counts[0].if_estimate == counts[0].if_theory
+    assert all(c.if_theory == counts[0].if_theory for c in counts)
+    estimates = [c.if_estimate for c in counts]
+    assert estimates == sorted(estimates) and estimates[2] > counts[2].if_theory, estimates
+    mirrored = [samples_to_settle(2 - r, (2 - r - half, 2 - r + half), margin, 2000).if_estimate for r in (0.99, 0.97)]
+    assert mirrored == [estimates[1], estimates[3]]
 
 
 def test_more_samples_cannot_settle_an_interval_with_no_width():

@@ -114,11 +114,13 @@ ODE_EXAMPLE = "docs/examples/damped_res1_ode.py:DampedRes1ODE"
 
 def test_ode_example_is_res1_ode_at_damping_zero_and_passes_as_documented():
     """The ODE pair of docs/examples: at damping 0 the package's res1-ode weight for weight; its documented command
-    (the power law on L ≥ 128) PASSes at rate 1."""
+    (the default fit) PASSes at rate 1 on at least 3 depths, as does the power law on L ≥ 128."""
     cls, reference = get_pair(str(ROOT / ODE_EXAMPLE)), get_pair("res1-ode")
     config = ModelConfig(width=3, options={"damping": 0.0})
     ours, theirs = cls(config, 4, seed=2), reference(ModelConfig(width=3), 4, seed=2)
     torch.testing.assert_close(run_network(ours, 32), run_network(theirs, 32), rtol=0, atol=0)
+    result = convergence.run(str(ROOT / ODE_EXAMPLE), samples=50)
+    assert result.verdict == "PASS" and len(result.fit.fitted_depths) >= 3, result.table()
     result = convergence.run(str(ROOT / ODE_EXAMPLE), samples=50, fit_model="power-law", fit_from=128)
     assert result.verdict == "PASS", result.table()
     assert result.model["options"] == {"damping": 1.0}

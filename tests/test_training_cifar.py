@@ -59,16 +59,13 @@ def _write(folder, kind: str) -> None:
 ])
 def test_an_untrusted_data_file_is_bad_input_in_one_line(tmp_path, kind, needle):
     """A local data file is untrusted input: every way it can be wrong exits 2 with one line naming the file and
-    what it must hold, within seconds — never an internal error (exit 3) or a traceback."""
+    what it must hold — never an internal error (exit 3) or a traceback."""
     import subprocess
     import sys
-    import time
 
     _write(tmp_path, kind)
-    started = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "validation.training", "--experiment", "marion-fig9", "--dataset",
                            "mnist", "--data-dir", str(tmp_path), "--quiet"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2, proc.stderr
     assert needle in proc.stderr and "mnist.npz" in proc.stderr and "Traceback" not in proc.stderr
     assert proc.stderr.strip().count("\n") == 0
-    assert time.perf_counter() - started < 30

@@ -14,10 +14,13 @@ normal quantile):
 * **to PASS**, if the statistic's true value is the margin's centre θ (the theory) — the planning rule of an
   equivalence test (two one-sided tests) at 80% power: the interval lies within θ ± δ with probability ≥ 0.8
   once δ ≥ (z + z_0.9) · w/z · √(N/N'), i.e. N' = N · ((z + 1.2816) w / (z δ))²;
-* **as estimated**, if the true value is the estimate r: with the interval's distances a' = r − a and
-  b' = b − r, the interval [r − k a', r + k b'] (k = √(N/N')) lies inside the margin once
-  k ≤ min((r − low)/a', (high − r)/b') when r is inside it (PASS), or wholly outside once k < (r − high)/a'
-  (r above it) or (low − r)/b' (r below it) (FAIL): N' = N / k².
+* **as estimated**, if the true value is the estimate r, at the same power: with the interval's distances
+  a' = r − a and b' = b − r, the interval [r̂ − k a', r̂ + k b'] (k = √(N/N')) lies inside the margin once
+  k ≤ m · z/(z + 1.2816) with m = min((r − low)/a', (high − r)/b') when r is inside it (PASS), or wholly
+  outside once k ≤ m · z/(z + 1.2816) with m = (r − high)/a' (r above it) or (low − r)/b' (r below it) (FAIL):
+  N' = N / k². The factor z/(z + 1.2816) is the planned power's: the new estimate r̂ scatters around r with
+  standard error k a'/z, and the interval must clear the edge by that scatter too. So the two counts agree when
+  r is the margin's centre, and the count grows monotonically as r nears an edge.
 
 A check reports as ``samples_needed`` the larger of the two when both foresee a PASS, else the count to PASS.
 They are estimates for planning, not promises: the estimate moves with the samples. Both assume the half-width
@@ -174,6 +177,7 @@ def samples_to_settle(estimate: float, interval: tuple[float, float], margin: tu
         return Settling(if_theory, None, None)
     if not (k > 0 and math.isfinite(k)):
         return Settling(if_theory, None, None)
+    k *= z / (z + _Z_POWER)  # the same planned power as if_theory: the two agree when the estimate is the centre
     return Settling(if_theory, _count(samples * k ** (-1 / narrowing), samples), outcome)
 
 

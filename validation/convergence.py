@@ -9,12 +9,13 @@ one pass, and reports
   successive difference (E‖h_L − h_{2L}‖²)^½;
 * the fitted rate r with a 95% paired-bootstrap interval: e(L) = C L^-r (1 + c L^-q) fitted in log space,
   q being the pair's next order (``Pair.next_order``), on every depth whose error is at least a multiple
-  of the reference floor (the two references' RMS gap), the shallowest depth dropped while the model
-  does not fit it (docs/theory.md §6; ``--fit-model power-law`` for a straight line in log–log);
+  of the reference floor (the two references' RMS gap), the shallowest depth dropped while keeping it moves
+  the rate by a resolved amount above a quarter of the tolerance (docs/theory.md §6; ``--fit-model power-law`` for a straight line in log–log);
 * the theory's rate and a verdict: PASS when the whole interval lies within ±tolerance of the theory (an
   equivalence test, default ±0.05), FAIL when it lies wholly outside, INCONCLUSIVE when it straddles an
   edge (with the sample count estimated to settle it) or the rate stands on fewer than 3 depths; beside it
-  the stricter line "the interval contains the theory value" (reported, not part of the verdict). For a deliberately wrong limit
+  the distance to theory, r − θ as a fraction of the tolerance, and whether the interval resolves it (reported,
+  not part of the verdict). For a deliberately wrong limit
   (``cohen-sde-naive``) PASS means the error does not decay: the interval lies within
   [−tolerance, 1/2 − tolerance] and no error is NaN/inf.
 
@@ -57,7 +58,7 @@ from validation.plots import Curve, draw_error_curves, new_axes
 from validation.results import RunInfo, StudyResult, rows_from_columns, utc_now
 from validation.settings import check_choice, make_settings, setting
 from validation.stats import (
-    METRIC_HELP, RateFit, contains_theory, depth_intervals, fit_rate, verdict_rule,
+    METRIC_HELP, RateFit, contains_theory, depth_intervals, distance_line, fit_rate, theory_distance, verdict_rule,
 )
 
 __all__ = ["ConvergenceSettings", "ConvergenceResult", "run", "main", "FLOOR_FACTORS"]
@@ -152,7 +153,7 @@ class ConvergenceResult(StudyResult):
 
     @property
     def contains_theory(self) -> bool:
-        """The stricter line beside the verdict: the verdict metric's interval contains the theory rate."""
+        """The verdict metric's interval contains the theory rate (the distance to theory is not resolved)."""
         return contains_theory(self.fit, self.theory_rate)
 
     @property
@@ -179,6 +180,7 @@ class ConvergenceResult(StudyResult):
             "verdict_interval": [low, high],
             "verdict_check": self.check.to_dict(),
             "contains_theory": self.contains_theory,
+            "theory_distance": theory_distance(self.fit, self.theory_rate, self.settings.tolerance),
             "fit_rule": self.fit.rule,
             "successive_differences": self.successive_differences,
             "reference": {**self.errors.reference, "rms_gap": self.reference_gap},
@@ -268,23 +270,9 @@ class ConvergenceResult(StudyResult):
                 lines.append(f"this limit is deliberately wrong: the check is that the error does NOT decay at rate "
                              f"{self.excluded_rate:g} and does not grow ({self.theory_source})")
             lines.append(f"verdict: {check.verdict} — {check.detail}")
-            lines.append(self._contains_line(level))
+            lines.append(distance_line(self.fit, self.theory_rate, s.tolerance))
         lines.append(f"time {self.run_info.wall_time_s:.1f} s")
         return "\n".join(lines)
-
-    def _contains_line(self, level: int) -> str:
-        """The stricter line, reported beside the verdict (not part of it); the interval is printed with the digits
-        that show where it lies against the theory value (a narrow ODE interval such as [0.99993, 0.99995] reads
-        [1.000, 1.000] at three)."""
-        low, high = self.fit.ci
-        digits = 3
-        if not self.contains_theory and math.isfinite(low) and math.isfinite(high):
-            gap = min(abs(low - self.theory_rate), abs(high - self.theory_rate), high - low)
-            if gap > 0:
-                digits = min(12, max(3, math.ceil(-math.log10(gap)) + 1))
-        return (f"stricter: the {level}% interval [{low:.{digits}f}, {high:.{digits}f}] "
-                f"{'contains' if self.contains_theory else 'does NOT contain'} the theory value {self.theory_rate:g} "
-                "(reported, not part of the verdict)")
 
     def plot(self, ax: Any = None) -> Any:
         fig, ax = new_axes(ax)
@@ -384,7 +372,7 @@ def _fit_all(errors: StudyErrors, settings: ConvergenceSettings, next_order: flo
     if floor is not None and not math.isfinite(floor):
         floor = None  # a reference blew up: nothing is fitted anyway (the non-finite errors are reported)
     options = dict(fit_from=settings.fit_from, resamples=settings.resamples, confidence=settings.confidence,
-                   seed=settings.seed, correction_order=next_order)
+                   seed=settings.seed, correction_order=next_order, tolerance=settings.tolerance)
     above_floor = dict(options, floor=floor, floor_factor=FLOOR_FACTORS[kind])
     depths = errors.depths
     fits: dict[str, RateFit | None] = {

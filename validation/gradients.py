@@ -526,7 +526,7 @@ def _judge(pair: Pair, model: Any, settings: GradientSettings, errors: GradientE
     depths = list(settings.depths)
     order = float(pair.next_order) if settings.fit_model == "corrected" else None
     options = dict(fit_from=settings.fit_from, resamples=settings.resamples, confidence=settings.confidence,
-                   seed=settings.seed)
+                   seed=settings.seed, tolerance=settings.tolerance)
     floor_factor = FLOOR_FACTORS[pair.kind]
     fits, checks = {}, []
     margin = verdict_rule(pair.theory_rate, settings.tolerance, None if pair.converges else pair.excluded_rate)

@@ -563,7 +563,7 @@ def _fit(depths: Sequence[int], squared: np.ndarray, floor: float, settings: Sol
     (FAIL) when fewer than two such depths are left."""
     return fit_rate(depths, squared, "rms", fit_from=settings.fit_from, resamples=settings.resamples,
                     confidence=settings.confidence, seed=settings.seed, correction_order=next_order,
-                    floor=floor, floor_factor=SCHEME_FLOOR_FACTORS[kind])
+                    floor=floor, floor_factor=SCHEME_FLOOR_FACTORS[kind], tolerance=settings.tolerance)
 
 
 def _next_order(pair: Pair, settings: SolversSettings) -> float | None:

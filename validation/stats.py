@@ -32,17 +32,20 @@ validity: the correction's share at the shallowest fitted depth L_1, κ = c·L_1
 |κ| ≤ :data:`MAX_CORRECTION` = 1/2 (beyond it the neglected O(κ²) term is as large as the correction).
 
 **The window rule** (fixed before any verdict; :func:`_adaptive_window`). Start from every depth ≥
-``fit_from`` (default: all) above the reference floor. While the model is rejected, drop the shallowest
-depth and refit: the corrected model while ≥ :data:`MIN_CORRECTED_DEPTHS` = 4 depths are left (three
-parameters and a degree of freedom), rejected when κ sits on its bound or when its lack of fit is
-significant at :data:`LACK_OF_FIT_LEVEL` = 0.01 (:func:`lack_of_fit`: a χ² test of the residuals against
-their bootstrap covariance); below 4 depths the straight line, rejected on lack of fit, down to two
-depths (which a line always fits). On noisy curves (SDE pairs) nothing is rejected and every depth is
-fitted; on nearly deterministic ones (ODE pairs, 200 paths of smooth errors, relative noise ~1e-5) the
-shallow depths, where every order of the expansion still matters at once, are dropped until the
-model fits. An ill-determined c (little curvature over a short depth range) is not decided away: every
-bootstrap resample refits c (on the window chosen from the full sample), so its uncertainty widens the
-rate's interval. ``RateFit.model``, ``rule``, ``exclusions`` and ``lack_of_fit_p`` record what was done.
+``fit_from`` (default: all) above the reference floor. While more than two depths are left, drop the shallowest
+one when the corrected model's correction sits on its bound |κ| = :data:`MAX_CORRECTION` (the model is
+stretched past its validity, and its rate is the clamp's), or when keeping it moves the fitted rate by more than
+:data:`RATE_MOVE_FRACTION` × δ (δ the verdict's tolerance, ``tolerance``) *and* that move is resolved: |Δ| − δ/4 > :data:`WINDOW_Z` bootstrap standard
+deviations of Δ (one-sided level :data:`WINDOW_LEVEL`), where Δ = r(window) − r(window without its shallowest
+depth) (:func:`shallow_move`). The window's model is the corrected power law on ≥ :data:`MIN_CORRECTED_DEPTHS` = 4
+depths (three parameters and a degree of freedom), else the straight line. The rule judges the rate, not the
+curve: on nearly deterministic errors (ODE pairs, relative noise ~1e-5) the next terms of the expansion are
+statistically significant at every depth, yet they move the rate by far less than the tolerance, and such a
+depth is kept; on noisy curves (SDE pairs) a move is rarely resolved, and every depth is fitted. An
+ill-determined c (little curvature over a short depth range) is not decided away: every bootstrap resample
+refits c (on the window chosen from the full sample), so its uncertainty widens the rate's interval.
+``RateFit.model``, ``rule``, ``exclusions``, ``shallow_move`` and ``lack_of_fit_p`` (a χ² test of the
+residuals against their bootstrap covariance, :func:`lack_of_fit`: reported, not used) record what was done.
 
 **The reference floor** (``floor``). An error measured against a reference cannot be told apart from the
 reference's own error. Depths whose error is below ``floor_factor × floor`` are not fitted, nor is any
@@ -56,8 +59,8 @@ Verdicts (:func:`verdict`, :mod:`validation.checks`): for a convergent pair an e
 the whole interval lies inside [r_theory − δ, r_theory + δ], FAIL when it lies wholly outside, INCONCLUSIVE
 when it straddles an edge; for a deliberately wrong limit (an ablation) the same test on [−δ, r_excluded − δ]:
 the error neither decays at the excluded rate nor grows (a limit whose error explodes is not "bounded away from
-zero", it is broken). Beside it,
-the stricter line :func:`contains_theory`: the interval contains the theory value itself.
+zero", it is broken). Beside it, :func:`theory_distance`: how far the rate lies from the theory value, as a
+fraction of δ, and whether the interval resolves that distance.
 """
 
 from __future__ import annotations
@@ -72,8 +75,8 @@ __all__ = [
     "STATISTICS", "METRIC_HELP", "error_curve", "slope", "local_slopes", "paired_bootstrap", "RateFit", "fit_rate",
     "verdict", "verdict_rule", "contains_theory", "interval_narrowing", "depth_intervals", "percentile_interval",
     "resampled_interval", "resampled_interval_batched", "POWER_LAW", "CORRECTED",
-    "DEFAULT_FLOOR_FACTOR", "MAX_CORRECTION", "MIN_CORRECTED_DEPTHS", "LACK_OF_FIT_LEVEL", "corrected_fit",
-    "lack_of_fit", "shallow_misfit", "load_fit_libraries",
+    "DEFAULT_FLOOR_FACTOR", "MAX_CORRECTION", "MIN_CORRECTED_DEPTHS", "DEFAULT_TOLERANCE", "RATE_MOVE_FRACTION",
+    "WINDOW_LEVEL", "corrected_fit", "lack_of_fit", "shallow_move", "load_fit_libraries", "theory_distance", "distance_line",
 ]
 
 
@@ -91,9 +94,17 @@ DEFAULT_FLOOR_FACTOR = 10.0
 MAX_CORRECTION = 0.5
 #: the fewest depths the corrected model is fitted to (3 parameters + 1 degree of freedom)
 MIN_CORRECTED_DEPTHS = 4
-#: the level of the window rule's test: the shallowest depth is dropped while it lies off the model of the
-#: deeper depths at this level (:func:`shallow_misfit`)
-LACK_OF_FIT_LEVEL = 0.01
+#: the verdict's default tolerance δ (a rate PASSes when its interval lies within theory ± δ)
+DEFAULT_TOLERANCE = 0.05
+#: the window rule's practical threshold, as a fraction of δ: the shallowest depth is dropped only when keeping
+#: it moves the fitted rate by more than RATE_MOVE_FRACTION × δ (:func:`shallow_move`). A quarter: a kept depth
+#: then biases the rate by at most δ/4, which leaves 3δ/4 of the margin to the interval, and a depth whose local
+#: slope lies within δ/4 of the rate is never dropped (a line's slope is a weighted mean of its local slopes);
+#: docs/theory.md §6
+RATE_MOVE_FRACTION = 0.25
+#: the window rule's level: the move must exceed the threshold at this one-sided level (z = WINDOW_Z)
+WINDOW_LEVEL = 0.01
+WINDOW_Z = 2.3263478740408408  # the 0.99 quantile of the standard normal
 #: bootstrap resamples of the window rule's test and of the lack-of-fit test
 LACK_OF_FIT_RESAMPLES = 400
 #: profile search: grid points over [−MAX_CORRECTION, MAX_CORRECTION], then golden-section steps
@@ -329,81 +340,94 @@ def _extrapolate(log_depths: np.ndarray, log_errors: np.ndarray, order: float | 
         return level - rate * at + np.log1p(kappa * np.exp(-order * (at - u[0])))
 
 
-def shallow_misfit(depths: Sequence[float], values: np.ndarray, metric: str, order: float | None, *,
-                   resamples: int = LACK_OF_FIT_RESAMPLES, seed: int = 0) -> float:
-    """p-value that the shallowest depth lies on the model of the deeper ones (``values`` (N, D), D ≥ 3).
+def _window_rates(log_depths: np.ndarray, log_errors: np.ndarray, order: float | None) -> np.ndarray:
+    """The rate the fit reports on one window, along the last axis: the corrected power law of order ``order``
+    on ≥ :data:`MIN_CORRECTED_DEPTHS` depths, else (or with ``order`` None) the straight line."""
+    u = np.asarray(log_depths, dtype=float)
+    if order is not None and len(u) >= MIN_CORRECTED_DEPTHS:
+        return corrected_fit(u, log_errors, order)[0]
+    return -slope(u, log_errors)
 
-    Fit the model — the corrected power law of order ``order`` if ≥ :data:`MIN_CORRECTED_DEPTHS` deeper depths,
-    else the straight line — to depths 2…D, extrapolate log e to depth 1, and compare the miss d with its
-    paired-bootstrap standard deviation (every resample refits): p = P(|Z| ≥ |d| / sd), Z standard normal.
-    A small p says depth 1 is pre-asymptotic: the deeper depths' expansion does not reach it. Unlike a test
-    of the whole window's residuals, it is not set off by a noisy point deep in the curve. 0 when the model
-    of the deeper depths cannot be extrapolated to depth 1 at all (1 + c L_1^-q ≤ 0).
+
+def shallow_move(depths: Sequence[float], values: np.ndarray, metric: str, order: float | None, *,
+                 resamples: int = LACK_OF_FIT_RESAMPLES, seed: int = 0) -> tuple[float, float]:
+    """How far the shallowest depth moves the fitted rate: (Δ, sd) for ``values`` (N, D), D ≥ 3.
+
+    Δ = r(depths 1…D) − r(depths 2…D), each window fitted with the model the fit would use on it (the corrected
+    power law of order ``order`` on ≥ :data:`MIN_CORRECTED_DEPTHS` depths, else the straight line); sd is Δ's
+    paired-bootstrap standard deviation (the same paths for both windows, every parameter refitted). Δ is what
+    keeping the depth does to the reported rate — the quantity the verdict judges — however significant the
+    curve's bend there is (docs/theory.md §6). sd is NaN when the bootstrap is degenerate.
     """
     values = np.asarray(values, dtype=float)
     if values.shape[1] < 3:
-        raise ValueError(f"the shallow-depth test needs ≥ 3 depths; got {values.shape[1]}")
+        raise ValueError(f"the shallow-depth move needs ≥ 3 depths; got {values.shape[1]}")
     u = np.log(np.asarray(depths, dtype=float))
-    model = order if len(u) - 1 >= MIN_CORRECTED_DEPTHS else None
     v, boot = _curves(values, metric, resamples, seed)
     boot = boot[np.all(np.isfinite(boot), axis=1)]
-    miss = float(v[0] - _extrapolate(u[1:], v[1:], model, u[0]))
-    if not np.isfinite(miss):
-        return 0.0
-    misses = boot[:, 0] - _extrapolate(u[1:], boot[:, 1:], model, u[0])
-    misses = misses[np.isfinite(misses)]
-    if len(misses) < 10 or not np.std(misses) > 0:
-        return float("nan")
-    from scipy import stats
+    move = float(_window_rates(u, v, order) - _window_rates(u[1:], v[1:], order))
+    moves = _window_rates(u, boot, order) - _window_rates(u[1:], boot[:, 1:], order)
+    moves = moves[np.isfinite(moves)]
+    return move, float(np.std(moves)) if len(moves) >= 10 else float("nan")
 
-    return float(2 * stats.norm.sf(abs(miss) / np.std(misses)))
+
+def _on_bound(depths: np.ndarray, errors: np.ndarray, order: float) -> bool:
+    """Whether the corrected fit's correction sits on its bound |κ| = :data:`MAX_CORRECTION`: the model is
+    stretched past its validity (the neglected O(κ²) term is as large as the correction), so its rate is the
+    clamp's, not the curve's."""
+    kappa = float(corrected_fit(np.log(depths), np.log(errors), order)[1])
+    return abs(kappa) >= MAX_CORRECTION * (1 - 1e-6)
 
 
 def _adaptive_window(depths: np.ndarray, values: np.ndarray, errors: np.ndarray, metric: str, order: float,
-                     fitted: np.ndarray, reasons: list[str | None], seed: int) -> tuple[str, float | None, str]:
+                     fitted: np.ndarray, reasons: list[str | None], seed: int,
+                     tolerance: float) -> tuple[str, float | None, float | None, str]:
     """The corrected fit's window rule (module docstring), applied in place to ``fitted``/``reasons``.
 
-    While more than two depths are left, drop the shallowest one if the model of the window is rejected
-    there: the corrected power law (≥ 4 depths) whose correction sits on its bound, or a shallowest depth
-    off the model of the deeper ones (:func:`shallow_misfit` below :data:`LACK_OF_FIT_LEVEL`). The window's
-    model is the corrected power law with ≥ :data:`MIN_CORRECTED_DEPTHS` depths, else the straight line.
-    Returns (model, the final window's lack-of-fit p-value or None, rule text).
+    While more than two depths are left, drop the shallowest one when the corrected model's correction sits on its
+    bound (:func:`_on_bound`), or when keeping it moves the fitted rate by more
+    than :data:`RATE_MOVE_FRACTION` × ``tolerance`` and that move is resolved (:func:`shallow_move`: |Δ| exceeds
+    the threshold by more than :data:`WINDOW_Z` bootstrap standard deviations). The window's model is the
+    corrected power law with ≥ :data:`MIN_CORRECTED_DEPTHS` depths, else the straight line.
+    Returns (model, the final window's lack-of-fit p-value or None, its shallowest depth's move Δ or None, rule).
     """
-    dropped = 0
+    threshold = RATE_MOVE_FRACTION * tolerance
+    dropped, move = 0, None
     while True:
         index = np.flatnonzero(fitted)
-        model_order = order if len(index) >= MIN_CORRECTED_DEPTHS else None
         if len(index) <= 2:
+            move = None
             break
-        on_bound = False
-        if model_order is not None:
-            kappa = float(corrected_fit(np.log(depths[index]), np.log(errors[index]), order)[1])
-            on_bound = abs(kappa) >= MAX_CORRECTION * (1 - 1e-6)
-        if on_bound:
+        move, sd = shallow_move(depths[index], values[:, index], metric, order, seed=seed)
+        if len(index) >= MIN_CORRECTED_DEPTHS and _on_bound(depths[index], errors[index], order):
             why = f"pre-asymptotic: the correction reaches its bound |c| L^-q = {MAX_CORRECTION:g}"
         else:
-            p_value = shallow_misfit(depths[index], values[:, index], metric, order, seed=seed)
-            if not p_value < LACK_OF_FIT_LEVEL:
+            excess = abs(move) - threshold
+            if not (excess > 0 and (sd == 0 or excess > WINDOW_Z * sd)):
                 break
-            why = f"pre-asymptotic: off the model of the deeper depths (p = {p_value:.2g})"
+            why = (f"pre-asymptotic: keeping it moves the rate by {move:+.3g} (more than δ/{1 / RATE_MOVE_FRACTION:g} = "
+                   f"{threshold:g}, by {excess / sd if sd > 0 else math.inf:.1f} sd)")
         fitted[index[0]] = False
         reasons[index[0]] = why
         dropped += 1
     index = np.flatnonzero(fitted)
-    model = CORRECTED if model_order is not None else POWER_LAW
+    model = CORRECTED if len(index) >= MIN_CORRECTED_DEPTHS else POWER_LAW
     p_fit = None
     if len(index) > (3 if model == CORRECTED else 2):
-        p_fit = lack_of_fit(depths[index], values[:, index], metric, model_order, seed=seed)
+        p_fit = lack_of_fit(depths[index], values[:, index], metric, order if model == CORRECTED else None, seed=seed)
         p_fit = p_fit if np.isfinite(p_fit) else None
     rule = (f"C L^-r (1 + c L^-{order:g}) with |c| L_1^-{order:g} ≤ {MAX_CORRECTION:g}, a straight line below "
-            f"{MIN_CORRECTED_DEPTHS} depths; the shallowest depth dropped while c is on its bound or the depth is "
-            f"off the deeper depths' model (p < {LACK_OF_FIT_LEVEL:g})")
+            f"{MIN_CORRECTED_DEPTHS} depths; the shallowest depth dropped while c is on its bound or keeping the depth "
+            f"moves the rate by more than δ/{1 / RATE_MOVE_FRACTION:g} = {threshold:g}, resolved (one-sided level "
+            f"{WINDOW_LEVEL:g})")
     outcome = f"{dropped} dropped; fitted: {model}"
+    if move is not None:
+        outcome += f"; the shallowest fitted depth moves the rate by {move:+.2g} ({100 * abs(move) / tolerance:.2g}% of δ)"
     if p_fit is not None:
-        outcome += f", lack-of-fit p = {p_fit:.2g}"
+        outcome += f"; lack-of-fit p = {p_fit:.2g}"
     elif len(index) == 2:
         outcome += " through two depths"
-    return model, p_fit, f"{rule} [{outcome}]"
+    return model, p_fit, move, f"{rule} [{outcome}]"
 
 
 @dataclass
@@ -430,6 +454,8 @@ class RateFit:
         exclusions: per depth, why it is not fitted (None where it is).
         rule: the fitting rule applied, in words (with any fallback taken).
         lack_of_fit_p: the corrected model's lack-of-fit p-value on the fitted depths (None for a power law).
+        shallow_move: how far the shallowest fitted depth moves the rate, r(fitted) − r(fitted without it) (the
+            window rule's Δ; None for a power law or two fitted depths).
     """
 
     rate: float
@@ -449,6 +475,7 @@ class RateFit:
     exclusions: tuple[str | None, ...] = ()
     rule: str = ""
     lack_of_fit_p: float | None = None
+    shallow_move: float | None = None
 
     @property
     def half_width(self) -> float:
@@ -467,7 +494,7 @@ class RateFit:
             "model": self.model, "correction_order": self.correction_order,
             "correction": self.correction if self.finite else None, "floor": self.floor,
             "floor_factor": self.floor_factor, "exclusions": list(self.exclusions), "rule": self.rule,
-            "lack_of_fit_p": self.lack_of_fit_p,
+            "lack_of_fit_p": self.lack_of_fit_p, "shallow_move": self.shallow_move,
         }
 
 
@@ -501,6 +528,7 @@ def fit_rate(
     correction_order: float | None = None,
     floor: np.ndarray | float | None = None,
     floor_factor: float = DEFAULT_FLOOR_FACTOR,
+    tolerance: float = DEFAULT_TOLERANCE,
 ) -> RateFit:
     """Fit the rate of the error curve of per-sample values ``values`` (N, D).
 
@@ -508,9 +536,8 @@ def fit_rate(
     whose error is below ``floor_factor × floor``. With ``correction_order=None`` fit the straight line
     log e = a − r log L to all of them (the package's rule before the corrected model, unchanged). With
     ``correction_order=q`` fit e = C L^-r (1 + c L^-q), |c| L_1^-q ≤ :data:`MAX_CORRECTION`, dropping the
-    shallowest depth while the model is rejected (correction on its bound, or lack of fit at
-    :data:`LACK_OF_FIT_LEVEL`), the straight line once fewer than :data:`MIN_CORRECTED_DEPTHS` depths are
-    left. The interval is the paired bootstrap of the same fit on the same depths (every resample refits
+    shallowest depth while keeping it moves the rate by a resolved amount above :data:`RATE_MOVE_FRACTION` ×
+    ``tolerance``, the straight line once fewer than :data:`MIN_CORRECTED_DEPTHS` depths are left. The interval is the paired bootstrap of the same fit on the same depths (every resample refits
     every parameter).
 
     Args:
@@ -526,6 +553,7 @@ def fit_rate(
         floor: the reference's error level (e.g. the RMS gap between two references), a number or one per
             depth; None: no depth is checked against a floor.
         floor_factor: the multiple of ``floor`` below which a depth is not fitted (module docstring).
+        tolerance: δ of the verdict the rate is judged by (the window rule's threshold is a fraction of it).
 
     Returns:
         A :class:`RateFit`; ``finite`` is False (rate NaN, verdict FAIL) when a value is NaN/inf, an error
@@ -545,6 +573,8 @@ def fit_rate(
                          "None for a power law)")
     if not (np.isfinite(floor_factor) and floor_factor > 0):
         raise ValueError(f"floor_factor={floor_factor!r} is out of range (allowed: a finite number > 0)")
+    if not (np.isfinite(tolerance) and tolerance > 0):
+        raise ValueError(f"tolerance={tolerance!r} is out of range (allowed: a finite number > 0)")
     floor_arr = None
     if floor is not None:
         floor_arr = np.broadcast_to(np.asarray(floor, dtype=float), depths_arr.shape).copy()
@@ -572,10 +602,10 @@ def fit_rate(
         return not_fitted(f"fewer than two depths above {floor_factor:g}× the reference floor", fitted, reasons)
 
     stat = _statistic(metric)
-    model, rule, p_fit = POWER_LAW, "power law (straight line in log–log)", None
+    model, rule, p_fit, move = POWER_LAW, "power law (straight line in log–log)", None, None
     if correction_order is not None:
-        model, p_fit, rule = _adaptive_window(depths_arr, values, errors, metric, correction_order, fitted, reasons,
-                                              seed)
+        model, p_fit, move, rule = _adaptive_window(depths_arr, values, errors, metric, correction_order, fitted,
+                                                    reasons, seed, tolerance)
     if floor_arr is not None:
         rule += f"; depths below {floor_factor:g}× the reference floor not fitted"
     if fit_from is not None:
@@ -604,7 +634,7 @@ def fit_rate(
     low, high, how = paired_bootstrap(columns, rate_of, resamples=resamples, confidence=confidence, seed=seed,
                                       method=method)
     return RateFit(rate, (low, high), confidence, errors, fitted, local, how, model=model, correction=correction,
-                   exclusions=tuple(reasons), rule=rule, lack_of_fit_p=p_fit, **common)
+                   exclusions=tuple(reasons), rule=rule, lack_of_fit_p=p_fit, shallow_move=move, **common)
 
 
 #: :func:`interval_narrowing` splits the samples into this many parts of at least ``MIN_PART_SAMPLES`` each (fewer
@@ -664,10 +694,41 @@ def verdict_rule(theory: float, tolerance: float, excluded: float | None = None)
 
 
 def contains_theory(fit: RateFit, theory: float) -> bool:
-    """The stricter line beside the verdict: the whole interval contains the theory value itself (False when
-    no rate was fitted)."""
+    """Whether the whole interval contains the theory value itself (False when no rate was fitted): the
+    "resolved" of :func:`theory_distance`."""
     low, high = fit.ci
     return bool(fit.finite and np.isfinite(low) and np.isfinite(high) and low <= theory <= high)
+
+
+def theory_distance(fit: RateFit, theory: float, tolerance: float) -> dict[str, Any] | None:
+    """The fit's distance to the theory value, reported beside the verdict (not part of it): d = r − θ with its
+    interval [a − θ, b − θ], d as a fraction of δ, and whether the interval resolves d (excludes 0). On nearly
+    deterministic curves a d of 1e-4 δ is resolved: it is the bias of the fitted model at the next orders, not a
+    wrong rate — which is why the verdict judges d against δ, and this says how big it is. None: no rate."""
+    low, high = fit.ci
+    if not (fit.finite and np.isfinite(low) and np.isfinite(high)):
+        return None
+    return {"distance": fit.rate - theory, "interval": [low - theory, high - theory],
+            "fraction_of_tolerance": abs(fit.rate - theory) / tolerance, "resolved": not contains_theory(fit, theory)}
+
+
+def distance_line(fit: RateFit, theory: float, tolerance: float) -> str:
+    """:func:`theory_distance` in words, with the digits that show where a narrow interval lies against θ (an ODE
+    interval such as [0.99993, 0.99995] reads [1.000, 1.000] at three)."""
+    distance = theory_distance(fit, theory, tolerance)
+    if distance is None:
+        return "distance to theory: no rate fitted"
+    low, high = fit.ci
+    digits = 3
+    gap = min(abs(low - theory), abs(high - theory), high - low)
+    if distance["resolved"] and gap > 0:
+        digits = min(12, max(3, math.ceil(-math.log10(gap)) + 1))
+    level = f"{round(100 * fit.confidence):g}%"
+    shown = f"the {level} interval [{low:.{digits}f}, {high:.{digits}f}]"
+    how = (f"resolved ({shown} excludes {theory:g})" if distance["resolved"] else
+           f"not resolved ({shown} contains {theory:g})")
+    return (f"distance to theory: r − {theory:g} = {distance['distance']:+.2g} "
+            f"({100 * distance['fraction_of_tolerance']:.2g}% of δ = {tolerance:g}); {how}; reported, not part of the verdict")
 
 
 def percentile_interval(replicates: np.ndarray, confidence: float = 0.95) -> list[float]:

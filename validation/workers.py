@@ -149,17 +149,25 @@ CONNECT_TIMEOUT_S = 5
 
 def _check_reachable(scheduler: str) -> None:
     """Refuse, in one line and within :data:`CONNECT_TIMEOUT_S` seconds, a tcp:// address where nothing listens
-    (bad input: exit 2), before Dask's own connection attempts (about 30 s, then an internal error)."""
+    (bad input: exit 2), before Dask's own connection attempts (about 30 s, then an internal error). The message
+    says what happened: the connection refused at once, no answer within the timeout, or another socket error."""
     import socket
 
     host, port = scheduler[len("tcp://"):].rsplit(":", 1)
+    address = f"{host}:{port}"
     try:
         with socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S):
             pass
+    except TimeoutError:
+        what = f"no answer from {address} within {CONNECT_TIMEOUT_S} s"
+    except ConnectionRefusedError:
+        what = f"connection refused by {address}: nothing listens there"
     except OSError as exc:
-        raise UsageError(f"--scheduler {scheduler}: no Dask scheduler answered within {CONNECT_TIMEOUT_S} s "
-                         f"({exc.strerror or exc}); start one there (dask scheduler --port {port}) or use "
-                         "--scheduler local:N") from None
+        what = f"cannot connect to {address} ({exc.strerror or exc})"
+    else:
+        return
+    raise UsageError(f"--scheduler {scheduler}: {what}; start a Dask scheduler there (dask scheduler --port {port}) "
+                     "or use --scheduler local:N")
 
 
 def _run_dask(function: Callable[[Any], Any], tasks: Sequence[Any], scheduler: str,
