@@ -278,3 +278,18 @@ def test_deliberately_wrong_pairs_still_fail_under_the_window_rule(spec, small):
     as a user's own pairs, FAIL with their whole interval far below the theory rate."""
     result = convergence.run(str(ROOT / "tests/wrong_noise_scale.py") + f":{spec}", **small)
     assert result.verdict == "FAIL" and result.rate_ci[1] < result.theory_rate / 2, result.table()
+
+
+def test_a_window_that_never_settles_cannot_pass():
+    """The window rule never leaves fewer than three depths. A curve whose local slopes still move at its deepest
+    depths (L^-1 (1 + 5 e^{-L/100}), near-deterministic: local slopes 1.35, 1.60, 1.79 from 32 → 64 on) is unsettled:
+    its shallowest remaining depth moves the rate by more than δ/4, so the verdict is INCONCLUSIVE, never a PASS on a biased slope; the same curve
+    scaled to a rate far from the theory still FAILs (its interval, widened by that move, lies outside the margin)."""
+    from validation.checks import rate_check
+
+    L = np.asarray(DEPTHS, float)
+    fit = fit_rate(DEPTHS, near_deterministic(L**-1.0 * (1 + 5 * np.exp(-L / 100))), correction_order=1.0,
+                   resamples=200)
+    assert len(fit.fitted_depths) == 3 and fit.unsettled and abs(fit.shallow_move) > RATE_MOVE_FRACTION * 0.05
+    assert rate_check("rate", fit, (fit.rate - 0.05, fit.rate + 0.05), 200).verdict == "INCONCLUSIVE"
+    assert rate_check("rate", fit, (1.95, 2.05), 200).verdict == "FAIL"

@@ -34,7 +34,7 @@ from validation.pair_study import build_pair, estimate_mb, estimate_seconds
 from validation.plots import Curve, draw_error_curves, new_axes
 from validation.results import StudyResult
 from validation.settings import make_settings, parse_name_value, parse_power_of_two_list, setting
-from validation.stats import depth_intervals, verdict_rule
+from validation.stats import depth_intervals, distance_line, theory_distance, verdict_rule
 
 __all__ = ["AblationSettings", "AblationResult", "run", "main"]
 
@@ -95,6 +95,7 @@ class AblationResult(StudyResult):
         errors = result.errors
         return {"fit": result.fit.to_dict(), "verdict": result.verdict, "check": result.check.to_dict(),
                 "contains_theory": result.contains_theory,
+                "theory_distance": theory_distance(result.fit, result.theory_rate, self.settings.tolerance),
                 "theory_rate": result.theory_rate,
                 "excluded_rate": result.excluded_rate,
                 "verdict_interval": list(verdict_rule(result.theory_rate, self.settings.tolerance,
@@ -135,9 +136,10 @@ class AblationResult(StudyResult):
             fit = side.fit
             depths_fitted = fit.fitted_depths
             lines.append(f"rate [{label:>9s}] {fit.rate:7.3f}   {level}% CI [{fit.ci[0]:.3f}, {fit.ci[1]:.3f}]  "
-                         f"(depths {depths_fitted[0]}…{depths_fitted[-1]}, {s.metric}, {fit.method}; "
-                         f"interval contains {side.theory_rate:g}: {'yes' if side.contains_theory else 'no'})")
+                         f"(depths {depths_fitted[0]}…{depths_fitted[-1]}, {s.metric}, {fit.method})")
             lines.append(f"      fit: {fit.rule}")
+            if side.converges:  # a deliberately wrong limit has no theory value to be near
+                lines.append(f"      {distance_line(fit, side.theory_rate, s.tolerance)}")
         low, high = verdict_rule(0.5, s.tolerance)
         lines.append(f"corrected: {self.corrected.verdict} (interval within [{low:.2f}, {high:.2f}])")
         nlow, nhigh = verdict_rule(0.0, s.tolerance, 0.5)

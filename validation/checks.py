@@ -234,12 +234,25 @@ def rate_check(name: str, fit: Any, margin: tuple[float, float], samples: int, *
     """The verdict of a rate fit (:class:`validation.stats.RateFit`) against ``margin`` (``narrowing``: as for
     :func:`interval_check`): FAIL on non-finite or zero errors; otherwise :func:`interval_check` of its interval, except that a rate fitted on fewer than
     :data:`MIN_FIT_DEPTHS` depths cannot PASS (INCONCLUSIVE, saying which depths to add) — it can still FAIL,
-    when even its interval lies wholly outside the margin (an exploding error, say)."""
+    when even its interval lies wholly outside the margin (an exploding error, say). An *unsettled* fit (the window
+    rule's last three depths still move the rate, ``fit.unsettled``) cannot PASS either; it FAILs only when its
+    interval widened by that move on both sides lies wholly outside the margin."""
     if not fit.finite:
         why = fit.method.removeprefix("not fitted: ")
         if "fewer than two depths" in why:
             return Check(name, INCONCLUSIVE, f"no rate: {why}; {_depth_advice(fit)}")
         return Check(name, FAIL, f"no rate: {why}")
+    unsettled = getattr(fit, "unsettled", None)
+    if unsettled:  # the fit's own bias is about its shallowest depth's move: widen by it; it can FAIL, never PASS
+        move = abs(fit.shallow_move or 0.0)
+        low, high = fit.ci[0] - move, fit.ci[1] + move
+        if high < margin[0] or low > margin[1]:
+            return Check(name, FAIL, f"the interval [{fit.ci[0]:.3f}, {fit.ci[1]:.3f}], widened by the unsettled fit's "
+                                     f"move {move:.3f} to [{low:.3f}, {high:.3f}], lies wholly outside "
+                                     f"[{margin[0]:.3f}, {margin[1]:.3f}]")
+        return Check(name, INCONCLUSIVE, f"the rate {fit.rate:.3f} [{fit.ci[0]:.3f}, {fit.ci[1]:.3f}] is unsettled: "
+                                         f"{unsettled}; deeper depths (or more samples, if the move is noise) would "
+                                         "settle it")
     check = interval_check(name, fit.rate, fit.ci, margin, samples, what=what, confidence=fit.confidence,
                            narrowing=narrowing)
     fitted = fit.fitted_depths

@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -37,6 +38,7 @@ import numpy as np
 from validation.stats import corrected_fit, slope as stats_slope
 
 __all__ = ["LevelBatch", "LevelSampler", "LevelSamples", "LevelRate", "MLMCEstimate", "complexity_samples",
+           "telescoping_gaps",
            "level_rate", "mlmc_estimate", "consistency", "THETA"]
 
 #: the share θ of the mean square error given to the squared bias (Giles's default)
@@ -47,12 +49,14 @@ THETA = 0.25
 class LevelBatch:
     """``samples`` level samples of one level: P_ℓ (``fine``) and P_{ℓ−1} on the same paths (``coarse``; None at
     level 0), the cost units they took (``cost``: the evaluations of the fine and the coarse solve) and the wall
-    time (``seconds``)."""
+    time (``seconds``). ``single``: where P_ℓ averages several fine solves (the antithetic estimator), the value of
+    one of them (what plain Monte Carlo would draw); None where P_ℓ is one solve."""
 
     fine: np.ndarray
     coarse: np.ndarray | None
     cost: float
     seconds: float
+    single: np.ndarray | None = None
 
     @property
     def differences(self) -> np.ndarray:
@@ -77,10 +81,17 @@ class LevelSamples:
     coarse: np.ndarray | None
     cost: float
     seconds: float
+    single: np.ndarray | None = None
 
     @property
     def samples(self) -> int:
         return len(self.fine)
+
+    @property
+    def single_solve(self) -> np.ndarray:
+        """One fine solve's value per sample: what plain Monte Carlo at this depth draws (``fine`` unless P_ℓ
+        averages several solves)."""
+        return self.fine if self.single is None else self.single
 
     @property
     def differences(self) -> np.ndarray:
@@ -112,8 +123,9 @@ def complexity_samples(sampler: LevelSampler, levels: int, samples: int, batch: 
         parts = [sampler(level, min(size, samples - start), index)
                  for index, start in enumerate(range(0, samples, size))]
         coarse = None if parts[0].coarse is None else np.concatenate([p.coarse for p in parts])
+        single = None if parts[0].single is None else np.concatenate([p.single for p in parts])
         out.append(LevelSamples(level, np.concatenate([p.fine for p in parts]), coarse,
-                                sum(p.cost for p in parts), sum(p.seconds for p in parts)))
+                                sum(p.cost for p in parts), sum(p.seconds for p in parts), single))
         if progress is not None:
             progress(level)
     return out
@@ -290,6 +302,21 @@ def consistency(levels: Sequence[LevelSamples]) -> list[float]:
         error = math.sqrt(float(np.var(a)) / len(a) + float(np.var(b)) / len(b))
         difference = abs(float(np.mean(a)) - float(np.mean(b)))
         out.append(difference / (3.0 * error) if error > 0 else (0.0 if difference == 0 else math.inf))
+    return out
+
+
+def telescoping_gaps(levels: Sequence[LevelSamples], confidence: float = 0.95) -> list[tuple[float, float, float]]:
+    """The bias of the telescoping sum at each level ℓ ≥ 1, with its interval: E P_{ℓ−1} from level ℓ−1's own fine
+    solves minus E P_{ℓ−1} from level ℓ's coarse solves, (gap, low, high) at ``confidence`` (independent samples:
+    a normal interval of the difference of two means). Zero when the coarse solve of level ℓ has the law of the
+    fine solve of level ℓ − 1; Giles's :func:`consistency` is |gap| / (3 s.e.)."""
+    z = NormalDist().inv_cdf((1 + confidence) / 2)
+    out = []
+    for below, level in zip(levels, levels[1:]):
+        a, b = below.fine, level.coarse
+        error = math.sqrt(float(np.var(a)) / len(a) + float(np.var(b)) / len(b))
+        gap = float(np.mean(a)) - float(np.mean(b))
+        out.append((gap, gap - z * error, gap + z * error))
     return out
 
 

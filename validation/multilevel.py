@@ -9,7 +9,12 @@ returns Y_ℓ = φ(h_{L_ℓ}) − φ(h_{L_ℓ/2}), the MLMC coupling of Giles (2
 * ``network``: the pair's ResNet of depth L (for res1: Euler–Maruyama of the limit, strong order ½ on its
   non-commutative noise, so the variance rate β = 1);
 * ``milstein_levy_area``: Milstein with the path's Lévy areas (Davie–Foster at the fine step, merged by Chen's
-  relation for the coarse one): strong order 1, β = 2.
+  relation for the coarse one): strong order 1, β = 2. Its merged coarse areas have the law of areas drawn at the
+  coarse step only in their first two conditional moments, so its telescoping sum carries a small bias (each level's
+  telescoping gap is reported with its interval; docs/theory.md §8);
+* ``antithetic_milstein`` (on request): Giles & Szpruch's antithetic estimator — truncated Milstein (no Lévy areas),
+  the fine solve averaged with the solve on its twin path whose two increments in each coarse step are swapped:
+  β = 2 with no area drawn, and a telescoping sum that is exact (the coarse solve reads Brownian increments only).
 
 It reports, per solver:
 
@@ -50,7 +55,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from limits.brownian import record_path
+from limits.brownian import DyadicPath, record_path
 from limits.pairs import Pair, SDEPair, run_network
 from limits.schemes import SDE_SCHEMES, SDEScheme, get_sde_scheme
 from limits.seeding import stream_seed
@@ -58,7 +63,7 @@ from validation import cli, runtime
 from validation.checks import FAIL, INCONCLUSIVE, PASS, Check, combine, interval_check
 from validation.mlmc import (
     THETA, LevelBatch, LevelRate, LevelSamples, MLMCEstimate, complexity_samples, consistency, level_rate,
-    mlmc_estimate,
+    mlmc_estimate, telescoping_gaps,
 )
 from validation.pair_study import FIT_MODELS, PairSettings, add_model_arguments, build_pair, list_models, model_spec, pair_class
 from validation.plots import new_grid
@@ -75,10 +80,13 @@ __all__ = ["MultilevelSettings", "MultilevelResult", "SchemeLevels", "run", "mai
 #: errors are of the same functions
 TEST_FUNCTIONS = WEAK_FUNCTIONS
 
-#: the solvers a level can use: the pair's network, or a scheme of limits.schemes with a step rule (torchsde's
-#: methods run whole solves and are left out)
+#: Giles & Szpruch's antithetic estimator (docs/theory.md §8): truncated Milstein, the fine solve averaged with its
+#: increment-swapped twin, no Lévy areas
+ANTITHETIC = "antithetic_milstein"
+#: the solvers a level can use: the pair's network, a scheme of limits.schemes with a step rule (torchsde's methods
+#: run whole solves and are left out), or the antithetic estimator
 SOLVERS: tuple[str, ...] = ("network", *(name for name, cls in SDE_SCHEMES.items()
-                                        if cls.integrate is SDEScheme.integrate))
+                                        if cls.integrate is SDEScheme.integrate), ANTITHETIC)
 
 #: samples per sampler call, at most: memory is this × L × the path's numbers per step, capped by PATH_BUDGET
 MAX_BATCH = 1 << 16
@@ -176,10 +184,11 @@ def level_sampler(pair: SDEPair, solver: str, function: str, depth0: int, seed: 
     sample."""
     phi = TEST_FUNCTIONS[function][0]
     cls, config = type(pair), pair.config
+    antithetic = solver == ANTITHETIC
     if solver == "network":
         scheme, per_step, areas = None, pair.evaluations_per_layer, "none"
     else:
-        scheme = get_sde_scheme(solver)(pair.limit_sde(), pair.noise_type)
+        scheme = get_sde_scheme("milstein_truncated" if antithetic else solver)(pair.limit_sde(), pair.noise_type)
         per_step = scheme.evaluations
         areas = "levy" if scheme.needs_levy_area else ("space-time" if scheme.needs_space_time_area else "none")
 
@@ -192,24 +201,44 @@ def level_sampler(pair: SDEPair, solver: str, function: str, depth0: int, seed: 
         path = record_path(samples, drawn.noise_dim, depth, stream, areas=areas, dtype=pair.dtype, device=pair.device,
                            noise_dtype=noise_dtype)
 
-        def solve(steps: int) -> np.ndarray:
-            h = run_network(drawn, steps, path, h0) if scheme is None else scheme.integrate(h0, path, steps)
+        def solve(steps: int, on: DyadicPath = path) -> np.ndarray:
+            h = run_network(drawn, steps, on, h0) if scheme is None else scheme.integrate(h0, on, steps)
             return phi(h).double().cpu().numpy()
 
         fine = solve(depth)
-        coarse = solve(depth // 2) if level > 0 else None
-        steps = depth + (depth // 2 if level > 0 else 0)
-        return LevelBatch(fine, coarse, float(samples * steps * per_step), time.perf_counter() - clock)
+        if level == 0:
+            return LevelBatch(fine, None, float(samples * depth * per_step), time.perf_counter() - clock)
+        coarse, single = solve(depth // 2), None
+        if antithetic:  # P_ℓ = ½ (φ(X^f) + φ(X^a)): the twin reads each coarse step's two increments swapped
+            single, fine = fine, 0.5 * (fine + solve(depth, swapped_halves(path)))
+        steps = (2 if antithetic else 1) * depth + depth // 2
+        return LevelBatch(fine, coarse, float(samples * steps * per_step), time.perf_counter() - clock, single)
 
     return sample
 
 
+def swapped_halves(path: DyadicPath) -> DyadicPath:
+    """The antithetic twin of a path recorded at every fine step: within each pair of fine steps (one coarse step)
+    the two increments change places. Its law is the path's, and its coarse increments are the path's exactly."""
+    w = path.increments
+    if path.areas is not None or w.shape[0] % 2:
+        raise ValueError("the antithetic twin swaps the increments of an even number of recorded steps, no areas")
+    return DyadicPath(torch.stack((w[1::2], w[0::2]), dim=1).reshape(w.shape), t1=path.t1)
+
+
 def _batch_size(pair: SDEPair, solver: str, depth0: int) -> Callable[[int], int]:
     """Samples per sampler call at each level: the recorded path (L steps × N samples × its numbers per step) within
-    :data:`PATH_BUDGET`, at most :data:`MAX_BATCH`."""
-    m = pair.noise_dim
-    per_step = m if solver == "network" else 2 * m + m * (m - 1) // 2
-    return lambda level: max(1, min(MAX_BATCH, PATH_BUDGET // (depth0 * 2**level * per_step)))
+    :data:`PATH_BUDGET`, at most :data:`MAX_BATCH`; a scheme's working arrays (g and v: d × m numbers per sample,
+    a few of them) within it too."""
+    m, d = pair.noise_dim, pair.width
+    if solver == "network":
+        per_step, working = m, 0
+    elif solver == ANTITHETIC:
+        per_step, working = 2 * m, 4 * d * m  # the path and its twin; no areas
+    else:
+        per_step, working = 2 * m + m * (m - 1) // 2, 4 * d * m
+    cap = MAX_BATCH if not working else min(MAX_BATCH, PATH_BUDGET // working)
+    return lambda level: max(1, min(cap, PATH_BUDGET // (depth0 * 2**level * per_step)))
 
 
 # ------------------------------------------------------------------------------------------------ result
@@ -226,6 +255,9 @@ class SchemeLevels:
             ``gamma_time_interval`` (the regression's t interval over levels).
         consistency: Giles's statistic per level ≥ 1.
         estimates: the MLMC runs, one per accuracy.
+        telescoping: per level ≥ 1, the bias of the telescoping sum with its interval, (gap, low, high):
+            E P_{ℓ−1} of level ℓ−1's fine solves minus that of level ℓ's coarse solves
+            (:func:`~validation.mlmc.telescoping_gaps`; exactly 0 where the coupling telescopes).
     """
 
     solver: str
@@ -239,6 +271,7 @@ class SchemeLevels:
     gamma_time_interval: tuple[float, float]
     consistency: list[float]
     estimates: list[MLMCEstimate]
+    telescoping: list[tuple[float, float, float]] = dataclasses.field(default_factory=list)
 
     @property
     def beta_theory(self) -> float | None:
@@ -288,6 +321,8 @@ class SchemeLevels:
             "rates": {key: {**rate.to_dict(), "theory": self.theory(key)} for key, rate in self.rates.items()},
             "gamma": self.gamma, "gamma_time": self.gamma_time, "gamma_time_interval": list(self.gamma_time_interval),
             "consistency": self.consistency,
+            "telescoping_gaps": [{"level": j + 1, "gap": gap, "interval": [low, high]}
+                                 for j, (gap, low, high) in enumerate(self.telescoping)],
             "estimates": [estimate.to_dict() for estimate in self.estimates],
         }
 
@@ -374,6 +409,11 @@ class MultilevelResult(StudyResult):
                          f"{rate.levels[0]}…{rate.levels[-1]}" if rate.judged else f"  —    not judged: {rate.why}")
                 lines.append(f"  {_RATE_WORDS[key]:<44} {shown}"
                              + (f"   (theory {theory:g})" if theory is not None else ""))
+            if solver.telescoping:
+                gaps = ", ".join(f"{j + 1}: {gap:+.1e} [{low:+.1e}, {high:+.1e}]"
+                                 for j, (gap, low, high) in enumerate(solver.telescoping))
+                lines.append(f"  telescoping bias E P_l-1 (own) - E P_l-1 (coarse of level l), {level}% intervals, "
+                             f"by level: {gaps}")
             low, high = solver.gamma_time_interval
             lines.append(f"  {'γ (cost rate)':<44} {solver.gamma:6.3f}  from the evaluation counts (exact); wall time: "
                          f"{solver.gamma_time:.3f} [{low:.3f}, {high:.3f}]")
@@ -495,6 +535,11 @@ def _solver_levels(pair: SDEPair, solver: str, settings: MultilevelSettings, pro
     if solver == "network":
         description, strong_order = f"the ResNet of depth L ({pair.name})", float(pair.theory_rate)
         per_step = pair.evaluations_per_layer
+    elif solver == ANTITHETIC:
+        scheme = get_sde_scheme("milstein_truncated")(pair.limit_sde(), pair.noise_type)
+        # the order of ½(X^f + X^a) − X^c (Giles & Szpruch 2014): O(1/L), so β = 2 though X^f alone is order ½
+        description, strong_order, per_step = ("Giles-Szpruch antithetic MLMC: truncated Milstein (no Levy areas), "
+                                               "fine solve averaged with its increment-swapped twin"), 1.0, scheme.evaluations
     else:
         scheme = get_sde_scheme(solver)(pair.limit_sde(), pair.noise_type)
         description, strong_order, per_step = scheme.description, scheme.strong_order, scheme.evaluations
@@ -502,9 +547,11 @@ def _solver_levels(pair: SDEPair, solver: str, settings: MultilevelSettings, pro
     # α = 0.5 it adds levels until --max-levels); a new level's variance is guessed with the measured β
     beta = rates["beta"].rate if rates["beta"].finite else (2.0 * strong_order if strong_order else 1.0)
 
+    fine_solves = 2 if solver == ANTITHETIC else 1
+
     def cost_per_sample(level: int) -> float:
         depth = depth0 * 2**level
-        return float((depth + (depth // 2 if level else 0)) * per_step)
+        return float((fine_solves * depth + depth // 2) * per_step if level else depth * per_step)
 
     estimates = []
     for accuracy in tqdm(settings.accuracies, desc=f"{solver}: MLMC", disable=not progress, leave=False):
@@ -513,11 +560,11 @@ def _solver_levels(pair: SDEPair, solver: str, settings: MultilevelSettings, pro
         estimate = mlmc_estimate(sampler, accuracy, alpha=WEAK_ORDER, beta=beta, cost_per_sample=cost_per_sample,
                                  max_levels=settings.max_levels, batch=batch)
         finest = estimate.levels - 1
-        var_p = float(np.var(test[min(finest, len(test) - 1)].fine))
+        var_p = float(np.var(test[min(finest, len(test) - 1)].single_solve))  # plain MC draws one solve
         estimate.mc_cost = var_p * depth0 * 2**finest * per_step / ((1 - THETA) * accuracy**2)
         estimates.append(estimate)
     return SchemeLevels(solver, description, strong_order, test, depths, rates, gamma, gamma_time, gamma_interval,
-                        consistency(test), estimates)
+                        consistency(test), estimates, telescoping_gaps(test, settings.confidence))
 
 
 def run(model: str | type[Pair] | Pair = "res1", settings: MultilevelSettings | None = None, /, *,
@@ -582,6 +629,7 @@ examples:
   python -m validation.multilevel                                  # res1, d = 2: network and Milstein with areas
   python -m validation.multilevel --schemes network --accuracies 1e-3 --plot mlmc.png --json mlmc.json
   python -m validation.multilevel --function sqnorm --activation identity --samples 50000   # E‖H_1‖² = e^(s²) E‖h_0‖²
+  python -m validation.multilevel --schemes milstein_levy_area,antithetic_milstein --accuracies 1e-3,5e-4,2.5e-4
   python -m validation.multilevel --list
 """
 

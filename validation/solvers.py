@@ -78,8 +78,10 @@ ODE_ADAPTIVE_SCHEMES: tuple[str, ...] = ("dopri5", "dopri8")
 #: the SDE schemes run by default: every valid one except log_ode_midpoint on general noise, whose Lévy-area
 #: term costs m Jacobian–vector products per step (m = d² + …: 30 s for res1 at d = 10, N = 200)
 _COSTLY_ON_GENERAL_NOISE = ("log_ode_midpoint",)
-#: schemes for superlinear drifts (the blow-up question, docs/results/blowup.md), run only when asked for
-_ON_REQUEST_ALWAYS = ("tamed_euler", "drift_implicit_euler")
+#: run only when asked for: the schemes for superlinear drifts (the blow-up question, docs/results/blowup.md), and
+#: truncated Milstein (the antithetic multilevel estimator's fine solver; on its own, Milstein's order-1 row is
+#: already shown on commutative noise)
+_ON_REQUEST_ALWAYS = ("tamed_euler", "drift_implicit_euler", "milstein_truncated")
 #: on a pair, also Milstein with Lévy areas (m² area entries per step and sample, m = d² for res-1, recorded at the
 #: reference's n steps): on request; on a problem (m ≤ 5) it runs by default
 _ON_REQUEST = (*_ON_REQUEST_ALWAYS, "milstein_levy_area")

@@ -35,9 +35,10 @@ validity: the correction's share at the shallowest fitted depth L_1, κ = c·L_1
 ``fit_from`` (default: all) above the reference floor. While more than two depths are left, drop the shallowest
 one when the corrected model's correction sits on its bound |κ| = :data:`MAX_CORRECTION` (the model is
 stretched past its validity, and its rate is the clamp's), or when keeping it moves the fitted rate by more than
-:data:`RATE_MOVE_FRACTION` × δ (δ the verdict's tolerance, ``tolerance``) *and* that move is resolved: |Δ| − δ/4 > :data:`WINDOW_Z` bootstrap standard
-deviations of Δ (one-sided level :data:`WINDOW_LEVEL`), where Δ = r(window) − r(window without its shallowest
-depth) (:func:`shallow_move`). The window's model is the corrected power law on ≥ :data:`MIN_CORRECTED_DEPTHS` = 4
+:data:`RATE_MOVE_FRACTION` × δ (δ the verdict's tolerance, ``tolerance``) *and* that move is resolved:
+|Δ| − δ/4 > :data:`WINDOW_T` standard errors of Δ (a one-sided t test at level :data:`WINDOW_LEVEL` on the batch
+means of :data:`WINDOW_PARTS` parts of the samples), where Δ = r(window) − r(window without its shallowest depth)
+(:func:`shallow_move`). The window's model is the corrected power law on ≥ :data:`MIN_CORRECTED_DEPTHS` = 4
 depths (three parameters and a degree of freedom), else the straight line. The rule judges the rate, not the
 curve: on nearly deterministic errors (ODE pairs, relative noise ~1e-5) the next terms of the expansion are
 statistically significant at every depth, yet they move the rate by far less than the tolerance, and such a
@@ -94,6 +95,8 @@ DEFAULT_FLOOR_FACTOR = 10.0
 MAX_CORRECTION = 0.5
 #: the fewest depths the corrected model is fitted to (3 parameters + 1 degree of freedom)
 MIN_CORRECTED_DEPTHS = 4
+#: the window rule never leaves fewer depths than this (a rate on two is a slope, not a fit)
+MIN_WINDOW_DEPTHS = 3
 #: the verdict's default tolerance δ (a rate PASSes when its interval lies within theory ± δ)
 DEFAULT_TOLERANCE = 0.05
 #: the window rule's practical threshold, as a fraction of δ: the shallowest depth is dropped only when keeping
@@ -102,9 +105,12 @@ DEFAULT_TOLERANCE = 0.05
 #: slope lies within δ/4 of the rate is never dropped (a line's slope is a weighted mean of its local slopes);
 #: docs/theory.md §6
 RATE_MOVE_FRACTION = 0.25
-#: the window rule's level: the move must exceed the threshold at this one-sided level (z = WINDOW_Z)
+#: the window rule's level: the move must exceed the threshold at this one-sided level, by a t test on the batch
+#: means of WINDOW_PARTS parts of the samples (:func:`shallow_move`), of at least WINDOW_PART_SAMPLES samples each
 WINDOW_LEVEL = 0.01
-WINDOW_Z = 2.3263478740408408  # the 0.99 quantile of the standard normal
+WINDOW_PARTS = 8
+WINDOW_PART_SAMPLES = 10
+WINDOW_T = 2.997951566868529  # the 0.99 quantile of Student's t with WINDOW_PARTS − 1 = 7 degrees of freedom
 #: bootstrap resamples of the window rule's test and of the lack-of-fit test
 LACK_OF_FIT_RESAMPLES = 400
 #: profile search: grid points over [−MAX_CORRECTION, MAX_CORRECTION], then golden-section steps
@@ -350,25 +356,37 @@ def _window_rates(log_depths: np.ndarray, log_errors: np.ndarray, order: float |
 
 
 def shallow_move(depths: Sequence[float], values: np.ndarray, metric: str, order: float | None, *,
-                 resamples: int = LACK_OF_FIT_RESAMPLES, seed: int = 0) -> tuple[float, float]:
-    """How far the shallowest depth moves the fitted rate: (Δ, sd) for ``values`` (N, D), D ≥ 3.
+                 parts: int = WINDOW_PARTS) -> tuple[float, float]:
+    """How far the shallowest depth moves the fitted rate: (Δ, its standard error) for ``values`` (N, D), D ≥ 3.
 
     Δ = r(depths 1…D) − r(depths 2…D), each window fitted with the model the fit would use on it (the corrected
-    power law of order ``order`` on ≥ :data:`MIN_CORRECTED_DEPTHS` depths, else the straight line); sd is Δ's
-    paired-bootstrap standard deviation (the same paths for both windows, every parameter refitted). Δ is what
+    power law of order ``order`` on ≥ :data:`MIN_CORRECTED_DEPTHS` depths, else the straight line). Δ is what
     keeping the depth does to the reported rate — the quantity the verdict judges — however significant the
-    curve's bend there is (docs/theory.md §6). sd is NaN when the bootstrap is degenerate.
+    curve's bend there is (docs/theory.md §6). Its standard error is that of batch means: Δ is refitted on each of
+    ``parts`` consecutive parts of the samples, and se = sd(Δ_k)/√parts, to be compared with a t quantile on
+    parts − 1 degrees of freedom. Unlike a bootstrap of all N samples, whose spread a few extreme paths of a
+    heavy-tailed error (geometric Brownian motion) can understate, independent parts carry those paths' effect
+    into the spread. se is NaN with fewer than :data:`WINDOW_PART_SAMPLES` samples per part.
     """
     values = np.asarray(values, dtype=float)
     if values.shape[1] < 3:
         raise ValueError(f"the shallow-depth move needs ≥ 3 depths; got {values.shape[1]}")
     u = np.log(np.asarray(depths, dtype=float))
-    v, boot = _curves(values, metric, resamples, seed)
-    boot = boot[np.all(np.isfinite(boot), axis=1)]
-    move = float(_window_rates(u, v, order) - _window_rates(u[1:], v[1:], order))
-    moves = _window_rates(u, boot, order) - _window_rates(u[1:], boot[:, 1:], order)
-    moves = moves[np.isfinite(moves)]
-    return move, float(np.std(moves)) if len(moves) >= 10 else float("nan")
+    stat = _statistic(metric)
+
+    def move_of(rows: np.ndarray) -> float:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            v = np.log(stat(rows, axis=0))
+        return float(_window_rates(u, v, order) - _window_rates(u[1:], v[1:], order))
+
+    move = move_of(values)
+    size = len(values) // parts
+    if size < WINDOW_PART_SAMPLES:
+        return move, float("nan")
+    moves = np.array([move_of(values[k * size:(k + 1) * size]) for k in range(parts)])
+    if not np.all(np.isfinite(moves)):
+        return move, float("nan")
+    return move, float(np.std(moves, ddof=1) / math.sqrt(parts))
 
 
 def _on_bound(depths: np.ndarray, errors: np.ndarray, order: float) -> bool:
@@ -381,32 +399,43 @@ def _on_bound(depths: np.ndarray, errors: np.ndarray, order: float) -> bool:
 
 def _adaptive_window(depths: np.ndarray, values: np.ndarray, errors: np.ndarray, metric: str, order: float,
                      fitted: np.ndarray, reasons: list[str | None], seed: int,
-                     tolerance: float) -> tuple[str, float | None, float | None, str]:
+                     tolerance: float) -> tuple[str, float | None, float | None, str | None, str]:
     """The corrected fit's window rule (module docstring), applied in place to ``fitted``/``reasons``.
 
     While more than two depths are left, drop the shallowest one when the corrected model's correction sits on its
     bound (:func:`_on_bound`), or when keeping it moves the fitted rate by more
     than :data:`RATE_MOVE_FRACTION` × ``tolerance`` and that move is resolved (:func:`shallow_move`: |Δ| exceeds
-    the threshold by more than :data:`WINDOW_Z` bootstrap standard deviations). The window's model is the
-    corrected power law with ≥ :data:`MIN_CORRECTED_DEPTHS` depths, else the straight line.
-    Returns (model, the final window's lack-of-fit p-value or None, its shallowest depth's move Δ or None, rule).
+    the threshold by more than :data:`WINDOW_T` batch-means standard errors). The window's model is the
+    corrected power law with ≥ :data:`MIN_CORRECTED_DEPTHS` depths, else the straight line. The rule never leaves
+    fewer than :data:`MIN_WINDOW_DEPTHS` depths: where the shallowest of three still moves the rate by a resolved
+    amount above the threshold, the fit is *unsettled* — the verdict cannot PASS, and FAILs only if the interval
+    widened by that move lies wholly outside the margin (:func:`validation.checks.rate_check`).
+    Returns (model, the final window's lack-of-fit p-value or None, its shallowest depth's move Δ or None, why the
+    window is unsettled or None, rule).
     """
     threshold = RATE_MOVE_FRACTION * tolerance
-    dropped, move = 0, None
+    dropped, move, unsettled = 0, None, None
     while True:
         index = np.flatnonzero(fitted)
         if len(index) <= 2:
             move = None
             break
-        move, sd = shallow_move(depths[index], values[:, index], metric, order, seed=seed)
+        move, sd = shallow_move(depths[index], values[:, index], metric, order)
+        excess = abs(move) - threshold
+        resolved = excess > 0 and (sd == 0 or excess > WINDOW_T * sd)
+        moved = (f"keeping it moves the rate by {move:+.3g} (more than δ/{1 / RATE_MOVE_FRACTION:g} = {threshold:g}, by "
+                 f"{excess / sd if sd > 0 else math.inf:.1f} standard errors)")
+        if len(index) == MIN_WINDOW_DEPTHS:  # never below three depths: a window that still moves is unsettled
+            if resolved:
+                unsettled = (f"the shallowest of the {MIN_WINDOW_DEPTHS} depths left, L = {int(depths[index[0]])}, is "
+                             f"still pre-asymptotic: {moved}")
+            break
         if len(index) >= MIN_CORRECTED_DEPTHS and _on_bound(depths[index], errors[index], order):
             why = f"pre-asymptotic: the correction reaches its bound |c| L^-q = {MAX_CORRECTION:g}"
+        elif resolved:
+            why = f"pre-asymptotic: {moved}"
         else:
-            excess = abs(move) - threshold
-            if not (excess > 0 and (sd == 0 or excess > WINDOW_Z * sd)):
-                break
-            why = (f"pre-asymptotic: keeping it moves the rate by {move:+.3g} (more than δ/{1 / RATE_MOVE_FRACTION:g} = "
-                   f"{threshold:g}, by {excess / sd if sd > 0 else math.inf:.1f} sd)")
+            break
         fitted[index[0]] = False
         reasons[index[0]] = why
         dropped += 1
@@ -419,15 +448,17 @@ def _adaptive_window(depths: np.ndarray, values: np.ndarray, errors: np.ndarray,
     rule = (f"C L^-r (1 + c L^-{order:g}) with |c| L_1^-{order:g} ≤ {MAX_CORRECTION:g}, a straight line below "
             f"{MIN_CORRECTED_DEPTHS} depths; the shallowest depth dropped while c is on its bound or keeping the depth "
             f"moves the rate by more than δ/{1 / RATE_MOVE_FRACTION:g} = {threshold:g}, resolved (one-sided level "
-            f"{WINDOW_LEVEL:g})")
+            f"{WINDOW_LEVEL:g}), down to {MIN_WINDOW_DEPTHS} depths")
     outcome = f"{dropped} dropped; fitted: {model}"
     if move is not None:
-        outcome += f"; the shallowest fitted depth moves the rate by {move:+.2g} ({100 * abs(move) / tolerance:.2g}% of δ)"
+        outcome += f"; the shallowest fitted depth moves the rate by {move:+.2g} ({_percent(abs(move) / tolerance)} of δ)"
     if p_fit is not None:
         outcome += f"; lack-of-fit p = {p_fit:.2g}"
     elif len(index) == 2:
         outcome += " through two depths"
-    return model, p_fit, move, f"{rule} [{outcome}]"
+    if unsettled:
+        outcome += f"; unsettled: {unsettled}"
+    return model, p_fit, move, unsettled, f"{rule} [{outcome}]"
 
 
 @dataclass
@@ -456,6 +487,8 @@ class RateFit:
         lack_of_fit_p: the corrected model's lack-of-fit p-value on the fitted depths (None for a power law).
         shallow_move: how far the shallowest fitted depth moves the rate, r(fitted) − r(fitted without it) (the
             window rule's Δ; None for a power law or two fitted depths).
+        unsettled: why the window rule could not settle (the shallowest of the last three depths still moves the
+            rate by a resolved amount above its threshold), or None: such a rate cannot PASS.
     """
 
     rate: float
@@ -476,6 +509,7 @@ class RateFit:
     rule: str = ""
     lack_of_fit_p: float | None = None
     shallow_move: float | None = None
+    unsettled: str | None = None
 
     @property
     def half_width(self) -> float:
@@ -494,7 +528,7 @@ class RateFit:
             "model": self.model, "correction_order": self.correction_order,
             "correction": self.correction if self.finite else None, "floor": self.floor,
             "floor_factor": self.floor_factor, "exclusions": list(self.exclusions), "rule": self.rule,
-            "lack_of_fit_p": self.lack_of_fit_p, "shallow_move": self.shallow_move,
+            "lack_of_fit_p": self.lack_of_fit_p, "shallow_move": self.shallow_move, "unsettled": self.unsettled,
         }
 
 
@@ -602,10 +636,10 @@ def fit_rate(
         return not_fitted(f"fewer than two depths above {floor_factor:g}× the reference floor", fitted, reasons)
 
     stat = _statistic(metric)
-    model, rule, p_fit, move = POWER_LAW, "power law (straight line in log–log)", None, None
+    model, rule, p_fit, move, unsettled = POWER_LAW, "power law (straight line in log–log)", None, None, None
     if correction_order is not None:
-        model, p_fit, move, rule = _adaptive_window(depths_arr, values, errors, metric, correction_order, fitted,
-                                                    reasons, seed, tolerance)
+        model, p_fit, move, unsettled, rule = _adaptive_window(depths_arr, values, errors, metric, correction_order,
+                                                               fitted, reasons, seed, tolerance)
     if floor_arr is not None:
         rule += f"; depths below {floor_factor:g}× the reference floor not fitted"
     if fit_from is not None:
@@ -634,7 +668,8 @@ def fit_rate(
     low, high, how = paired_bootstrap(columns, rate_of, resamples=resamples, confidence=confidence, seed=seed,
                                       method=method)
     return RateFit(rate, (low, high), confidence, errors, fitted, local, how, model=model, correction=correction,
-                   exclusions=tuple(reasons), rule=rule, lack_of_fit_p=p_fit, shallow_move=move, **common)
+                   exclusions=tuple(reasons), rule=rule, lack_of_fit_p=p_fit, shallow_move=move, unsettled=unsettled,
+                   **common)
 
 
 #: :func:`interval_narrowing` splits the samples into this many parts of at least ``MIN_PART_SAMPLES`` each (fewer
@@ -728,7 +763,13 @@ def distance_line(fit: RateFit, theory: float, tolerance: float) -> str:
     how = (f"resolved ({shown} excludes {theory:g})" if distance["resolved"] else
            f"not resolved ({shown} contains {theory:g})")
     return (f"distance to theory: r − {theory:g} = {distance['distance']:+.2g} "
-            f"({100 * distance['fraction_of_tolerance']:.2g}% of δ = {tolerance:g}); {how}; reported, not part of the verdict")
+            f"({_percent(distance['fraction_of_tolerance'])} of δ = {tolerance:g}); {how}; reported, not part of the verdict")
+
+
+def _percent(fraction: float) -> str:
+    """A share in per cent with two significant figures below 10% (0.12%, 3.3%), whole above (23%, 150%)."""
+    value = 100 * fraction
+    return f"{value:.0f}%" if value >= 10 else f"{value:.2g}%"
 
 
 def percentile_interval(replicates: np.ndarray, confidence: float = 0.95) -> list[float]:

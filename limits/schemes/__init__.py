@@ -15,17 +15,19 @@ from .euler_maruyama import EulerMaruyama
 from .milstein_levy_area import MilsteinLevyArea
 from .tamed_euler import TamedEuler
 from .torchsde_methods import SRK, EulerHeun, LogODEMidpoint, Midpoint, Milstein, ReversibleHeun, TorchsdeMethod
+from .truncated_milstein import TruncatedMilstein
 
 __all__ = [
     "NOISE_TYPES", "PathIncrement", "SchemeError", "SDEScheme", "TorchsdeMethod", "EulerMaruyama", "Midpoint",
-    "EulerHeun", "ReversibleHeun", "LogODEMidpoint", "Milstein", "SRK", "MilsteinLevyArea", "TamedEuler", "DriftImplicitEuler",
+    "EulerHeun", "ReversibleHeun", "LogODEMidpoint", "Milstein", "SRK", "MilsteinLevyArea", "TruncatedMilstein", "TamedEuler",
+    "DriftImplicitEuler",
     "SDE_SCHEMES", "sde_schemes_for",
     "get_sde_scheme",
 ]
 
 SDE_SCHEMES: Mapping[str, type[SDEScheme]] = MappingProxyType({
     cls.name: cls for cls in (EulerMaruyama, Midpoint, EulerHeun, ReversibleHeun, LogODEMidpoint, Milstein, SRK,
-                              MilsteinLevyArea, TamedEuler, DriftImplicitEuler)
+                              MilsteinLevyArea, TruncatedMilstein, TamedEuler, DriftImplicitEuler)
 })
 
 
