@@ -794,7 +794,8 @@ SIDE_CHECK_TOLERANCE = 1e-13
 #: the pair settings a problem also takes (its sizes, its path, the fit); the others describe a network
 _PROBLEM_SETTINGS = ("samples", "depths", "reference_steps", "noise_dtype", "schemes", "timing_repeats", "problem",
                      "fit_model", "fit_from", "tolerance", "confidence", "resamples")
-#: a problem's default sizes: the pairs' SDE depths, 2000 paths, and a recorded path 4x finer than the deepest depth
+#: a problem's default sizes: the pairs' SDE depths, 2000 paths (or the problem's own ``default_samples``, where its
+#: errors are heavy-tailed), and a recorded path 4x finer than the deepest depth
 #: (the exact solutions that read more than W_T are exact to O(Δt²) there: kps445)
 PROBLEM_DEFAULTS: Mapping[str, Any] = {"depths": (4, 8, 16, 32, 64, 128, 256), "samples": 2000, "reference_factor": 4}
 
@@ -810,8 +811,9 @@ def _resolve_problem(settings: SolversSettings) -> tuple[Problem, SolversSetting
         raise SettingsError("reference_steps", f"{n} must be a power of two ≥ the deepest depth {depths[-1]}")
     if settings.fit_from is not None and sum(L >= settings.fit_from for L in depths) < 2:
         raise SettingsError("fit_from", f"{settings.fit_from} leaves fewer than two of the depths {depths}")
-    return get_problem(settings.problem), dataclasses.replace(
-        settings, depths=depths, samples=settings.samples or PROBLEM_DEFAULTS["samples"], reference_steps=n)
+    problem = get_problem(settings.problem)
+    samples = settings.samples or problem.default_samples or PROBLEM_DEFAULTS["samples"]
+    return problem, dataclasses.replace(settings, depths=depths, samples=samples, reference_steps=n)
 
 
 def _resolve(model: str | type[Pair] | Pair, settings: SolversSettings) -> tuple[Pair, SolversSettings]:

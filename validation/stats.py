@@ -32,7 +32,7 @@ validity: the correction's share at the shallowest fitted depth L_1, κ = c·L_1
 |κ| ≤ :data:`MAX_CORRECTION` = 1/2 (beyond it the neglected O(κ²) term is as large as the correction).
 
 **The window rule** (fixed before any verdict; :func:`_adaptive_window`). Start from every depth ≥
-``fit_from`` (default: all) above the reference floor. While more than two depths are left, drop the shallowest
+``fit_from`` (default: all) above the reference floor. While more than three depths are left, drop the shallowest
 one when the corrected model's correction sits on its bound |κ| = :data:`MAX_CORRECTION` (the model is
 stretched past its validity, and its rate is the clamp's), or when keeping it moves the fitted rate by more than
 :data:`RATE_MOVE_FRACTION` × δ (δ the verdict's tolerance, ``tolerance``) *and* that move is resolved:
@@ -111,7 +111,7 @@ WINDOW_LEVEL = 0.01
 WINDOW_PARTS = 8
 WINDOW_PART_SAMPLES = 10
 WINDOW_T = 2.997951566868529  # the 0.99 quantile of Student's t with WINDOW_PARTS − 1 = 7 degrees of freedom
-#: bootstrap resamples of the window rule's test and of the lack-of-fit test
+#: bootstrap resamples of the lack-of-fit test
 LACK_OF_FIT_RESAMPLES = 400
 #: profile search: grid points over [−MAX_CORRECTION, MAX_CORRECTION], then golden-section steps
 _GRID = 81
@@ -318,34 +318,6 @@ def lack_of_fit(depths: Sequence[float], values: np.ndarray, metric: str, order:
     return float(stats.chi2.sf(float(z @ z), rank))
 
 
-def _curves(values: np.ndarray, metric: str, resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """log e of ``values`` (N, D) and of ``resamples`` paired bootstrap resamples of its paths, (B, D)."""
-    n, count = values.shape
-    stat = _statistic(metric)
-    rng = np.random.default_rng(seed)
-    batch = max(1, min(resamples, (1 << 23) // max(1, n * count)))
-    boot = []
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for start in range(0, resamples, batch):
-            index = rng.integers(0, n, (min(batch, resamples - start), n))
-            boot.append(np.log(stat(values[index], axis=1)))
-        return np.log(stat(values, axis=0)), np.concatenate(boot)
-
-
-def _extrapolate(log_depths: np.ndarray, log_errors: np.ndarray, order: float | None, at: float) -> np.ndarray:
-    """log e at log-depth ``at`` predicted by the model fitted to (log_depths, log_errors) along the last axis:
-    the straight line (``order`` None) or the corrected power law (NaN where 1 + κ x ≤ 0 there)."""
-    u = np.asarray(log_depths, dtype=float)
-    if order is None:
-        b = slope(u, log_errors)
-        return log_errors.mean(axis=-1) + b * (at - u.mean())
-    rate, kappa, _ = corrected_fit(u, log_errors, order)
-    x = np.exp(-order * (u - u[0]))
-    level = (log_errors - np.log1p(kappa[..., None] * x) + rate[..., None] * u).mean(axis=-1)
-    with np.errstate(invalid="ignore"):
-        return level - rate * at + np.log1p(kappa * np.exp(-order * (at - u[0])))
-
-
 def _window_rates(log_depths: np.ndarray, log_errors: np.ndarray, order: float | None) -> np.ndarray:
     """The rate the fit reports on one window, along the last axis: the corrected power law of order ``order``
     on ≥ :data:`MIN_CORRECTED_DEPTHS` depths, else (or with ``order`` None) the straight line."""
@@ -402,7 +374,7 @@ def _adaptive_window(depths: np.ndarray, values: np.ndarray, errors: np.ndarray,
                      tolerance: float) -> tuple[str, float | None, float | None, str | None, str]:
     """The corrected fit's window rule (module docstring), applied in place to ``fitted``/``reasons``.
 
-    While more than two depths are left, drop the shallowest one when the corrected model's correction sits on its
+    While more than three depths are left, drop the shallowest one when the corrected model's correction sits on its
     bound (:func:`_on_bound`), or when keeping it moves the fitted rate by more
     than :data:`RATE_MOVE_FRACTION` × ``tolerance`` and that move is resolved (:func:`shallow_move`: |Δ| exceeds
     the threshold by more than :data:`WINDOW_T` batch-means standard errors). The window's model is the

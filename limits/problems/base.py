@@ -60,6 +60,9 @@ class Problem(abc.ABC):
     solution_reads: ClassVar[str] = "W_T"
     #: whether :meth:`exact` reads the path's Lévy area (the path must be recorded with areas="levy")
     needs_levy_area: ClassVar[bool] = False
+    #: the solver study's default number of paths for this problem (None: the study's own default), where the
+    #: problem's errors are so heavy-tailed that the default would not settle every verdict
+    default_samples: ClassVar[int | None] = None
 
     @abc.abstractmethod
     def initial_value(self) -> torch.Tensor:
