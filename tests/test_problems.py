@@ -128,3 +128,14 @@ def test_closed_form_stratonovich_corrections_match_autograd(name):
     for t in (0.0, 0.7):
         assert torch.allclose(limit.stratonovich_correction(t, x), ItoLimit.stratonovich_correction(limit, t, x),
                               atol=1e-14, rtol=1e-12)
+
+
+def test_heavy_tailed_problems_default_to_more_paths():
+    """gbm and gbm-stratonovich settle at 8000 paths (issue 41: 2000 left three schemes straddling an edge); the
+    other problems keep 2000, and an explicit --samples wins."""
+    def samples(**settings):
+        return solvers._resolve_problem(solvers.SolversSettings(**settings))[1].samples
+
+    assert samples(problem="gbm") == samples(problem="gbm-stratonovich") == 8000
+    assert samples(problem="cubic") == solvers.PROBLEM_DEFAULTS["samples"] == 2000
+    assert samples(problem="gbm", samples=300) == 300
