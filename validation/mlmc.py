@@ -291,18 +291,24 @@ def _weighted_rate(x: np.ndarray, values: np.ndarray, weights: np.ndarray,
     return float(minimize_scalar(loss, bounds=bounds, method="bounded", options={"xatol": 1e-5}).x)
 
 
+def _level_gaps(levels: Sequence[LevelSamples]) -> list[tuple[float, float]]:
+    """Per level ℓ ≥ 1: E P_{ℓ−1} from level ℓ−1's own fine solves minus E P_{ℓ−1} from level ℓ's coarse solves, and
+    the standard error of that difference of two independent means."""
+    out = []
+    for below, level in zip(levels, levels[1:]):
+        a, b = below.fine, level.coarse
+        out.append((float(np.mean(a)) - float(np.mean(b)),
+                    math.sqrt(float(np.var(a)) / len(a) + float(np.var(b)) / len(b))))
+    return out
+
+
 def consistency(levels: Sequence[LevelSamples]) -> list[float]:
     """Giles's consistency statistic per level ℓ ≥ 1: |E P_{ℓ−1} (level ℓ−1's own samples) − E P_{ℓ−1} (the coarse
     solves of level ℓ)| over 3 × the standard error of that difference. Both estimate the same expectation if the
     coarse solve of level ℓ has the law of the fine solve of level ℓ − 1 (the telescoping sum is then exact); a
     value above 1 is a difference beyond 3 standard errors."""
-    out = []
-    for below, level in zip(levels, levels[1:]):
-        a, b = below.fine, level.coarse
-        error = math.sqrt(float(np.var(a)) / len(a) + float(np.var(b)) / len(b))
-        difference = abs(float(np.mean(a)) - float(np.mean(b)))
-        out.append(difference / (3.0 * error) if error > 0 else (0.0 if difference == 0 else math.inf))
-    return out
+    return [abs(gap) / (3.0 * error) if error > 0 else (0.0 if gap == 0 else math.inf)
+            for gap, error in _level_gaps(levels)]
 
 
 def telescoping_gaps(levels: Sequence[LevelSamples], confidence: float = 0.95) -> list[tuple[float, float, float]]:
@@ -311,13 +317,7 @@ def telescoping_gaps(levels: Sequence[LevelSamples], confidence: float = 0.95) -
     a normal interval of the difference of two means). Zero when the coarse solve of level ℓ has the law of the
     fine solve of level ℓ − 1; Giles's :func:`consistency` is |gap| / (3 s.e.)."""
     z = NormalDist().inv_cdf((1 + confidence) / 2)
-    out = []
-    for below, level in zip(levels, levels[1:]):
-        a, b = below.fine, level.coarse
-        error = math.sqrt(float(np.var(a)) / len(a) + float(np.var(b)) / len(b))
-        gap = float(np.mean(a)) - float(np.mean(b))
-        out.append((gap, gap - z * error, gap + z * error))
-    return out
+    return [(gap, gap - z * error, gap + z * error) for gap, error in _level_gaps(levels)]
 
 
 # ------------------------------------------------------------------------------------------------ the estimator
