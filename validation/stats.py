@@ -100,10 +100,10 @@ MIN_WINDOW_DEPTHS = 3
 #: the verdict's default tolerance δ (a rate PASSes when its interval lies within theory ± δ)
 DEFAULT_TOLERANCE = 0.05
 #: the window rule's practical threshold, as a fraction of δ: the shallowest depth is dropped only when keeping
-#: it moves the fitted rate by more than RATE_MOVE_FRACTION × δ (:func:`shallow_move`). A quarter: a kept depth
-#: then biases the rate by at most δ/4, which leaves 3δ/4 of the margin to the interval, and a depth whose local
-#: slope lies within δ/4 of the rate is never dropped (a line's slope is a weighted mean of its local slopes);
-#: docs/theory.md §6
+#: it moves the fitted rate by more than RATE_MOVE_FRACTION × δ (:func:`shallow_move`). A quarter: the shallowest
+#: kept depth then moves the rate by at most δ/4 (where the move is resolved), which leaves 3δ/4 of the margin to the
+#: interval, and a depth whose local slope lies within δ/4 of the rate is never dropped (a line's slope is a weighted
+#: mean of its local slopes); docs/theory.md §6
 RATE_MOVE_FRACTION = 0.25
 #: the window rule's level: the move must exceed the threshold at this one-sided level, by a t test on the batch
 #: means of WINDOW_PARTS parts of the samples (:func:`shallow_move`), of at least WINDOW_PART_SAMPLES samples each
