@@ -175,15 +175,21 @@ def test_cli_bad_input(argv, message):
     assert message in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_timed_reports_the_median_of_repeats_after_a_warm_up():
+def test_timed_reports_the_median_of_repeats_after_a_warm_up(monkeypatch):
+    """On a fake clock that each solve advances by its planned duration: no wall time is measured, so a busy
+    machine cannot make the test flake."""
+    from types import SimpleNamespace
+
+    from validation import solvers
     from validation.solvers import timed
 
+    now = [0.0]
+    monkeypatch.setattr(solvers, "time", SimpleNamespace(perf_counter=lambda: now[0]))
     calls, durations = [], iter([0.05, 0.001, 0.03, 0.002])   # the warm-up 50 ms; then 1, 30, 2 ms
 
     def solve():
-        import time as clock
         calls.append(1)
-        clock.sleep(next(durations))
+        now[0] += next(durations)
         return len(calls)
 
     counted = []
@@ -191,6 +197,7 @@ def test_timed_reports_the_median_of_repeats_after_a_warm_up():
     assert result == 1 and counted == [1] and len(calls) == 4          # the warm-up's result; counters read after it
     assert 0.0015 < seconds < 0.02                                     # the median (2 ms), not the warm-up or the mean
     calls.clear()
+    now[0] = 0.0  # a fresh clock: 0.01 read off a clock at 0.083 is 0.00999…
     durations = iter([0.01])
     assert timed(solve, 0)[1] >= 0.01 and len(calls) == 1              # 0 repeats: the warm-up itself, timed
     calls.clear()

@@ -44,8 +44,7 @@ from statistics import NormalDist
 from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
 __all__ = ["PASS", "FAIL", "INCONCLUSIVE", "VERDICTS", "EXIT_STATUS", "MIN_FIT_DEPTHS", "Check", "combine",
-           "interval_check", "rate_check", "samples_to_settle", "Settling", "bound_check", "check_line", "PLANNED_POWER", "MIN_NARROWING",
-           "measured_rate_check"]
+           "interval_check", "rate_check", "samples_to_settle", "Settling", "bound_check", "check_line", "PLANNED_POWER", "MIN_NARROWING"]
 
 PASS, FAIL, INCONCLUSIVE = "PASS", "FAIL", "INCONCLUSIVE"
 VERDICTS = (PASS, FAIL, INCONCLUSIVE)
@@ -278,20 +277,6 @@ def bound_check(name: str, interval: tuple[float, float], bound: float, *, at_mo
     if outside:
         return Check(name, FAIL, f"{detail}; the interval lies wholly on the other side of {bound:g}")
     return Check(name, INCONCLUSIVE, f"{detail}; the interval contains {bound:g}: more draws would settle it")
-
-
-def measured_rate_check(name: str, fit: Any, margin: tuple[float, float], values: Any, metric: str = "rms", *,
-                        resamples: int = 2000, seed: int = 0, what: str = "the interval") -> Check:
-    """:func:`rate_check` from the per-sample ``values`` the fit was made on: when it is INCONCLUSIVE on enough
-    depths, the half-width's narrowing exponent is measured on parts of the samples
-    (:func:`validation.stats.interval_narrowing`) and the sample counts use it (about two more fits, only then)."""
-    check = rate_check(name, fit, margin, len(values), what=what)
-    if check.verdict != INCONCLUSIVE or not fit.finite or len(fit.fitted_depths) < MIN_FIT_DEPTHS:
-        return check
-    from validation.stats import interval_narrowing
-
-    gamma = interval_narrowing(fit, values, metric, resamples=resamples, confidence=fit.confidence, seed=seed)
-    return check if gamma is None else rate_check(name, fit, margin, len(values), what=what, narrowing=gamma)
 
 
 def _depth_advice(fit: Any) -> str:

@@ -45,7 +45,7 @@ import numpy as np
 
 from limits.pairs import Pair
 from validation import cli, runtime
-from validation.checks import FAIL, Check, measured_rate_check
+from validation.checks import FAIL, Check
 from validation.engine import StudyErrors
 from validation.pair_study import (
     PairSettings, RateFitSettings, ShardingSettings, add_model_arguments, build_pair, estimate_mb, estimate_seconds,
@@ -58,7 +58,8 @@ from validation.plots import Curve, draw_error_curves, new_axes
 from validation.results import RunInfo, StudyResult, rows_from_columns, utc_now
 from validation.settings import check_choice, make_settings, setting
 from validation.stats import (
-    METRIC_HELP, RateFit, contains_theory, depth_intervals, distance_line, fit_rate, theory_distance, verdict_rule,
+    METRIC_HELP, RateFit, contains_theory, depth_intervals, distance_line, fit_rate, measured_rate_check, theory_distance,
+    verdict_rule,
 )
 
 __all__ = ["ConvergenceSettings", "ConvergenceResult", "run", "main", "FLOOR_FACTORS"]
@@ -135,7 +136,7 @@ class ConvergenceResult(StudyResult):
     @functools.cached_property
     def check(self) -> Check:
         """The verdict's check: the equivalence test of the verdict metric's rate interval against
-        :func:`~validation.stats.verdict_rule` (:func:`validation.checks.measured_rate_check`: an INCONCLUSIVE
+        :func:`~validation.stats.verdict_rule` (:func:`validation.stats.measured_rate_check`: an INCONCLUSIVE
         says how many samples would settle it); FAIL on NaN/inf errors."""
         s = self.settings
         name = f"rate [{s.metric}] of {self.model.get('name', self.model_spec)}"

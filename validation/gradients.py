@@ -44,7 +44,7 @@ import torch
 from limits.pairs import Pair
 from limits.registry import get_pair
 from validation import cli, runtime
-from validation.checks import FAIL, Check, check_line, combine, measured_rate_check
+from validation.checks import FAIL, Check, check_line, combine
 from validation.engine import SAMPLE_BLOCK, block_seed
 from validation.gradient_adjoints import ADJOINT_METHODS, ode_adjoint_gradient, sde_adjoint_gradient, sde_autograd_gradient
 from validation.gradient_backsolve import BacksolveErrors, backsolve_errors
@@ -59,7 +59,7 @@ from validation.plots import Curve, draw_error_curves, new_grid
 from validation.results import RunInfo, StudyResult, rows_from_columns, utc_now
 from validation.settings import (SettingsError, check_choice, check_int, make_settings, optional_torch_dtype,
                                  parse_float_list, resolve_device, setting, torch_dtype)
-from validation.stats import RateFit, fit_rate, verdict_rule
+from validation.stats import RateFit, fit_rate, measured_rate_check, verdict_rule
 
 __all__ = ["GradientSettings", "GradientResult", "MethodErrors", "SDE_METHODS", "ODE_METHODS", "run", "main"]
 

@@ -36,11 +36,11 @@ from limits.registry import get_pair, pair_names
 from validation.engine import SAMPLE_BLOCK, StudyErrors, block_seed, merge_errors, sample_blocks, study_errors
 from validation.settings import (
     CommonSettings, SettingsError, check_choice, check_depths, check_float, check_int, check_power_of_two,
-    check_workers, optional_torch_dtype, parse_name_value, parse_power_of_two_list, resolve_device, setting,
+    optional_torch_dtype, parse_name_value, parse_power_of_two_list, resolve_device, setting,
     torch_dtype,
 )
 from validation.stats import load_fit_libraries
-from validation.workers import default_workers, run_tasks
+from validation.workers import check_workers, default_workers, run_tasks
 
 __all__ = [
     "PairSettings", "RateFitSettings", "ShardingSettings", "KIND_DEFAULTS", "FIT_MODELS",

@@ -53,11 +53,11 @@ from limits.fractional import check_hurst
 from limits.initialisation import Block, FractionalRegime, measure_ratios
 from validation import cli, runtime
 from validation.regime_stats import critical_beta, fractional_critical_beta
-from validation.workers import default_workers, run_tasks
+from validation.workers import check_workers, default_workers, run_tasks
 from validation.checks import check_line, combine
 from validation.results import RunInfo, StudyResult, utc_now
 from validation.settings import (
-    CommonSettings, SettingsError, check_choice, check_float, check_int, check_workers, make_settings, parse_grid,
+    CommonSettings, SettingsError, check_choice, check_float, check_int, make_settings, parse_grid,
     optional_torch_dtype, resolve_device, setting,
 )
 

@@ -59,7 +59,7 @@ from limits.initialisation import (
     IID_LAWS, SMOOTH_CONVENTIONS, Block, FractionalRegime, IIDRegime, Regime, SmoothRegime, measure_ratios,
 )
 from validation import cli, regime_assumptions, runtime
-from validation.workers import run_tasks
+from validation.workers import check_workers, run_tasks
 from validation.regime_stats import (
     TAU, bounds_check, classify, critical_beta, family_z, fit_slope, fractional_critical_beta, lemma14_bounds,
     exceedance_check, finite_or_inf, hotelling_zero_mean, lognormal_summary, quantile_bound_check,
@@ -67,7 +67,7 @@ from validation.regime_stats import (
 from validation.checks import Check, check_line, combine
 from validation.results import RunInfo, StudyResult, utc_now
 from validation.settings import (
-    CommonSettings, SettingsError, check_choice, check_depths, check_float, check_int, check_workers, make_settings,
+    CommonSettings, SettingsError, check_choice, check_depths, check_float, check_int, make_settings,
     optional_torch_dtype, parse_float_list, parse_int_list, refuse_inapplicable, resolve_device, setting, settings_given,
 )
 

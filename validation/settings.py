@@ -24,7 +24,7 @@ __all__ = [
     "SettingsError", "UsageError", "setting", "CommonSettings", "settings_dict", "check_int", "check_float", "check_choice",
     "check_depths", "check_power_of_two", "is_power_of_two", "parse_power_of_two_list", "parse_float_list",
     "parse_int_list", "parse_grid", "parse_name_value", "DTYPES", "torch_dtype", "optional_torch_dtype", "resolve_device",
-    "make_settings", "check_workers", "settings_given", "refuse_inapplicable", "ALWAYS_APPLY",
+    "make_settings", "settings_given", "refuse_inapplicable", "ALWAYS_APPLY",
 ]
 
 
@@ -296,26 +296,6 @@ class CommonSettings:
 
     def replace(self, **changes: Any):
         return dataclasses.replace(self, **changes)
-
-
-def check_workers(settings: Any, default_to_cores: bool = False) -> None:
-    """The checks of a study that shares its work out: ``workers`` (None or 1 … 64 local processes) and
-    ``scheduler`` (None, ``local:N`` or ``tcp://HOST:PORT``, :func:`validation.workers.check_scheduler`); several
-    processes cannot share one GPU. ``default_to_cores``: workers not given are set to
-    :func:`validation.workers.default_workers` (every core this process may use; 1 on a GPU)."""
-    from validation.workers import MAX_WORKERS, check_scheduler, default_workers
-
-    if default_to_cores and settings.workers is None:
-        settings._set("workers", default_workers(settings.device))
-
-    try:
-        settings._set("scheduler", check_scheduler(settings.scheduler))
-    except ValueError as exc:
-        raise SettingsError("scheduler", str(exc)) from None
-    if settings.workers is not None:
-        settings._set("workers", check_int("workers", settings.workers, 1, MAX_WORKERS))
-        if settings.device.startswith("cuda") and settings.workers > 1:
-            raise SettingsError("workers", f"{settings.workers} with --device {settings.device}: use --workers 1 on a GPU")
 
 
 #: the settings every study takes: never refused as "does not apply"

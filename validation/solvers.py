@@ -54,7 +54,7 @@ from limits.pairs import ODEPair, Pair, SDEPair, run_network
 from limits.problems import PROBLEMS, Problem, get_problem
 from limits.schemes import SDE_SCHEMES, SchemeError, get_sde_scheme, sde_schemes_for
 from validation import cli, runtime
-from validation.checks import FAIL, MIN_FIT_DEPTHS, Check, combine, measured_rate_check
+from validation.checks import FAIL, MIN_FIT_DEPTHS, Check, combine
 from validation.engine import sde_pass
 from validation.pair_study import (
     PairSettings, RateFitSettings, build_pair, estimate_mb as pair_estimate_mb,
@@ -65,7 +65,7 @@ from validation.results import RunInfo, StudyResult, rows_from_columns, utc_now
 from validation.settings import (
     SettingsError, check_float, check_int, make_settings, parse_float_list, refuse_inapplicable, setting, settings_given,
 )
-from validation.stats import RateFit, fit_rate, verdict_rule
+from validation.stats import RateFit, fit_rate, measured_rate_check, verdict_rule
 
 __all__ = ["SolversSettings", "SolversResult", "SchemeRun", "ODE_FIXED_SCHEMES", "ODE_ADAPTIVE_SCHEMES", "run",
            "main", "steps_to_reach", "timed", "list_problems"]
@@ -206,7 +206,7 @@ class SchemeRun:
 
     def check(self, tolerance: float, *, resamples: int = 2000, seed: int = 0) -> Check | None:
         """The equivalence test of the rate against the theory order ± ``tolerance``
-        (:func:`validation.checks.measured_rate_check`, with the bootstrap's ``resamples`` and ``seed``); None when
+        (:func:`validation.stats.measured_rate_check`, with the bootstrap's ``resamples`` and ``seed``); None when
         there is none to check. A scheme exact to rounding against an exact solution satisfies any order: PASS."""
         if self.exact_to_rounding and self.theory_order is not None:
             worst = float(np.max(self.errors))

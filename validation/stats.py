@@ -72,12 +72,14 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from validation.checks import INCONCLUSIVE, MIN_FIT_DEPTHS, Check, rate_check
+
 __all__ = [
     "STATISTICS", "METRIC_HELP", "error_curve", "slope", "local_slopes", "paired_bootstrap", "RateFit", "fit_rate",
     "verdict", "verdict_rule", "contains_theory", "interval_narrowing", "depth_intervals", "percentile_interval",
     "resampled_interval", "resampled_interval_batched", "POWER_LAW", "CORRECTED",
     "DEFAULT_FLOOR_FACTOR", "MAX_CORRECTION", "MIN_CORRECTED_DEPTHS", "DEFAULT_TOLERANCE", "RATE_MOVE_FRACTION",
-    "WINDOW_LEVEL", "corrected_fit", "lack_of_fit", "shallow_move", "load_fit_libraries", "theory_distance", "distance_line",
+    "WINDOW_LEVEL", "measured_rate_check", "corrected_fit", "lack_of_fit", "shallow_move", "load_fit_libraries", "theory_distance", "distance_line",
 ]
 
 
@@ -392,6 +394,11 @@ def _adaptive_window(depths: np.ndarray, values: np.ndarray, errors: np.ndarray,
         if len(index) <= 2:
             move = None
             break
+        if len(index) > MIN_WINDOW_DEPTHS and _on_bound(depths[index], errors[index], order):
+            fitted[index[0]] = False  # no move to measure: the window's model is the clamp's
+            reasons[index[0]] = f"pre-asymptotic: the correction reaches its bound |c| L^-q = {MAX_CORRECTION:g}"
+            dropped += 1
+            continue
         move, sd = shallow_move(depths[index], values[:, index], metric, order)
         excess = abs(move) - threshold
         resolved = excess > 0 and (sd == 0 or excess > WINDOW_T * sd)
@@ -402,14 +409,10 @@ def _adaptive_window(depths: np.ndarray, values: np.ndarray, errors: np.ndarray,
                 unsettled = (f"the shallowest of the {MIN_WINDOW_DEPTHS} depths left, L = {int(depths[index[0]])}, is "
                              f"still pre-asymptotic: {moved}")
             break
-        if len(index) >= MIN_CORRECTED_DEPTHS and _on_bound(depths[index], errors[index], order):
-            why = f"pre-asymptotic: the correction reaches its bound |c| L^-q = {MAX_CORRECTION:g}"
-        elif resolved:
-            why = f"pre-asymptotic: {moved}"
-        else:
+        if not resolved:
             break
         fitted[index[0]] = False
-        reasons[index[0]] = why
+        reasons[index[0]] = f"pre-asymptotic: {moved}"
         dropped += 1
     index = np.flatnonzero(fitted)
     model = CORRECTED if len(index) >= MIN_CORRECTED_DEPTHS else POWER_LAW
@@ -683,11 +686,21 @@ def interval_narrowing(fit: RateFit, values: np.ndarray, metric: str = "rms", *,
     return float(min(0.5, max(0.0, math.log(float(np.mean(pieces)) / whole) / math.log(parts))))
 
 
+def measured_rate_check(name: str, fit: Any, margin: tuple[float, float], values: Any, metric: str = "rms", *,
+                        resamples: int = 2000, seed: int = 0, what: str = "the interval") -> Check:
+    """:func:`validation.checks.rate_check` from the per-sample ``values`` the fit was made on: when it is INCONCLUSIVE on enough
+    depths, the half-width's narrowing exponent is measured on parts of the samples
+    (:func:`interval_narrowing`) and the sample counts use it (about two more fits, only then)."""
+    check = rate_check(name, fit, margin, len(values), what=what)
+    if check.verdict != INCONCLUSIVE or not fit.finite or len(fit.fitted_depths) < MIN_FIT_DEPTHS:
+        return check
+    gamma = interval_narrowing(fit, values, metric, resamples=resamples, confidence=fit.confidence, seed=seed)
+    return check if gamma is None else rate_check(name, fit, margin, len(values), what=what, narrowing=gamma)
+
+
 def verdict(fit: RateFit, theory: float, tolerance: float, excluded: float | None = None, samples: int = 0) -> str:
     """``PASS``, ``FAIL`` or ``INCONCLUSIVE`` of the rate against the margin :func:`verdict_rule` — the verdict of
     :func:`validation.checks.rate_check` (which also says how many samples would settle an INCONCLUSIVE)."""
-    from validation.checks import rate_check
-
     return rate_check("rate", fit, verdict_rule(theory, tolerance, excluded), samples).verdict
 
 

@@ -58,11 +58,11 @@ from validation.engine import sample_blocks, sde_pass
 from validation.plots import new_grid
 from validation.results import RunInfo, StudyResult, utc_now
 from validation.settings import (
-    CommonSettings, SettingsError, check_depths, check_float, check_int, check_power_of_two, check_workers,
+    CommonSettings, SettingsError, check_depths, check_float, check_int, check_power_of_two,
     make_settings, parse_float_list, parse_power_of_two_list, resolve_device, setting,
 )
 from validation.stats import RateFit, depth_intervals, fit_rate
-from validation.workers import default_workers, run_tasks
+from validation.workers import check_workers, default_workers, run_tasks
 
 __all__ = ["WeakSettings", "WeakResult", "run", "main", "energy_test", "coupled_outputs", "weak_batch", "WeakTask",
            "weak_task", "weak_tasks", "WEAK_BATCH", "WEAK_FUNCTIONS", "SC_MODELS"]

@@ -31,9 +31,9 @@ from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from typing import Any, Callable, Iterator, Sequence
 
-from .settings import UsageError
+from .settings import SettingsError, UsageError, check_int
 
-__all__ = ["run_tasks", "check_scheduler", "default_workers", "MAX_WORKERS"]
+__all__ = ["run_tasks", "check_scheduler", "check_workers", "default_workers", "MAX_WORKERS"]
 
 #: the most local worker processes a run may ask for
 MAX_WORKERS = 64
@@ -141,6 +141,24 @@ def check_scheduler(value: str | None) -> str | None:
     if text.startswith("tcp://") and ":" in text[6:] and text.rsplit(":", 1)[1].isdigit():
         return text
     raise ValueError(f"{value!r} is not a scheduler (allowed: local:N with 1 ≤ N ≤ 256, or tcp://HOST:PORT)")
+
+
+def check_workers(settings: Any, default_to_cores: bool = False) -> None:
+    """The checks of a study that shares its work out: ``workers`` (None or 1 … 64 local processes) and
+    ``scheduler`` (None, ``local:N`` or ``tcp://HOST:PORT``, :func:`validation.workers.check_scheduler`); several
+    processes cannot share one GPU. ``default_to_cores``: workers not given are set to
+    :func:`default_workers` (every core this process may use; 1 on a GPU)."""
+    if default_to_cores and settings.workers is None:
+        settings._set("workers", default_workers(settings.device))
+
+    try:
+        settings._set("scheduler", check_scheduler(settings.scheduler))
+    except ValueError as exc:
+        raise SettingsError("scheduler", str(exc)) from None
+    if settings.workers is not None:
+        settings._set("workers", check_int("workers", settings.workers, 1, MAX_WORKERS))
+        if settings.device.startswith("cuda") and settings.workers > 1:
+            raise SettingsError("workers", f"{settings.workers} with --device {settings.device}: use --workers 1 on a GPU")
 
 
 #: seconds to wait for a tcp:// Dask scheduler to answer before the run is refused as bad input
