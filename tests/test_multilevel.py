@@ -73,13 +73,17 @@ def test_consistency_flags_a_broken_coupling():
 
 
 # ------------------------------------------------------------------------------------------------ the study
-def test_level_sample_is_the_network_at_depth_l_and_l_over_2_on_one_path():
+def level_and_its_draws(solver: str, level: int, samples: int = 64):
+    """One level batch of ``solver`` on res-1 at width 2 (depth 2^level, seed 7, phase "test", batch 0), and the
+    pair and path its streams draw, for recomputing it by hand."""
     pair = get_pair("res1")(ModelConfig(width=2), 10, seed=0)
-    sampler = multilevel.level_sampler(pair, "network", "sqnorm", 1, 7, "test")
-    batch = sampler(3, 64, 0)
-    stream = stream_seed(7, "multilevel", "test", 3, 0)
-    drawn = get_pair("res1")(ModelConfig(width=2), 64, seed=stream)
-    path = record_path(64, 4, 8, stream)
+    batch = multilevel.level_sampler(pair, solver, "sqnorm", 1, 7, "test")(level, samples, 0)
+    stream = stream_seed(7, "multilevel", "test", level, 0)
+    return batch, get_pair("res1")(ModelConfig(width=2), samples, seed=stream), record_path(samples, 4, 2**level, stream)
+
+
+def test_level_sample_is_the_network_at_depth_l_and_l_over_2_on_one_path():
+    batch, drawn, path = level_and_its_draws("network", 3)
     h0 = drawn.initial_state()
     fine = (run_network(drawn, 8, path, h0) ** 2).sum(-1).numpy()
     coarse = (run_network(drawn, 4, path, h0) ** 2).sum(-1).numpy()
@@ -181,12 +185,7 @@ def test_antithetic_levels_match_the_closed_form_and_telescope_exactly():
 
 
 def test_the_antithetic_twin_swaps_each_coarse_steps_halves():
-    pair = get_pair("res1")(ModelConfig(width=2), 10, seed=0)
-    sampler = multilevel.level_sampler(pair, "antithetic_milstein", "sqnorm", 1, 7, "test")
-    batch = sampler(2, 64, 0)
-    stream = stream_seed(7, "multilevel", "test", 2, 0)
-    drawn = get_pair("res1")(ModelConfig(width=2), 64, seed=stream)
-    path = record_path(64, 4, 4, stream)
+    batch, drawn, path = level_and_its_draws("antithetic_milstein", 2)
     twin = multilevel.swapped_halves(path)
     np.testing.assert_array_equal(twin.increments[0], path.increments[1])
     np.testing.assert_array_equal(twin.increments[3], path.increments[2])
