@@ -169,14 +169,27 @@ class SmoothRegime(Regime):
 
     takes_noise_dtype: ClassVar[bool] = False  # a smooth function, not noise: drawn in ``dtype``
 
+    def _process(self, seed: int, label: tuple, width: int, dtype: torch.dtype,
+                 device: torch.device) -> SmoothGaussianProcess:
+        """The network's pair of processes (𝒱, 𝒲) as one (2, d, d)-valued GP; it does not depend on the depth."""
+        return SmoothGaussianProcess(
+            samples=1, shape=(2, width, width), variance=1.0 / width, lengthscale=self.lengthscale,
+            seed=seed, stream="/".join(map(str, (*label, "smooth"))), dtype=dtype, device=device,
+        )
+
+    def initial_weights(self, seed: int, label: tuple, width: int, dtype: torch.dtype,
+                        device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+        """(𝒱(0), 𝒲(0)) of the network named by ``label``: the processes at t = 0, which no layer reads (the
+        ``values`` convention's first layer is 𝒱(1/L)). Marion et al.'s Prop. 13 assumes that 𝒱(0)ᵀ has a positive
+        eigenvalue; 𝒱(0) has i.i.d. N(0, 1/d) entries, the marginal law of the process."""
+        values = self._process(seed, label, width, dtype, device)(torch.zeros(1, dtype=dtype, device=device))[0, 0]
+        return values[0], values[1]
+
     def network_weights(self, seed, label, depth, width, dtype, device, out=None, noise_dtype=None):  # noqa: D102
         if noise_dtype not in (None, dtype):
             raise ValueError("smooth weights are drawn in the computation's dtype (noise_dtype applies to i.i.d. and "
                              "fractional weights)")
-        gp = SmoothGaussianProcess(
-            samples=1, shape=(2, width, width), variance=1.0 / width, lengthscale=self.lengthscale,
-            seed=seed, stream="/".join(map(str, (*label, "smooth"))), dtype=dtype, device=device,
-        )
+        gp = self._process(seed, label, width, dtype, device)
         if self.convention == "values":
             times = torch.arange(1, depth + 1, dtype=dtype, device=device) / depth
             values = gp(times)[:, 0]  # (L, 2, d, d)

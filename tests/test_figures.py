@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from limits.activations import get_activation
+from limits.chizat import chizat_spread
 from limits.fractional import estimate_hurst
 from limits.peluchetti_favaro import PFBlock
 from limits.seeding import generator
@@ -193,3 +194,19 @@ def test_abc_prefers_the_flexible_prior_on_the_default_bump():
     """The paper's claim at the default run (2000 draws, 30 s): SR_tanh's posterior lies closer to the bump."""
     result = figures.run("pf-abc")
     assert result.verdict == "PASS", result.table()
+
+
+def test_chizat_maximal_exact_mean_fails_on_a_wrong_weight_scale(monkeypatch):
+    """Doob's bounds hold for any plausible implementation; the exact E[S^L] does not: blocks whose output weights
+    have variance 1.15× too large (σ_v √1.15) FAIL it (z ≈ 9), while both Doob checks still PASS (at 1.5× the
+    tail check fails too, at κ = 2 only)."""
+    import validation.figures as figures_module
+
+    def wrong_scale(alphas, **kwargs):
+        return chizat_spread(alphas, **{**kwargs, "sigma_v": kwargs["sigma_v"] * math.sqrt(1.15)})
+
+    monkeypatch.setattr(figures_module, "chizat_spread", wrong_scale)
+    result = figures.run("chizat-maximal", networks=300, layers=30, resamples=100)
+    verdicts = {c["check"]: c["passed"] for c in result.checks}
+    assert not all(v for k, v in verdicts.items() if "(exact)" in k)
+    assert all(v for k, v in verdicts.items() if "(exact)" not in k)

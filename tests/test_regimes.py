@@ -22,7 +22,9 @@ from limits.initialisation import (
 )
 from limits.seeding import generator
 from validation import phase, regimes
-from validation.regime_stats import classify, critical_beta, fit_slope, hotelling_zero_mean, lemma14_bounds, quantile_bound_check
+from validation.regime_stats import (
+    classify, critical_beta, fit_slope, hotelling_zero_mean, lemma14_bounds, prop3_norm_bounds, quantile_bound_check,
+)
 
 torch.set_num_threads(1)
 
@@ -332,8 +334,9 @@ def test_prop13_max_over_layers_explodes_below_beta_one_and_is_checked_only_wher
     m = run.numbers["max_over_layers"]
     assert m["applies"] and 0 < m["with_positive_eigenvalue"] <= 12
     assert np.all(run.data["r_h_max"] >= run.data["r_h"] * (1 - 1e-12))
-    checks = [c for c in run.checks if c["check"].startswith("Prop. 13")]
+    checks = [c for c in run.checks if c["check"].startswith("Prop. 13:")]
     assert len(checks) == 1 and checks[0]["verdict"] == "PASS" and "β = 0.5" in checks[0]["check"]
+    assert [c["verdict"] for c in run.checks if c["check"].startswith("Prop. 13's condition")] == ["PASS"]
     assert m["per_beta"][1]["class"] == "non-trivial"
     res3 = regimes.run("fig4", regimes.RegimesSettings(**small, max_over_layers=True))
     assert not res3.numbers["max_over_layers"]["applies"]
@@ -387,3 +390,74 @@ def test_chizat_hidden_sweep_shows_that_ML_alpha_squared_is_the_variable() -> No
     forgot = [r["l_only"]["mean"] for r in sweep["rows"]]
     assert forgot[0] < forgot[1] < forgot[2] and forgot[2] > 10 * sweep["m_free"]
     assert all(abs(r["l_only"]["z"]) < 6 for r in sweep["rows"][:2])       # the exact (1 + cM/L)^L − 1 holds there too
+
+
+class _InflatedWeights(IIDRegime):
+    """A planted error: weights of variance 1.3/d instead of 1/d."""
+
+    def fill(self, out: torch.Tensor, gen: torch.Generator, scale: float) -> torch.Tensor:
+        return super().fill(out, gen, scale * math.sqrt(1.3))
+
+
+def _check(result: regimes.RegimesResult, name: str) -> dict:
+    return next(c for c in result.numbers["checks"] if c["check"].startswith(name))
+
+
+def test_props_2_6_exact_mean_check_fails_on_inflated_weights(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Markov's quantile bound cannot fail; E r² = (1 + α²/2)^L − 1 (res-3, exact) can: weights of variance 1.3/d
+    move it by about 30% and FAIL it, while the quantile bound still PASSes."""
+    small = dict(depths=(10, 40, 160), betas=(0.5, 1.0), samples=200)
+    right = regimes.run("fig1", **small)
+    assert _check(right, "Props. 2 / 6: E r²")["verdict"] == "PASS"
+    monkeypatch.setattr(regimes, "_regime", lambda values: _InflatedWeights("uniform"))
+    wrong = regimes.run("fig1", **small)
+    assert _check(wrong, "Props. 2 / 6: E r²")["verdict"] == "FAIL"
+    assert _check(wrong, "Props. 2 / 6 quantile bounds")["verdict"] == "PASS"
+
+
+def test_prop3_norm_bounds_are_the_papers_quartile_bounds_at_a_quarter() -> None:
+    """At Lα² = 1, d = 100, δ = ¼ the one-sided bounds are the paper's Fig. 2 numbers 0.87 and 2.06."""
+    lower, upper = prop3_norm_bounds(1.0, 100, 0.25)
+    assert round(lower, 2) == 0.87 and round(upper, 2) == 2.06
+    with pytest.raises(ValueError, match="δ=1"):
+        prop3_norm_bounds(1.0, 100, 1.0)
+
+
+def test_fig2_quantile_bounds_fail_on_inflated_ratios() -> None:
+    """The per-quantile check of Fig. 2 fails when the ratios are planted 2× too large (Q3 above 2.06)."""
+    settings = regimes._resolve("fig2", regimes.make_settings(regimes.RegimesSettings, None, {}))
+    block = Block("res3")
+    rng = np.random.default_rng(0)
+    ratios = np.exp(rng.normal(0.24, 0.075, 2000))             # the measured law: log-normal, Q1 ≈ 1.21
+    good = regimes._fig2_quantile_bounds(settings, ratios, block)
+    assert all(c["verdict"] == "PASS" for c in good["cells"]) and len(good["cells"]) == 6
+    bad = regimes._fig2_quantile_bounds(settings, 2.0 * ratios, block)
+    assert {c["bound_kind"] for c in bad["cells"] if c["verdict"] == "FAIL"} >= {"(ii) 0.75-quantile ≤ 2.062"}
+
+
+def test_prop13_condition_is_on_v0_and_fails_on_shifted_eigenvalues(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prop. 13's condition is read on 𝒱(0) (one matrix per network), and its fraction is compared with a Gaussian
+    matrix's probability: 𝒱(0) − 2I (every eigenvalue shifted down by 2) FAILs it."""
+    monkeypatch.setattr(regimes, "GINIBRE_DRAWS", 2000)
+    small = dict(depths=(10, 20, 40), betas=(0.5, 1.0), samples=40)
+    right = regimes.run("prop13", **small)
+    assert _check(right, "Prop. 13's condition")["verdict"] == "PASS"
+    assert right.numbers["max_over_layers"]["condition"] == "𝒱(0) has a positive real eigenvalue"
+    original = SmoothRegime.initial_weights
+
+    def shifted(self, *args, **kwargs):
+        V, W = original(self, *args, **kwargs)
+        return V - 2.0 * torch.eye(V.shape[-1], dtype=V.dtype), W
+
+    monkeypatch.setattr(SmoothRegime, "initial_weights", shifted)
+    wrong = regimes.run("prop13", **small)
+    assert _check(wrong, "Prop. 13's condition")["verdict"] == "FAIL"
+
+
+def test_initial_weights_are_the_process_at_zero() -> None:
+    """𝒱(0) is the same process as the layers': 𝒱(1/L) → 𝒱(0) as L grows, and 𝒱(0) ≠ the first layer."""
+    regime = SmoothRegime(0.1)
+    cpu = torch.device("cpu")
+    v0, _ = regime.initial_weights(3, ("t", 0), 8, torch.float64, cpu)
+    first = [regime.network_weights(3, ("t", 0), L, 8, torch.float64, cpu)[0][0] for L in (10, 1000)]
+    assert (first[1] - v0).abs().max() < 0.05 * (first[0] - v0).abs().max()

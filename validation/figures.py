@@ -41,7 +41,10 @@ containing the bound (more draws would settle it: :func:`validation.checks.bound
   and E[sup_ℓ S^ℓ] ≤ 4 E[S^L]. Checks (Monte Carlo with 95% bootstrap intervals): for every κ and every
   threshold a = m·E[S^L] (``--thresholds`` lists m), the lower end of the interval of P̂(sup S ≥ a) is at
   most ``--tail-constant``·E[S^L]/a; the lower end of the interval of E[sup S]/E[S^L] is at most
-  ``--doob-constant`` (4). A deliberately wrong constant (e.g. ``--doob-constant 1``) FAILs.
+  ``--doob-constant`` (4). A deliberately wrong constant (e.g. ``--doob-constant 1``) FAILs. Doob's bounds are
+  loose, so no plausible implementation fails them; the check a wrong one fails is the exact mean: the Monte-Carlo
+  mean of S^L within z standard errors of (1 + cα²M)^L − 1 (Bonferroni over κ, family-wise 1%; counted when the
+  draws resolve the tail, as in :func:`validation.regime_stats.bounds_check`).
 * ``pf-abc``: Peluchetti & Favaro's App. B.1, ABC rejection for function regression with the SR_tanh and
   EO_tanh priors on three data points (:mod:`validation.pf_figures`). Check: SR's accepted draws lie closer to
   the data (a bootstrap interval of the log ratio of mean accepted distances, below 0).
@@ -94,8 +97,9 @@ from limits.fractional import FractionalNoise, block_moments, check_hurst, estim
 from limits.seeding import generator, stream_seed
 from validation import chizat_figures, cli, pf_figures, runtime
 from validation.pf_models import eoc_outputs, pc_fractions, resnet_outputs, top_pc_fraction
-from validation.checks import bound_check, check_line, combine
+from validation.checks import Check, bound_check, check_line, combine
 from validation.results import RunInfo, StudyResult, utc_now
+from validation.regime_stats import bounds_check, family_z
 from validation.stats import resampled_interval, resampled_interval_batched
 from validation.settings import (
     CommonSettings, SettingsError, check_choice, check_depths, check_float, check_int, make_settings, parse_float_list,
@@ -655,11 +659,20 @@ def _chizat(s: FiguresSettings, device: torch.device, progress: bool) -> tuple[d
                        "passed": bool(ratio_ci[0] <= s.doob_constant),
                        "detail": f"E[sup S]/E[S^L] = {entry['ratio_sup_final']:.3f} [{ratio_ci[0]:.3f}, "
                                  f"{ratio_ci[1]:.3f}]; lower end ≤ {s.doob_constant:g}"})
+        # Doob's bounds cannot fail for any plausible implementation; the exact mean they rest on can
+        mean_check = bounds_check(np.sqrt(final), exact, exact, family_z(len(s.kappas)))
+        entry["exact_mean_check"] = mean_check
+        checks.append(Check.of(
+            f"κ = {kappa:g}: E[S^L] = (1 + cα²M)^L − 1 (exact)", mean_check["passed"] or not mean_check["reliable"],
+            f"Monte Carlo {mean_check['mean_r2']:.4g} ± {mean_check['se']:.2g} against {exact:.4g}: z = "
+            f"{mean_check['z_vs_lower']:.2f}, |z| ≤ {family_z(len(s.kappas)):.2f} (Bonferroni, 1%)"
+            + ("" if mean_check["reliable"] else "; not counted: too few samples for the tail of S^L")).to_dict())
     result = {"title": s.title, "paper": FIGURES[s.figure]["paper"], "width": d, "hidden": m, "layers": layers,
               "networks": n, "c": c, "sigma_u": s.sigma_u, "sigma_v": s.sigma_v,
               "rule": "S^ℓ = ‖h^ℓ − x‖²/‖x‖², E[S^L] = (1 + cα²M)^L − 1 exactly (Prop. 2.1); PASS when the lower end of "
                       f"the 95% bootstrap interval of each Monte-Carlo estimate is at most its bound: P(sup S ≥ a) ≤ "
-                      f"{s.tail_constant:g}·E[S^L]/a, E[sup S]/E[S^L] ≤ {s.doob_constant:g}",
+                      f"{s.tail_constant:g}·E[S^L]/a, E[sup S]/E[S^L] ≤ {s.doob_constant:g}; and the mean of S^L is "
+                      "within z standard errors of its exact value (the check a wrong implementation fails)",
               "per_kappa": per_kappa, "checks": checks}
     return result, data
 

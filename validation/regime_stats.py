@@ -41,6 +41,27 @@ INCONCLUSIVE otherwise (with no exceedance, N ≥ ln(level)/ln(1 − δ) draws s
 inequality on Lemma 14's E r² ≤ (1 + α²)^L − 1 ≤ 2Lα², so it is loose by design; the quantile's slack
 (bound / quantile) is reported beside the verdict.
 
+**Exact mean** (:func:`exact_mean_check`): Markov's bound above cannot fail for any plausible implementation, so
+Props. 2 and 6 are also checked on the quantity their proof rests on. For res-3 (ReLU) with i.i.d. symmetric
+unit-variance weights, E‖ReLU(W h)‖² = ‖h‖²/2 and E_V ‖V u‖² = ‖u‖², so E‖h_{k+1}‖² = (1 + α²/2) ‖h_k‖²; since
+E h_{k+1} = h_k (V is centred and independent of h_k), E r_h² = (1 + α²/2)^L − 1 **exactly** — Lemma 14's lower
+bound, attained — and likewise E r_p². The check is two-sided: |m − exact| ≤ z·se (Bonferroni z as above, with the
+same reliability rule). A weight variance 1.3/d instead of 1/d moves E r² by about 30% at Lα² ≤ 1, which 350 draws
+resolve (tests/test_regimes.py plants it).
+
+**Quantile bounds of Fig. 2** (:func:`prop3_norm_bounds`): the proof of Prop. 3 (before its last step, which
+subtracts or adds 1 for r_h) shows, for each δ ∈ (0, 1) and separately,
+P(‖h_L‖²/‖h_0‖² ≤ exp(3Lα²/8 − √(11Lα²/(dδ)))) ≤ δ and P(‖h_L‖²/‖h_0‖² ≥ exp(Lα² + √(5Lα²/(dδ)))) ≤ δ.
+So the q-quantile of ‖h_L‖/‖h_0‖ is at least √exp(3Lα²/8 − √(11Lα²/(dq))) and its (1 − q)-quantile at most
+√exp(Lα² + √(5Lα²/(dq))). At Lα² = 1, d = 100, q = ¼: 0.866 and 2.062, the paper's 0.87 and 2.06 (Cor. 4 (iii)
+at δ = ½ gives the same numbers, because its union bound spends δ/2 = ¼ on each tail). Cor. 4 (iii) read as
+a two-sided statement at δ = ¼ gives the looser 0.755 and 2.26.
+
+**Ginibre reference** (:func:`positive_eigenvalue_probability`): Prop. 13 assumes that 𝒱(0)ᵀ has a positive
+eigenvalue. 𝒱(0) has i.i.d. N(0, 1/d) entries, so the probability of that event is the one of a real Ginibre
+matrix, estimated here by Monte Carlo (its own stream); Götze & Jalowy's 1 − 1/d is a lower bound for d large
+enough only. The measured count over the networks is compared with it by an exact two-sided binomial test.
+
 **Zero mean** (:func:`hotelling_zero_mean`): Chizat's Prop. 2.1 states E h^ℓ = x, a statement about a vector. From
 N draws of D = (h^ℓ − x)/‖x‖ ∈ R^d with mean m and sample covariance S, Hotelling's T² = N mᵀ S⁻¹ m, and
 (N − d) T² / (d (N − 1)) follows F(d, N − d) under E D = 0 for Gaussian D; the per-layer p-values are
@@ -53,14 +74,19 @@ import math
 from typing import Any
 
 import numpy as np
+import torch
 from scipy import stats
+
+from limits.initialisation import largest_real_eigenvalue
+from limits.seeding import generator
 
 from .stats import paired_bootstrap, slope
 
 __all__ = [
     "TAU", "fit_slope", "classify", "critical_beta", "lemma14_bounds", "bounds_check", "lognormal_summary",
     "finite_or_inf", "family_z", "fractional_critical_beta", "quantile_bound_check",
-    "hotelling_zero_mean", "exceedance_check",
+    "hotelling_zero_mean", "exceedance_check", "exact_mean_check", "prop3_norm_bounds", "positive_eigenvalue_probability",
+    "binomial_consistency",
 ]
 
 TAU = 0.15
@@ -207,6 +233,47 @@ def hotelling_zero_mean(total: np.ndarray, total_outer: np.ndarray, n: int) -> t
     t2 = n * np.einsum("...i,...i->...", mean, np.linalg.solve(cov, mean[..., None])[..., 0])
     p = stats.f.sf((n - d) * t2 / (d * (n - 1)), d, n - d)
     return t2, p
+
+
+def exact_mean_check(r: np.ndarray, beta: float, depth: int, z: float) -> dict[str, Any]:
+    """E r² = (1 + α²/2)^L − 1, α = L^-β, within z standard errors (two-sided; module doc, "Exact mean")."""
+    exact = math.expm1(depth * math.log1p(float(depth) ** (-2.0 * beta) / 2.0))
+    out = bounds_check(r, exact, exact, z)
+    return {"beta": float(beta), "depth": int(depth), "exact": exact, "z": out["z_vs_lower"],
+            **{k: out[k] for k in ("mean_r2", "se", "samples", "exploded", "reliable", "passed", "verdict")}}
+
+
+def prop3_norm_bounds(la2: float, width: int, delta: float) -> tuple[float, float]:
+    """(lower, upper) bounds on ‖h_L‖/‖h_0‖, each failing with probability at most δ on its own side (the proof of
+    Marion et al.'s Prop. 3; module doc): √exp(3Lα²/8 − √(11Lα²/(dδ))) and √exp(Lα² + √(5Lα²/(dδ)))."""
+    if not 0.0 < delta < 1.0:
+        raise ValueError(f"δ={delta} is out of range (allowed: 0 < δ < 1)")
+    lower = math.exp(0.5 * (3.0 * la2 / 8.0 - math.sqrt(11.0 * la2 / (width * delta))))
+    upper = math.exp(0.5 * (la2 + math.sqrt(5.0 * la2 / (width * delta))))
+    return lower, upper
+
+
+def positive_eigenvalue_probability(width: int, draws: int, seed: int) -> tuple[float, float]:
+    """(p, standard error): the probability that a d × d matrix of i.i.d. N(0, 1/d) entries has a positive real
+    eigenvalue, from ``draws`` matrices of a stream of its own (module doc, "Ginibre reference")."""
+    gen = generator(seed, "ginibre-reference", width)
+    hits = 0
+    for start in range(0, draws, 2000):
+        count = min(2000, draws - start)
+        matrices = torch.randn((count, width, width), generator=gen, dtype=torch.float64)
+        hits += int((largest_real_eigenvalue(matrices).nan_to_num(nan=-1.0) > 0).sum())
+    p = hits / draws
+    return p, math.sqrt(p * (1.0 - p) / draws)
+
+
+def binomial_consistency(count: int, total: int, p: float, level: float = 0.01) -> dict[str, Any]:
+    """Is ``count`` of ``total`` consistent with probability p? Exact two-sided binomial test at ``level``, with the
+    Clopper–Pearson 95% interval of the measured fraction."""
+    test = stats.binomtest(count, total, p)
+    ci = test.proportion_ci(0.95)
+    return {"count": int(count), "total": int(total), "fraction": count / total, "reference": float(p),
+            "p_value": float(test.pvalue), "ci95": [float(ci.low), float(ci.high)], "passed": bool(test.pvalue >= level),
+            "level": level}
 
 
 def lognormal_summary(values: np.ndarray, bounds: tuple[float, float] | None = None) -> dict[str, Any]:
