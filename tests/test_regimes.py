@@ -461,3 +461,21 @@ def test_initial_weights_are_the_process_at_zero() -> None:
     v0, _ = regime.initial_weights(3, ("t", 0), 8, torch.float64, cpu)
     first = [regime.network_weights(3, ("t", 0), L, 8, torch.float64, cpu)[0][0] for L in (10, 1000)]
     assert (first[1] - v0).abs().max() < 0.05 * (first[0] - v0).abs().max()
+
+
+def test_centred_two_point_counterexample_is_measured_and_fails_on_a_symmetric_draw(monkeypatch) -> None:
+    """The later version's centred Lemma 16: the two-point law gives E m₂ = p = 0.1 at −e₁ (res-3 ReLU), checked
+    against its exact value; a planted symmetric draw in its place (mean ½) FAILs the check."""
+    from validation import regime_assumptions
+
+    def check(numbers):
+        return next(c for c in numbers["checks"] if c["check"].startswith("centred two-point law"))
+
+    numbers, _ = regime_assumptions.assumptions(width=12, samples=2000, seed=1, dtype=torch.float64)
+    row = next(r for r in numbers["rows"] if r["law"] == "two-point" and r["block"] == "res3")
+    assert "-e1" in row["lower_violated_at"] and check(numbers)["verdict"] == "PASS"
+    original = regime_assumptions._draw
+    monkeypatch.setattr(regime_assumptions, "_draw", lambda law, *a: original(
+        "rademacher" if law == "two-point" else law, *a))
+    numbers, _ = regime_assumptions.assumptions(width=12, samples=2000, seed=1, dtype=torch.float64)
+    assert check(numbers)["verdict"] == "FAIL"

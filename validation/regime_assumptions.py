@@ -27,6 +27,16 @@ Bonferroni-corrected over the checks, family-wise 1%), and those exact means lie
 are reported, not checked: they show which hypothesis each bound needs. For the skewed law at h = e₁,
 E m₂ = E[(1 − X)₊²] = 1 − 2/e ≈ 0.264 < ½ (X ~ Exp(1)): symmetry cannot be weakened to centring there.
 C is reported as the largest mean of m₈ over the inputs (res-3 at large d: → 1/16).
+
+**The later version's centred statements.** Marion et al.'s later version restates Prop. 1 (ii), Prop. 5 (ii)
+and Lemma 16 with *centred* instead of symmetric entries (Prop. 1 (ii) keeps "sub-Gaussian"). 1 − Exp(1) is not
+sub-Gaussian, so it is outside that class too; the bounded two-point law ``two-point`` is inside it: √d W_ij = √((1 −
+p)/p) with probability p, −√(p/(1 − p)) otherwise (p = :data:`TWO_POINT_P`), centred, unit variance, bounded. For
+ReLU at h = ±e₁, E m₂ = E[X₊²] = 1 − p at e₁ and E[(−X)₊²] = p at −e₁: 0.1 < ½, so res-3's (A₂) and Lemma 16 fail
+under the later wording, for any d. Checked: the measured means at ±e₁ equal 1 − p and p within z standard
+errors (the counterexample is measured, not assumed). The parametric ReLU of slope s ≥ 1/√2 (res-2) is
+unaffected: s²z² ≤ σ(z)² ≤ z² pointwise, so (A₂) needs only centred unit-variance entries (its two-point row is
+inside [½, 1]).
 """
 
 from __future__ import annotations
@@ -37,7 +47,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from limits.initialisation import Block, IIDRegime
+from limits.initialisation import IID_LAWS, Block, IIDRegime
 from limits.seeding import generator
 
 from .checks import Check
@@ -59,7 +69,11 @@ ROWS: tuple[tuple[str, str, str, bool], ...] = (
     ("res3", "relu", "normal", True),
     ("res3", "relu", "rademacher", True),
     ("res3", "relu", "1-exp", False),
+    ("res2", "prelu:0.7071067811865476", "two-point", False),
+    ("res3", "relu", "two-point", False),
 )
+#: p of the centred two-point law (module doc): √d W = √((1 − p)/p) with probability p, else −√(p/(1 − p))
+TWO_POINT_P = 0.1
 INPUTS = ("gaussian", "e1", "-e1")
 #: draws of W per chunk
 CHUNK = 1000
@@ -75,10 +89,15 @@ def _slope(activation: str) -> float | None:
 
 
 def _draw(law: str, shape: tuple[int, ...], gen: torch.Generator, dtype: torch.dtype) -> torch.Tensor:
-    """√d W entries of unit variance: the package's symmetric laws, or the centred skewed 1 − Exp(1)."""
+    """√d W entries of unit variance: the package's symmetric laws, the centred skewed 1 − Exp(1), or the centred
+    bounded two-point law (module doc)."""
     out = torch.empty(shape, dtype=dtype)
     if law == "1-exp":
         return 1.0 - out.exponential_(1.0, generator=gen)
+    if law == "two-point":
+        p = TWO_POINT_P
+        up = out.bernoulli_(p, generator=gen)
+        return torch.where(up > 0, math.sqrt((1 - p) / p), -math.sqrt(p / (1 - p))).to(dtype)
     return IIDRegime(law).fill(out, gen, 1.0)
 
 
@@ -138,7 +157,7 @@ def assumptions(width: int, samples: int, seed: int, dtype: torch.dtype) -> tupl
         values = _ratios(block, law, h, q, samples, seed, ("assumptions", index), dtype)
         data[f"{kind} {activation} {law}"] = values
         slope = _slope(activation)
-        exact = (1.0 + slope**2) / 2.0 if kind != "res1" and slope is not None and law != "1-exp" else None
+        exact = (1.0 + slope**2) / 2.0 if kind != "res1" and slope is not None and law in IID_LAWS else None
         entry: dict[str, Any] = {"block": kind, "activation": activation, "law": law, "inside": inside,
                                  "exact_mean": exact, "draws": int(values["m2"].shape[0])}
         for key in ("m2", "a4", "m8"):
@@ -151,6 +170,8 @@ def assumptions(width: int, samples: int, seed: int, dtype: torch.dtype) -> tupl
         entry["lower_violated_at"] = [name for name, m, se in zip(INPUTS, entry["m2"]["mean"], entry["m2"]["se"])
                                       if m + z * se < 0.5]
         rows.append(entry)
+        if law == "two-point" and kind == "res3":
+            checks.append(_two_point_check(entry, z))
         if not inside:
             continue
         name = f"{kind} {_short(activation)}{'' if law == '—' else ', ' + law}"
@@ -171,6 +192,21 @@ def assumptions(width: int, samples: int, seed: int, dtype: torch.dtype) -> tupl
                "rule": (f"inside the class: res-1's exact ratios in [½, 1]; res-2/res-3 sample means within z = {z:.2f} "
                         "s.e. of their exact means (1 + s²)/2 (Bonferroni, family-wise 1%); outside: reported")}
     return numbers, data
+
+
+def _two_point_check(entry: dict[str, Any], z: float) -> dict[str, Any]:
+    """The later version's centred Lemma 16 / Prop. 1 (ii) fails for res-3 under the two-point law: E m₂ is 1 − p at
+    e₁ and p < ½ at −e₁ exactly (module doc); checked: the measured means equal them within z s.e."""
+    p = TWO_POINT_P
+    means, ses = entry["m2"]["mean"], entry["m2"]["se"]
+    expected = {"e1": 1.0 - p, "-e1": p}
+    zs = {name: (means[INPUTS.index(name)] - value) / ses[INPUTS.index(name)] for name, value in expected.items()}
+    ok = all(abs(v) <= z for v in zs.values())
+    detail = (f"E m₂ at e₁ {means[1]:.4f} (exact {1 - p:g}), at −e₁ {means[2]:.4f} (exact {p:g} < ½: the lower bound "
+              f"of (A₂) fails, so the later version's 'centred' is not enough for ReLU); max |z| "
+              f"{max(abs(v) for v in zs.values()):.2f} ≤ {z:.2f}")
+    return Check.of("centred two-point law (later version's Lemma 16): res-3 counterexample measured", ok,
+                    detail).to_dict()
 
 
 def _short(activation: str) -> str:
