@@ -367,7 +367,8 @@ def test_pf_sgd_with_standard_inits_adds_arms_and_leaves_the_paper_arms_unchange
     for key in ("reparametrised", "standard"):
         assert extended.numbers["parametrisations"][key] == plain.numbers["parametrisations"][key]
     assert extended.numbers["worst_loss_log_ratio"] == plain.numbers["worst_loss_log_ratio"]
-    assert extended.numbers["checks"][0] == plain.numbers["checks"][0] and len(plain.numbers["checks"]) == 1
+    assert extended.numbers["checks"][:2] == plain.numbers["checks"] and len(plain.numbers["checks"]) == 2
+    assert extended.numbers["worst_accuracy_difference"] == plain.numbers["worst_accuracy_difference"]
     arms = extended.numbers["parametrisations"]
     assert list(arms) == ["reparametrised", "standard", "standard-glorot", "standard-he"]
     cells = len(tiny["widths"]) * len(tiny["depths"])
@@ -378,8 +379,8 @@ def test_pf_sgd_with_standard_inits_adds_arms_and_leaves_the_paper_arms_unchange
         assert e["learning_rate"] == tiny["learning_rates"][int(np.argmin(e["worst_loss_by_rate"]))]
         ratio = extended.numbers["init_log_ratios"][init]
         assert set(ratio) == {"value", "ci", "method"} and len(ratio["ci"]) == 2
-    assert len(extended.numbers["checks"]) == 3 and "Glorot" in extended.numbers["checks"][1]["check"]
-    assert "He initialisation" in extended.numbers["checks"][2]["check"]
+    assert len(extended.numbers["checks"]) == 4 and "Glorot" in extended.numbers["checks"][2]["check"]
+    assert "He initialisation" in extended.numbers["checks"][3]["check"]
     assert "standard-glorot: common learning rate" in extended.table()
     figure = extended.plot()
     assert len([ax for ax in figure.axes if ax.has_data()]) == 4
@@ -424,3 +425,22 @@ def test_layer_slices_give_the_indexed_gradients_bit_for_bit(kind):
     ours = torch.autograd.grad(net.forward(x).square().sum(), params)
     theirs = torch.autograd.grad(indexed(x).square().sum(), params)
     assert all(torch.equal(a, b) for a, b in zip(ours, theirs))
+
+
+def test_pf_sgd_accuracy_claim_is_checked_and_fails_when_the_standard_arm_is_more_accurate():
+    """§4.3's accuracy claim (the form that transfers from MNIST) is a check of its own: the worst-cell accuracy
+    difference, reparametrised − standard, with a paired interval; planting higher standard accuracies FAILs it."""
+    from validation.training import pf_sgd
+
+    tiny = TINY["pf-sgd"]
+    result = training.run("pf-sgd", checkpoint_dir=None, **tiny)
+    names = [c["check"] for c in result.numbers["checks"]]
+    assert any(n.startswith("§4.3's accuracy claim") for n in names)
+    records = json.loads(json.dumps(result.records))
+    for key, record in records.items():
+        value = 1.0 if key.startswith("standard") else 0.1
+        record["test_accuracy"] = [[value + 0.01 * r for _ in row] for r, row in enumerate(record["test_accuracy"])]
+    numbers = pf_sgd.PFSGD().summarise(result.settings, records)
+    check = next(c for c in numbers["checks"] if c["check"].startswith("§4.3's accuracy claim"))
+    assert check["verdict"] == "FAIL" and numbers["verdict"] == "FAIL"
+    assert numbers["worst_accuracy_difference"]["value"] < 0

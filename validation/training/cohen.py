@@ -3,13 +3,32 @@
 The network is theirs, h_{k+1} = h_k + δ_k σ(h_k A_k + b_k) (:class:`~validation.training.networks.CohenNet`),
 in their two set-ups: (i) σ = tanh with one trainable δ ≥ 0 shared by all layers, (ii) σ = ReLU with a
 trainable δ_k per layer, for which the weights studied are |δ_k| A_k and |δ_k| b_k (their Remark 2.2).
-It is trained on the mean squared loss until the loss falls below ε = 0.01 (their Table 2) or the epochs
-run out, at every depth of a sweep, on their synthetic set and on digits projected to d = 25 (the stand-in
-for their projected MNIST; :mod:`validation.training.data`). The optimiser and initialisation are those
-of the authors' code (instadeepai/scaling-resnets: Adam with learning rate 0.01, batch 32, 10 epochs;
-A, b normal with standard deviations 0.01/(L d) and 0.01/(L √d), δ = 1/L shared or δ_k ~ N(0, 1/L²)),
-which the paper does not state (its §3.1 says SGD: with SGD at η = 0.01 and their T_max the ReLU
-networks do not train at all — measured, docs/results/training_cohen.md).
+It is trained on the mean squared loss, at every depth of a sweep, on their synthetic set and on digits projected
+to d = 25 (the stand-in for their projected MNIST; :mod:`validation.training.data`), with the authors' protocol
+(instadeepai/scaling-resnets, ``train_final_net``) where the paper leaves it out and the paper's settings where
+it states them:
+
+* **stopping** (``stop_rule="epoch"``, the code's; the paper says only "until the loss falls below ε"): at the end
+  of each epoch, the mean of that epoch's mini-batch losses (each before its update) is compared with ε = 0.01
+  (the paper's Table 2; the code has 1e-3), strictly; a replicate also stops after 5 epochs in a row whose mean is
+  not below 0.99 × its best epoch mean so far (the code's plateau rule); otherwise the epochs run out. A stopped
+  replicate is frozen (:mod:`validation.training.trainer`). ``--stop-rule batch`` is the package's earlier rule
+  (stop after the first mini-batch below ε);
+* **epochs and batch size** per data set (:data:`PER_DATASET`), the paper's: 5 epochs of batch 32 on the
+  synthetic set (T_max = 160 updates), 10 of batch 50 on digits-25 (the paper's MNIST: 10 and 50; the code
+  has 10 and 32). With 5 epochs the plateau rule cannot fire. ``--epochs``/``--batch-size`` replace both;
+* **inputs** scaled to unit norm per example (the code's; the synthetic target is computed from the raw x);
+  the synthetic ODE's phase index is the paper's k = 1..K (the code's is 0..K−1);
+* **optimiser and initialisation** the code's, which the paper does not state (Adam with learning rate 0.01;
+  A, b normal with standard deviations 0.01/(L d) and 0.01/(L √d), δ = 1/L shared or δ_k ~ N(0, 1/L²)); its
+  §3.1 says SGD: with SGD at η = 0.01 and their T_max the ReLU networks do not train at all — measured,
+  docs/results/training_cohen.md;
+* **shuffling** the package's: a fresh permutation of the examples per epoch and replicate (the code shuffles a
+  torch tensor with ``np.random.shuffle``, which duplicates batches instead of permuting them, so its effective
+  training set shrinks epoch after epoch — not reproduced).
+
+Each record keeps, per replicate, the epochs and updates run, the last epoch's mean loss (what the code
+returns) and why the replicate stopped; ``train_loss`` is the loss on the whole training set after training.
 
 Their procedure (§2.3), with an interval on every exponent (paired bootstrap over replicates, the same
 replicate indices at every depth; :func:`validation.training.experiment.power_fit`):
@@ -63,11 +82,17 @@ from ..settings import SettingsError
 from .experiment import Experiment, depth_axis, mean_interval, number, power_fit
 from .networks import CohenNet
 from .sweep import Configuration
-from .trainer import evaluate, train
+from .trainer import STOP_REASONS, evaluate, train
 from .weights import noise_quadratic_variation, table1, trend, window
 
-__all__ = ["CohenScaling", "DECISION_THRESHOLD", "BIAS_MARGIN", "remark21_control", "bias_against_A",
-           "sign_change_fraction", "delta_sign_summary", "fig1_paths"]
+__all__ = ["CohenScaling", "DECISION_THRESHOLD", "BIAS_MARGIN", "PER_DATASET", "remark21_control", "bias_against_A",
+           "stopping_summary", "sign_change_fraction", "delta_sign_summary", "fig1_paths"]
+
+#: the paper's epochs and batch size per data set (§3.1, Table 2: synthetic N_epochs 5, B 32; MNIST 10, 50), used
+#: where ``--epochs`` / ``--batch-size`` are not given
+PER_DATASET = {"cohen-synthetic": {"epochs": 5, "batch_size": 32}, "digits-25": {"epochs": 10, "batch_size": 50}}
+#: the training-set size of each data set (for the time estimate)
+_TRAIN_SIZE = {"cohen-synthetic": 1024, "digits-25": 1438}
 
 #: Hypothesis 1 when the interval of the noise exponent q lies below −this, Hypothesis 2 when above
 DECISION_THRESHOLD = 0.1
@@ -95,10 +120,24 @@ class CohenScaling(Experiment):
              "Hypothesis 1 (a smooth limit), ReLU weights Hypothesis 2 (a noise part W^A that matters)")
     smoke = dict(depths=(4, 8, 16), replicates=3, epochs=1, datasets=("cohen-synthetic",), train_size=256,
                  resamples=200)
+    #: epochs and batch_size are None in the preset: per data set, :data:`PER_DATASET`
     preset = dict(datasets=("cohen-synthetic", "digits-25"), activations=("tanh", "relu"),
-                  depths=(8, 16, 32, 64, 128, 256, 512), init="xavier-depth", init_scale=0.01, epochs=10,
-                  batch_size=32, optimizer="adam", learning_rates=(0.01,), replicates=5, stop_loss=0.01,
-                  max_updates=None)
+                  depths=(8, 16, 32, 64, 128, 256, 512), init="xavier-depth", init_scale=0.01, epochs=None,
+                  batch_size=None, optimizer="adam", learning_rates=(0.01,), replicates=5, stop_loss=0.01,
+                  stop_rule="epoch", plateau_patience=5, input_norm="unit", max_updates=None)
+    per_dataset = PER_DATASET
+
+    @staticmethod
+    def schedule(settings, dataset: str) -> tuple[int, int]:
+        """(epochs, batch size) on ``dataset``: the given ``--epochs`` / ``--batch-size``, else :data:`PER_DATASET`
+        (32 and 10 epochs for a data set it does not name, the authors' code)."""
+        default = PER_DATASET.get(dataset, {"epochs": 10, "batch_size": 32})
+        return (settings.epochs if settings.epochs is not None else default["epochs"],
+                settings.batch_size if settings.batch_size is not None else default["batch_size"])
+
+    def epochs_of(self, settings, configuration) -> int:
+        """The epochs of one configuration (the progress bar's length)."""
+        return self.schedule(settings, configuration.params["dataset"])[0]
 
     def datasets(self, settings):
         return list(settings.datasets)
@@ -111,7 +150,14 @@ class CohenScaling(Experiment):
                 for d in settings.datasets for a in settings.activations for L in settings.depths]
 
     def estimate_seconds(self, settings):
-        return 4e-5 * settings.replicates * sum(settings.depths) * settings.epochs * 40 * len(settings.datasets) * len(settings.activations)
+        updates = 0
+        for dataset in settings.datasets:
+            epochs, batch = self.schedule(settings, dataset)
+            n = min(_TRAIN_SIZE.get(dataset, 1024), settings.train_size or 10**9)
+            updates += epochs * max(1, n // batch)
+        if settings.max_updates is not None:
+            updates = min(updates, settings.max_updates * len(settings.datasets))
+        return 4e-5 * settings.replicates * sum(settings.depths) * updates * len(settings.activations)
 
     def train_one(self, settings, configuration, data, device, progress):
         p = configuration.params
@@ -122,9 +168,11 @@ class CohenScaling(Experiment):
                        seed=settings.seed, label=label, dtype=settings.torch_dtype, device=device)
         lrs = torch.full((settings.replicates,), settings.learning_rates[0], dtype=settings.torch_dtype, device=device)
         initial_delta = net.params["delta"].detach().clone()
-        history = train(net, dataset, epochs=settings.epochs, batch_size=settings.batch_size, optimizer=settings.optimizer,
+        epochs, batch_size = self.schedule(settings, p["dataset"])
+        history = train(net, dataset, epochs=epochs, batch_size=batch_size, optimizer=settings.optimizer,
                         lrs=lrs, seed=settings.seed, label=label, max_updates=settings.max_updates,
-                        stop_loss=settings.stop_loss, on_epoch=progress)
+                        stop_loss=settings.stop_loss, on_epoch=progress, stop_rule=settings.stop_rule,
+                        plateau_patience=settings.plateau_patience or None)
         params = {k: v.detach() for k, v in net.params.items()}
         A, b = _effective(net, params)
         deltas = net.deltas(params).abs().amax(dim=1)
@@ -141,6 +189,8 @@ class CohenScaling(Experiment):
                   "delta_max": deltas.double().cpu().tolist(),
                   "train_loss": history.final_train_loss, "denoised_loss": loss_denoised.tolist(),
                   "updates": history.updates, "diverged": history.diverged,
+                  "epochs": epochs, "batch_size": batch_size, "epochs_run": history.epochs_run,
+                  "last_epoch_loss": history.last_epoch_loss, "stop_reason": history.stop_reason,
                   "coordinate": A[0, :, 0, 0].double().cpu().tolist(),
                   "coordinate_trend": denoised["A"][0, :, 0, 0].double().cpu().tolist()}
         if net.delta_type == "multi":  # Cohen et al. Fig. 4 (right): the trained δ_k along k, how often its sign changes
@@ -180,6 +230,7 @@ class CohenScaling(Experiment):
                 entry["denoised_loss_ratio"] = ratios
                 entry["train_loss"] = [float(np.mean([v for v in row["train_loss"] if v is not None]))
                                        for row in rows]
+                entry["stopping"] = stopping_summary(rows)
                 entry["paper_beta"] = SETUPS[activation]["paper_beta"].get(dataset)
                 entry["expected"] = SETUPS[activation]["expected"]
                 groups[f"{dataset}/{activation}"] = entry
@@ -218,9 +269,22 @@ class CohenScaling(Experiment):
     def table(self, result):
         s, n = result.settings, result.numbers
         level = int(round(100 * s.confidence))
-        lines = [f"{s.optimizer} lr {s.learning_rates[0]:g}, batch {s.batch_size}, {s.epochs} epochs"
-                 + (f" or {s.max_updates} updates" if s.max_updates else "") + f", stop at loss < {s.stop_loss:g}; "
-                 f"init {s.init} (s = {s.init_scale:g}); {s.replicates} replicates per depth; depths {list(s.depths)}", ""]
+        schedules = "; ".join(f"{d}: batch {b}, at most {e} epoch{'s' if e != 1 else ''}" for d in s.datasets
+                              for e, b in [self.schedule(s, d)])
+        rule = (f"stop when an epoch's mean mini-batch loss < {s.stop_loss:g}"
+                + (f" or after {s.plateau_patience} epochs without a 1% gain on the best" if s.plateau_patience else "")
+                if s.stop_rule == "epoch" else f"stop after the first mini-batch loss < {s.stop_loss:g}")
+        lines = [f"{s.optimizer} lr {s.learning_rates[0]:g}; {schedules}"
+                 + (f"; at most {s.max_updates} updates" if s.max_updates else "") + f"; {rule} (--stop-rule "
+                 f"{s.stop_rule}); inputs {'of unit norm' if s.input_norm == 'unit' else 'as generated'}; "
+                 f"init {s.init} (s = {s.init_scale:g}); {s.replicates} replicates per depth; depths {list(s.depths)}"]
+        for key, e in n["groups"].items():
+            if "stopping" in e and all(d["reasons"] is not None for d in e["stopping"]):
+                lines.append(f"{key:28s} stopped (loss/plateau/budget/diverged) by depth: "
+                             + ", ".join(f"L{d['depth']} {'/'.join(str(d['reasons'][r]) for r in STOP_REASONS)}"
+                                         for d in e["stopping"]) + "; mean epochs run: "
+                             + ", ".join(number(d["epochs_run"], 1) for d in e["stopping"]))
+        lines.append("")
         lines.append(f"{'data / set-up':28s} {'α [' + str(level) + '% CI]':>22s} {'β_A [CI]':>22s} {'paper β':>8s} "
                      f"{'−ν (scaled incr.) [CI]':>24s} {'q (noise QV) [CI]':>24s}  decision on A (paper)")
         for key, e in n["groups"].items():
@@ -361,6 +425,22 @@ class CohenScaling(Experiment):
 BIAS_MARGIN = 0.1
 #: the bootstrap seed offset of the β_b − β_A fit (the group's other fits use offsets 0–16)
 BIAS_SEED_OFFSET = 50
+
+
+def stopping_summary(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per depth (``rows``, one record each): how many replicates stopped for each reason
+    (:data:`~validation.training.trainer.STOP_REASONS`), the mean epochs and updates they ran, and the mean of their
+    last epoch's mean loss (the authors' recorded training loss); None where a record predates the fields."""
+    out = []
+    for row in rows:
+        reasons = row.get("stop_reason")
+        last = [v for v in row.get("last_epoch_loss") or [] if v is not None and math.isfinite(v)]
+        out.append({"depth": row["depth"],
+                    "reasons": None if reasons is None else {r: reasons.count(r) for r in STOP_REASONS},
+                    "epochs_run": None if row.get("epochs_run") is None else float(np.mean(row["epochs_run"])),
+                    "updates": float(np.mean(row["updates"])),
+                    "last_epoch_loss": float(np.mean(last)) if last else None})
+    return out
 
 
 def sign_change_fraction(values: Sequence[float]) -> float:

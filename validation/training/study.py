@@ -134,10 +134,14 @@ class TrainingSettings(CommonSettings):
                                default_text="xavier-depth")
     init_scale: float | None = setting(None, "cohen-scaling: s in the initial standard deviations",
                                        parse=float, group="model", default_text="0.01, the authors' code")
-    epochs: int | None = setting(None, "passes over the training set", parse=int, group="training",
-                                 default_text="the experiment's")
-    batch_size: int | None = setting(None, "examples per update", parse=int, group="training",
-                                     default_text="the experiment's")
+    epochs: int | None = setting(None, "passes over the training set (cohen-scaling: at most, with early stopping; "
+                                       "given, it replaces the per-data-set values)", parse=int, group="training",
+                                 default_text="the experiment's; cohen-scaling: 5 on cohen-synthetic, 10 on digits-25 "
+                                              "(the paper's)")
+    batch_size: int | None = setting(None, "examples per update (cohen-scaling: given, it replaces the per-data-set "
+                                           "values)", parse=int, group="training",
+                                     default_text="the experiment's; cohen-scaling: 32 on cohen-synthetic, 50 on "
+                                                  "digits-25 (the paper's)")
     optimizer: str | None = setting(None, "sgd or adam", choices=("sgd", "adam"), group="training",
                                     default_text="the experiment's")
     momentum: float | None = setting(None, "cohen-conv: SGD's momentum", parse=float, group="training",
@@ -156,8 +160,23 @@ class TrainingSettings(CommonSettings):
                                      default_text="the experiment's")
     max_updates: int | None = setting(None, "cohen-scaling: at most this many updates (T_max)", parse=int,
                                       group="training", default_text="the experiment's")
-    stop_loss: float | None = setting(None, "cohen-scaling: a replicate stops when its loss is below this (ε)",
-                                      parse=float, group="training", default_text="0.01")
+    stop_loss: float | None = setting(None, "cohen-scaling: ε, a replicate stops when its training loss is below "
+                                            "this (which loss, and when: --stop-rule)",
+                                      parse=float, group="training", default_text="0.01, the paper's Table 2")
+    stop_rule: str | None = setting(None, "cohen-scaling: early stopping of each replicate. epoch (the authors' code): "
+                                          "at the end of each epoch, stop when the mean of that epoch's mini-batch "
+                                          "losses is below --stop-loss, or after --plateau-patience epochs in a row "
+                                          "whose mean is not below 0.99 × the best epoch mean so far; batch: stop right after the "
+                                          "first mini-batch whose loss is below --stop-loss, even mid-epoch",
+                                    choices=("epoch", "batch"), group="training", default_text="epoch")
+    plateau_patience: int | None = setting(None, "cohen-scaling, --stop-rule epoch: stop a replicate after this many "
+                                                 "epochs in a row whose mean loss is not below 0.99 × its best epoch mean "
+                                                 "(0: never; ignored by --stop-rule batch)", parse=int, group="training",
+                                           default_text="5, the authors' code")
+    input_norm: str | None = setting(None, "cohen-scaling: the inputs x of cohen-synthetic and digits-25: unit (each "
+                                           "scaled to unit norm after its target is computed, the authors' code) or "
+                                           "none (as generated)", choices=("unit", "none"), group="training",
+                                     default_text="unit")
     train_size: int | None = setting(None, "use only this many training examples", parse=int, group="training",
                                      default_text="all")
     confidence: float = setting(0.95, "level of every interval", parse=float, group="fit and verdict")
@@ -181,7 +200,8 @@ class TrainingSettings(CommonSettings):
         if self.checkpoint_dir in ("none", ""):
             self._set("checkpoint_dir", None)
         positive_ints = {"width": (1, 4096), "hidden": (1, 4096), "epochs": (1, 100_000), "batch_size": (1, 1_000_000),
-                         "replicates": (1, 1024), "max_updates": (1, 10**9), "train_size": (1, 10**9)}
+                         "replicates": (1, 1024), "max_updates": (1, 10**9), "train_size": (1, 10**9),
+                         "plateau_patience": (0, 100_000)}
         for name, (low, high) in positive_ints.items():
             if getattr(self, name) is not None:
                 self._set(name, check_int(name, getattr(self, name), low, high))
@@ -363,8 +383,10 @@ def run(experiment: str = "marion-fig8", settings: TrainingSettings | None = Non
     with runtime.threads(threads), runtime.flush_denormal():
         started, clock = runtime.utc_now(), time.perf_counter()
         data: dict[str, Dataset] = {name: load_dataset(name, settings.seed, dtype=settings.torch_dtype, device=device,
-                                                       data_dir=settings.data_dir, train_size=settings.train_size)
+                                                       data_dir=settings.data_dir, train_size=settings.train_size,
+                                                       unit_norm=settings.input_norm == "unit")
                                     for name in spec.datasets(settings)}
+        epochs_of = getattr(spec, "epochs_of", lambda settings, configuration: settings.epochs)
         configurations = spec.configurations(settings)
         store = CheckpointStore(settings.checkpoint_dir, experiment, stamp(settings, device), settings.resume)
         records: dict[str, dict[str, Any]] = {}
@@ -375,7 +397,7 @@ def run(experiment: str = "marion-fig8", settings: TrainingSettings | None = Non
                 outer.set_postfix_str(configuration.key)
                 record = store.load(configuration)
                 if record is None:
-                    inner.reset(total=settings.epochs)
+                    inner.reset(total=epochs_of(settings, configuration))
                     tick = time.perf_counter()
                     record = _normalise(spec.train_one(settings, configuration, data, device, inner.update))
                     store.save(configuration, record, time.perf_counter() - tick)
@@ -394,9 +416,16 @@ def listing() -> str:
     """The ``--list`` text: every experiment with its paper and claim."""
     lines = []
     for e in EXPERIMENTS.values():
+        per_dataset = getattr(e, "per_dataset", {})    # settings whose preset value depends on the data set
         lines += [f"{e.name:15s} {e.title}", f"{'':15s} {e.paper}", f"{'':15s} claim: {e.claim}",
-                  f"{'':15s} preset: " + ", ".join(f"{k}={_text(v)}" for k, v in e.preset.items()), ""]
+                  f"{'':15s} preset: " + ", ".join(f"{k}={_per_dataset(per_dataset, k) if v is None and any(k in d for d in per_dataset.values()) else _text(v)}"
+                                                   for k, v in e.preset.items()), ""]
     return "\n".join(lines).rstrip()
+
+
+def _per_dataset(per_dataset: dict[str, dict[str, Any]], name: str) -> str:
+    """``name``'s preset values by data set, e.g. ``5 (cohen-synthetic)/10 (digits-25)``."""
+    return "/".join(f"{values[name]} ({dataset})" for dataset, values in per_dataset.items() if name in values)
 
 
 def _text(value: Any) -> str:
