@@ -223,3 +223,14 @@ def test_truncated_milstein_is_milstein_with_zero_areas():
     truncated = TruncatedMilstein(pair.limit_sde(), pair.noise_type).integrate(h0, path, 8)
     with_zero_areas = MilsteinLevyArea(pair.limit_sde(), pair.noise_type).integrate(h0, zero, 8)
     torch.testing.assert_close(truncated, with_zero_areas, rtol=0, atol=1e-14)
+
+
+def test_help_states_the_defaults_the_run_uses(capsys):
+    """--help's defaults of --depths and --samples are the study's own (1:128, 100000), not the pair studies'."""
+    from validation import multilevel as study
+
+    assert study.main(["--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"(default: {study.DEFAULT_DEPTHS[0]}:{study.DEFAULT_DEPTHS[-1]})" in text
+    assert f"(default: {study.DEFAULT_SAMPLES})" in text
+    assert "SDE 4:256" not in text and "SDE 500" not in text

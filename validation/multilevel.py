@@ -69,7 +69,7 @@ from validation.pair_study import FIT_MODELS, PairSettings, add_model_arguments,
 from validation.plots import new_grid
 from validation.results import RunInfo, StudyResult, utc_now
 from validation.settings import (
-    SettingsError, check_choice, check_float, check_int, make_settings, parse_float_list, setting,
+    SettingsError, check_choice, check_float, check_int, make_settings, parse_float_list, parse_power_of_two_list, setting,
 )
 from validation.weak import WEAK_FUNCTIONS
 
@@ -118,6 +118,12 @@ class MultilevelSettings(PairSettings):
     reference_steps: int | None = setting(None, "not used: each level compares depth L with L/2", cli=False)
     rtol: float | None = setting(None, "not used (SDE pairs only)", cli=False)
     atol: float | None = setting(None, "not used (SDE pairs only)", cli=False)
+    depths: tuple[int, ...] | None = setting(None, "the levels' depths L_0 … L_max: powers of two, consecutive "
+                                                   "doublings, as '1,2,4' or a range '1:128'",
+                                             parse=parse_power_of_two_list,
+                                             default_text=f"{DEFAULT_DEPTHS[0]}:{DEFAULT_DEPTHS[-1]}")
+    samples: int | None = setting(None, "level samples per level of the complexity test", parse=int,
+                                  default_text=f"{DEFAULT_SAMPLES}")
     schemes: tuple[str, ...] = setting(("network", "milstein_levy_area"), "solvers of the levels, comma-separated: "
                                        + ", ".join(SOLVERS), parse=_names)
     function: str = setting("cos", "the test function φ: " + "; ".join(f"{k}: {v[1]}" for k, v in
