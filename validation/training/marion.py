@@ -18,6 +18,20 @@ initial weights (theory: i.i.d. 0, −½, 0; smooth −1, −1, −1; i.i.d. at 
 trained/initial, paired by replicate). **Check**: training keeps the initial regularity — the interval of
 every exponent's change lies within ±0.1 of 0.
 
+**Control: training moved the weights.** Were V barely moved, the regularity would be kept trivially. Per
+initialisation and depth: the relative movement ‖V − V₀‖_F / ‖V₀‖_F over all layers (mean and Student-t interval over
+replicates; res-1 has one residual weight, V — the path W is a fixed linear map of it), the training loss before and
+after training, and how the movement compares with the increments whose exponents are measured: the path's largest
+movement max_k ‖W_k − W₀_k‖ in units of its largest increment max_k ‖W_{k+1} − W_k‖, and the *reach* — the largest
+change of each exponent the measured movement allows (:func:`exponent_reach`: by the triangle inequality
+max_k ‖V_{k+1} − V_k‖ moves by at most max_k ‖D_{k+1} − D_k‖, D = V − V₀, max_k ‖W_{k+1} − W_k‖ by at most
+L^{-β} max_k ‖D_k‖ and (Σ_k ‖ΔW_k‖²)^{1/2} by at most L^{-β} ‖D‖_F). A reach above the tolerance means training could
+have changed that exponent and did not; below it, keeping it was implied by the movement. **Check**, per
+initialisation: the lower end of the interval of the relative movement is at least ``MOVED`` = 1% at every depth, and
+every replicate's training loss fell. 1% is the movement that decides the smooth panel: its layer-to-layer change at
+L = 256 is about 4% of a layer's norm, so a 1% movement placed as layer-to-layer noise would change it by ~35%, i.e.
+its exponent by (log 1.35)/log 16 ≈ 0.1 over L = 16…256 — the tolerance; float32 noise is 1e-7.
+
 **marion-fig9.** For each (H, β) of a grid, res-1 networks with fractional initialisation (each
 entry's layer sequence an fGn of Hurst index H) are trained on a grid of learning rates (Adam, the
 learning rate divided by 10 half-way); as in the paper the best learning rate is kept, chosen here by the
@@ -25,7 +39,14 @@ final *training* loss (never by test accuracy), and its test accuracy is reporte
 **trainable** when its accuracy is at least 90% of the grid's best. **Check** (the paper's reading of
 Fig. 9: the pattern of Fig. 7 shifted downwards, and stable performance in the identity region): every
 cell on or above the critical line β ≥ max(H, ½) (docs/theory.md §5) is trainable, and some cell at
-least 0.2 below the line is not.
+least 0.2 below the line is not (per depth). These cannot tell a downward shift of the pattern from an explosion
+zone that is merely smaller at a shallow depth (growth like exp(c L^{1−2β}) needs depth), so with two depths or
+more (``--depths 100,1000``: the preset's L = 100 and the paper's 1000; the preset keeps one depth, 140 s, since
+the pair costs about eleven times as much) a third **check** compares them: at every H the failing region at
+the deepest depth reaches no higher than at the shallowest (its largest failing β, and the band's lower edge — the
+smallest β from which every cell trains — do not rise), and some cell below the line still trains at the deepest
+depth. A failing region that rises with L toward max(H, ½) FAILs it: the shift would be a finite-depth effect. Each
+cell's random streams are labelled by (H, β) alone, so a depth's numbers do not depend on the other depths run.
 """
 
 from __future__ import annotations
@@ -35,13 +56,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..checks import check_line, combine
+from ..checks import INCONCLUSIVE, Check, check_line, combine
 from ..plots import decade_ticks
 from ..regime_stats import fractional_critical_beta
-from .experiment import Experiment, depth_axis, grid_learning_rates, number, power_fit
+from .experiment import Experiment, depth_axis, grid_learning_rates, mean_interval, number, power_fit
 from .networks import Res1Net, weight_regime
 from .sweep import Configuration
-from .trainer import train
+from .trainer import evaluate, train
 from .weights import path_statistics
 
 __all__ = ["MarionFig8", "MarionFig9", "TOLERANCE"]
@@ -59,9 +80,49 @@ INITIALISATIONS = {
     "iid-beta1": {"beta": 1.0, "regime": "iid", "label": "i.i.d. N(0, 1/d), β = 1",
                   "expected": {"max_weight_change": 0.0, "max_increment": -1.0, "quadratic_variation": -1.0}},
 }
+#: "training moved the weights": the lower end of the interval of ‖V − V₀‖_F / ‖V₀‖_F must reach this at every depth
+#: (module docstring: 1% is the movement that, placed as layer-to-layer noise, would move the smooth initialisation's
+#: exponent of max_k ‖V_{k+1} − V_k‖ by more than TOLERANCE over L = 16…256; numerical noise is 1e-7)
+MOVED = 0.01
 QUANTITIES = {"max_weight_change": "max_k ||V_{k+1} - V_k||",
               "max_increment": "max_k ||W_{k+1} - W_k||",
               "quadratic_variation": "sum_k ||W_{k+1} - W_k||^2"}
+
+
+def movement(trained: torch.Tensor, initial: torch.Tensor, scale: float) -> dict[str, float]:
+    """How far training moved one replicate's residual weights V (L, d, d), D = V − V₀ (float64): the relative
+    movement ‖D‖_F / ‖V₀‖_F over all layers; the largest per-layer movement max_k ‖D_k‖; the layer-to-layer change
+    of the movement max_k ‖D_{k+1} − D_k‖; the Frobenius norm ‖scale·D‖_F; and the largest movement of the weight path
+    max_k ‖W_k − W₀_k‖, W_k = Σ_{j<k} scale·V_j."""
+    delta = (trained - initial).double()
+    per_layer = delta.flatten(1).norm(dim=1)
+    change = (delta[1:] - delta[:-1]).flatten(1).norm(dim=1) if len(delta) > 1 else torch.zeros(1, dtype=torch.float64)
+    path = (scale * delta).cumsum(0).flatten(1).norm(dim=1)
+    return {"relative": float(delta.norm() / initial.double().norm()), "layer": float(per_layer.max()),
+            "layer_change": float(change.max()), "scaled_norm": float(scale * delta.norm()), "path": float(path.max())}
+
+
+def exponent_reach(depths, rho: np.ndarray, power: float = 1.0) -> float:
+    """The largest change of a fitted exponent (least-squares slope of the replicates' mean log on log L) that a
+    movement allows, when each replicate's quantity q satisfies |q_trained − q_initial| ≤ ρ q_initial (ρ: depths ×
+    replicates; the exponent is that of q^power): each log-ratio then lies in [log(1 − ρ), log(1 + ρ)] (times
+    ``power``), and the slope, linear in the values, is largest with each depth at the end its coefficient favours.
+    Infinite when some ρ ≥ 1 at a depth that counts (the movement is as large as the quantity)."""
+    x = np.log(np.asarray(depths, dtype=float))
+    c = (x - x.mean()) / np.sum((x - x.mean()) ** 2)
+    rho = np.asarray(rho, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        low = power * np.where(rho < 1, np.log1p(-np.minimum(rho, 1 - 1e-300)), -np.inf).mean(axis=1)
+    high = power * np.log1p(rho).mean(axis=1)
+    reach = 0.0
+    for sign in (1, -1):   # the largest rise and the largest fall
+        total = 0.0
+        for ci, lo, hi in zip(c, low, high):
+            if abs(ci) < 1e-12:
+                continue
+            total += ci * (hi if sign * ci > 0 else lo)
+        reach = max(reach, abs(total)) if np.isfinite(total) else float("inf")
+    return reach
 
 
 class MarionFig8(Experiment):
@@ -93,6 +154,7 @@ class MarionFig8(Experiment):
                       activation=settings.activation,
                       seed=settings.seed, label=label, dtype=settings.torch_dtype, device=device)
         initial = net.snapshot()["V"]
+        initial_loss, _ = evaluate(net, dataset.x_train, dataset.y_train, dataset.task)
         history = train(net, dataset, epochs=settings.epochs, batch_size=settings.batch_size,
                         optimizer=settings.optimizer, lrs=torch.full((settings.replicates,), settings.learning_rates[0],
                                                       dtype=settings.torch_dtype, device=device),
@@ -103,7 +165,8 @@ class MarionFig8(Experiment):
                 "trained": [path_statistics(trained[r], scale) for r in range(settings.replicates)],
                 "initial": [path_statistics(initial[r], scale) for r in range(settings.replicates)],
                 "coordinate_trained": trained[0, :, 0, 0].tolist(), "coordinate_initial": initial[0, :, 0, 0].tolist(),
-                "history": history.to_dict()}
+                "movement": [movement(trained[r], initial[r], scale) for r in range(settings.replicates)],
+                "initial_train_loss": initial_loss.tolist(), "history": history.to_dict()}
 
     def summarise(self, settings, records):
         per_init: dict[str, Any] = {}
@@ -131,9 +194,57 @@ class MarionFig8(Experiment):
                                "detail": (f"{number(fits['change']['slope'])} [{number(low)}, {number(high)}] within "
                                           f"0 ± {TOLERANCE:g} (trained {number(fits['trained']['slope'])}, initial "
                                           f"{number(fits['initial']['slope'])}, theory {fits['theory']:g})")})
+            entry["weights_moved"] = moved = self._movement(settings, rows, entry)
+            checks.append(moved.pop("check"))
             per_init[init] = entry
-        return {"dataset": settings.dataset, "tolerance": TOLERANCE, "per_init": per_init, "checks": checks,
-                "verdict": combine(checks)}
+        return {"dataset": settings.dataset, "tolerance": TOLERANCE, "moved_threshold": MOVED, "per_init": per_init,
+                "checks": checks, "verdict": combine(checks)}
+
+    @staticmethod
+    def _movement(settings, rows, entry) -> dict[str, Any]:
+        """How far training moved V, per depth (interval over replicates), the training loss before and after, the
+        exponent change each quantity's movement allows (:func:`exponent_reach`), and the check."""
+        rep = lambda row, key: np.array([m[key] for m in row["movement"]])  # noqa: E731
+        stat = lambda row, stage, key: np.array([s[key] for s in row[stage]])  # noqa: E731
+        relative = [mean_interval(rep(row, "relative").tolist(), settings.confidence) for row in rows]
+        initial_loss = [np.asarray(row["initial_train_loss"], dtype=float) for row in rows]
+        trained_loss = [np.array([np.nan if v is None else v for v in row["history"]["final_train_loss"]], dtype=float)
+                        for row in rows]
+        reduced = [bool(np.all(np.isfinite(t) & (t < i))) for t, i in zip(trained_loss, initial_loss)]
+        path_ratio = [float(np.mean(rep(row, "path") / stat(row, "initial", "max_increment"))) for row in rows]
+        rho = {"max_weight_change": [rep(row, "layer_change") / stat(row, "initial", "max_weight_change") for row in rows],
+               "max_increment": [row["depth"] ** (-entry["beta"]) * rep(row, "layer")
+                                 / stat(row, "initial", "max_increment") for row in rows],
+               "quadratic_variation": [rep(row, "scaled_norm") / np.sqrt(stat(row, "initial", "quadratic_variation"))
+                                       for row in rows]}
+        reach = {q: exponent_reach(settings.depths, np.array(r), 2.0 if q == "quadratic_variation" else 1.0)
+                 for q, r in rho.items()}
+        lows = [lo for _, lo, _ in relative]
+        depths = list(settings.depths)
+        name = (f"training moved the residual weights (‖V − V₀‖/‖V₀‖ ≥ {MOVED:g} at every depth, lower end of the "
+                f"{int(round(100 * settings.confidence))}% interval) and reduced the training loss")
+        k = int(np.nanargmin(lows)) if np.isfinite(lows).any() else 0
+        detail = (f"smallest lower end {number(lows[k])} at L = {depths[k]} (means {number(min(m for m, _, _ in relative))}"
+                  f"–{number(max(m for m, _, _ in relative))}); training loss "
+                  f"{number(float(np.mean(initial_loss[0])))} → {number(float(np.nanmean(trained_loss[0])))} at L = "
+                  f"{depths[0]}, {number(float(np.mean(initial_loss[-1])))} → {number(float(np.nanmean(trained_loss[-1])))} "
+                  f"at L = {depths[-1]}, lower in {sum(reduced)} of {len(reduced)} depths (every replicate); the path W "
+                  f"moved by {min(path_ratio):.3g}–{max(path_ratio):.3g} × its largest increment max_k ||W_(k+1) − W_k||, and "
+                  "the movement allows exponent changes of "
+                  + ", ".join(f"{number(reach[q], 2)} ({QUANTITIES[q]})" for q in QUANTITIES)
+                  + f" against the ±{TOLERANCE:g} tolerance")
+        if not np.all(np.isfinite(lows)):
+            check = Check(name, INCONCLUSIVE, detail + " (an interval needs two replicates)")
+        else:
+            check = Check.of(name, bool(min(lows) >= MOVED and all(reduced)), detail)
+        finite = lambda v: float(v) if np.isfinite(v) else None  # noqa: E731
+        return {"relative": {"mean": [finite(m) for m, _, _ in relative],
+                             "ci": [[finite(lo), finite(hi)] for _, lo, hi in relative]},
+                "initial_train_loss": [float(np.mean(v)) for v in initial_loss],
+                "trained_train_loss": [float(np.nanmean(v)) if np.isfinite(v).any() else None for v in trained_loss],
+                "loss_reduced": reduced, "path_over_increment": path_ratio,
+                "layer_over_change": [float(np.mean(r)) for r in rho["max_weight_change"]],
+                "exponent_reach": reach, "check": check.to_dict()}
 
     def table(self, result):
         s, numbers = result.settings, result.numbers
@@ -144,17 +255,30 @@ class MarionFig8(Experiment):
         for entry in numbers["per_init"].values():
             lines.append(f"{entry['label']}: test accuracy by depth "
                          + ", ".join(f"L={L}: {a:.3f}" for L, a in zip(s.depths, entry["test_accuracy"])))
+            moved = entry["weights_moved"]
             lines.append(f"  {'quantity':28s} {'trained':>8s} {'initial':>8s} {'theory':>7s}   "
-                         f"change in training [{level}% CI]   keeps")
+                         f"change in training [{level}% CI]   keeps   reach")
             for quantity, text in QUANTITIES.items():
                 fit = entry[quantity]
                 change = fit["change"]
                 lines.append(f"  {text:28s} {number(fit['trained']['slope']):>8s} {number(fit['initial']['slope']):>8s} "
                              f"{fit['theory']:>7g}   {number(change['slope']):>7s} [{number(change['ci'][0])}, "
-                             f"{number(change['ci'][1])}]   {'yes' if fit['keeps_initial'] else 'no'}")
+                             f"{number(change['ci'][1])}]   {'yes' if fit['keeps_initial'] else 'no ':3s}   "
+                             f"{number(moved['exponent_reach'][quantity], 2)}")
+            lines.append(f"  weights moved ||V − V_0||/||V_0|| [{level}% CI]: "
+                         + ", ".join(f"L={L}: {number(m)} [{number(ci[0])}, {number(ci[1])}]"
+                                     for L, m, ci in zip(s.depths, moved["relative"]["mean"], moved["relative"]["ci"])))
+            lines.append("  training loss initial → trained: "
+                         + ", ".join(f"L={L}: {number(a)} → {number(b)}" for L, a, b in
+                                     zip(s.depths, moved["initial_train_loss"], moved["trained_train_loss"])))
+            lines.append("  path moved max_k ||W_k − W_0,k|| / max_k ||W_(k+1) − W_k||: "
+                         + ", ".join(f"L={L}: {r:.3g}" for L, r in zip(s.depths, moved["path_over_increment"])))
             lines.append("")
         lines.append(f"check: training changes no exponent by more than ±{TOLERANCE:g} (paired interval of trained "
-                     "− initial exponent, the same replicates)")
+                     "− initial exponent, the same replicates); 'reach': the largest exponent change the measured "
+                     "movement of V allows (above the tolerance: training could have changed it)")
+        lines.append(f"check: training moved V by at least {MOVED:g} of its norm at every depth and reduced the "
+                     "training loss")
         lines += [check_line(c) for c in numbers["checks"]]
         return lines
 
@@ -209,32 +333,31 @@ class MarionFig9(Experiment):
     paper = "Marion et al. (2022) §4.2, Fig. 9 (MNIST there; digits here)"
     claim = ("the trainable region is Fig. 7's phase diagram shifted downwards: networks on or above the "
              "critical line β = max(H, 1/2) train, and scalings far below it do not")
-    smoke = dict(depths=(8,), width=6, hursts=(0.3, 0.7), betas=(0.2, 1.0), epochs=1, replicates=1,
+    smoke = dict(depths=(4, 8), width=6, hursts=(0.3, 0.7), betas=(0.2, 1.0), epochs=1, replicates=1,
                  learning_rates=(1e-2,), train_size=256, batch_size=64, resamples=200)
     preset = dict(dataset="digits", depths=(100,), width=30, activation="relu",
                   hursts=(0.1, 0.3, 0.5, 0.7, 0.85, 0.95), betas=(0.2, 0.4, 0.6, 0.8, 1.0, 1.2), epochs=6,
                   batch_size=64, optimizer="adam", learning_rates=(1e-3, 1e-2, 1e-1), replicates=2)
 
     def configurations(self, settings):
-        if len(settings.depths) != 1:
-            from ..settings import SettingsError
-
-            raise SettingsError("depths", f"marion-fig9 trains one depth, got {list(settings.depths)}")
-        return [Configuration(f"H{h:g}-beta{b:g}", {"hurst": h, "beta": b}) for h in settings.hursts
-                for b in settings.betas]
+        # the streams are labelled by the cell (H, β) alone, not by the depth: a depth's numbers are the same whatever
+        # other depths run beside it (the single-depth L = 100 run's numbers are unchanged)
+        return [Configuration(f"H{h:g}-beta{b:g}-L{L}", {"hurst": h, "beta": b, "depth": L}) for L in settings.depths
+                for h in settings.hursts for b in settings.betas]
 
     def estimate_seconds(self, settings):
         updates = settings.epochs * 1438 // settings.batch_size
-        return (7e-5 * settings.replicates * len(settings.learning_rates) * settings.depths[0] * updates
+        return (7e-5 * settings.replicates * len(settings.learning_rates) * sum(settings.depths) * updates
                 * len(settings.hursts) * len(settings.betas))
 
     def train_one(self, settings, configuration, data, device, progress):
         hurst, beta = configuration.params["hurst"], configuration.params["beta"]
+        depth = configuration.params["depth"]
         dataset = data[settings.dataset]
         grid = len(settings.learning_rates)
         replicates = grid * settings.replicates
-        label = (self.name, configuration.key)
-        net = Res1Net(replicates=replicates, depth=settings.depths[0], width=settings.width, n_in=dataset.n_in,
+        label = (self.name, f"H{hurst:g}-beta{beta:g}")
+        net = Res1Net(replicates=replicates, depth=depth, width=settings.width, n_in=dataset.n_in,
                       n_out=dataset.n_out, beta=beta, regime=weight_regime("fbm", hurst=hurst),
                       activation=settings.activation, seed=settings.seed, label=label, dtype=settings.torch_dtype,
                       device=device)
@@ -242,19 +365,22 @@ class MarionFig9(Experiment):
                         optimizer=settings.optimizer, lrs=grid_learning_rates(settings, settings.replicates, device), seed=settings.seed,
                         label=label, lr_drop_epoch=max(1, settings.epochs // 2), on_epoch=progress)
         shape = (settings.replicates, grid)
-        return {"hurst": hurst, "beta": beta, "learning_rates": list(settings.learning_rates),
+        return {"hurst": hurst, "beta": beta, "depth": depth, "learning_rates": list(settings.learning_rates),
                 "test_accuracy": np.asarray(history.test_accuracy[-1]).reshape(shape).tolist(),
                 "train_loss": np.asarray(history.final_train_loss, dtype=float).reshape(shape).tolist(),
                 "diverged": np.asarray(history.diverged).reshape(shape).tolist()}
 
-    def summarise(self, settings, records):
+    @staticmethod
+    def _grid(settings, records, depth) -> dict[str, Any]:
+        """One depth's heat map: the accuracy at the best learning rate (by training loss), the trainable cells, the
+        band's lower edge (the smallest β from which every cell trains) and the largest β that fails, per H."""
         H, B = settings.hursts, settings.betas
         accuracy = np.full((len(B), len(H)), np.nan)
         best_lr = np.full((len(B), len(H)), np.nan)
         diverged = np.zeros((len(B), len(H)), dtype=int)
         for j, h in enumerate(H):
             for i, b in enumerate(B):
-                r = records[f"H{h:g}-beta{b:g}"]
+                r = records[f"H{h:g}-beta{b:g}-L{depth}"]
                 loss = np.array([[np.inf if v is None else v for v in row] for row in r["train_loss"]])
                 acc = np.array(r["test_accuracy"], dtype=float)
                 mean_loss = np.where(np.isfinite(loss), loss, np.inf).mean(axis=0)
@@ -264,63 +390,128 @@ class MarionFig9(Experiment):
                 diverged[i, j] = int(np.sum(r["diverged"]))
         best = float(np.nanmax(accuracy))
         trainable = accuracy >= 0.9 * best
-        critical = [fractional_critical_beta(h) for h in H]
-        above = np.array([[b >= critical[j] - 1e-12 for j in range(len(H))] for b in B])
-        far_below = np.array([[b <= critical[j] - 0.2 + 1e-12 for j in range(len(H))] for b in B])
-        identity_ok = bool(np.all(trainable[above]))
-        explosion_seen = bool(np.any(~trainable[far_below])) if far_below.any() else False
-        edge = []
+        edge, failing = [], []
         for j in range(len(H)):
             ok = [B[i] for i in range(len(B)) if all(trainable[i2, j] for i2 in range(i, len(B)))]
             edge.append(min(ok) if ok else None)
-        checks = [{"check": "every cell with β ≥ max(H, 1/2) is trainable", "passed": identity_ok,
-                   "detail": f"{int(np.sum(~trainable[above]))} of {int(above.sum())} such cells below 90% of the best"},
-                  {"check": "some cell with β ≤ max(H, 1/2) − 0.2 is not trainable", "passed": explosion_seen,
-                   "detail": f"{int(np.sum(~trainable[far_below]))} of {int(far_below.sum())} such cells not trainable"}]
-        return {"dataset": settings.dataset, "hursts": list(H), "betas": list(B), "depth": settings.depths[0],
-                "accuracy": accuracy.tolist(), "best_learning_rate": best_lr.tolist(), "diverged": diverged.tolist(),
-                "best_accuracy": best, "trainable": trainable.tolist(), "critical_beta": critical,
-                "band_lower_edge": edge, "checks": checks,
-                "verdict": combine(checks)}
+            bad = [B[i] for i in range(len(B)) if not trainable[i, j]]
+            failing.append(max(bad) if bad else None)
+        return {"depth": depth, "accuracy": accuracy.tolist(), "best_learning_rate": best_lr.tolist(),
+                "diverged": diverged.tolist(), "best_accuracy": best, "trainable": trainable.tolist(),
+                "band_lower_edge": edge, "largest_failing_beta": failing}
+
+    def summarise(self, settings, records):
+        H, B = settings.hursts, settings.betas
+        critical = [fractional_critical_beta(h) for h in H]
+        above = np.array([[b >= critical[j] - 1e-12 for j in range(len(H))] for b in B])
+        far_below = np.array([[b <= critical[j] - 0.2 + 1e-12 for j in range(len(H))] for b in B])
+        below = ~above
+        grids = [self._grid(settings, records, L) for L in settings.depths]
+        several = len(grids) > 1
+        checks = []
+        for g in grids:
+            trainable = np.array(g["trainable"])
+            where = f"L = {g['depth']}: " if several else ""
+            identity_ok = bool(np.all(trainable[above]))
+            explosion_seen = bool(np.any(~trainable[far_below])) if far_below.any() else False
+            checks += [{"check": f"{where}every cell with β ≥ max(H, 1/2) is trainable", "passed": identity_ok,
+                        "detail": f"{int(np.sum(~trainable[above]))} of {int(above.sum())} such cells below 90% of "
+                                  "the best"},
+                       {"check": f"{where}some cell with β ≤ max(H, 1/2) − 0.2 is not trainable",
+                        "passed": explosion_seen,
+                        "detail": f"{int(np.sum(~trainable[far_below]))} of {int(far_below.sum())} such cells not "
+                                  "trainable"}]
+        if several:
+            checks.append(self._depth_check(settings, grids, below, critical))
+        first = grids[0]
+        return {"dataset": settings.dataset, "hursts": list(H), "betas": list(B), "depth": first["depth"],
+                "depths": list(settings.depths),
+                **{k: v for k, v in first.items() if k != "depth"}, "critical_beta": critical,
+                "per_depth": grids if several else None, "checks": checks, "verdict": combine(checks)}
+
+    @staticmethod
+    def _depth_check(settings, grids, below, critical) -> dict[str, Any]:
+        """The downward shift against a finite-depth effect (module docstring): at every H the failing region at the
+        deepest depth reaches no higher than at the shallowest (its largest failing β, and the band's lower edge, do
+        not rise), and at the deepest depth some cell below the critical line still trains."""
+        H = settings.hursts
+        shallow, deep = grids[0], grids[-1]
+        low_b = min(settings.betas)
+        rises = []
+        for j, h in enumerate(H):
+            f0, f1 = shallow["largest_failing_beta"][j], deep["largest_failing_beta"][j]
+            e0, e1 = shallow["band_lower_edge"][j], deep["band_lower_edge"][j]
+            e0 = low_b if e0 is None and f0 is None else e0
+            risen = ((f1 is not None and (f0 is None or f1 > f0 + 1e-12))
+                     or (e1 is None and e0 is not None) or (e1 is not None and e0 is not None and e1 > e0 + 1e-12))
+            if risen:
+                rises.append(h)
+        deep_trainable = np.array(deep["trainable"])
+        shifted = bool(np.any(deep_trainable[below])) if below.any() else False
+        below_acc = {g["depth"]: float(np.mean(np.array(g["accuracy"])[below])) if below.any() else None
+                     for g in grids}
+        fmt = lambda v: "—" if v is None else f"{v:g}"  # noqa: E731
+        detail = ("largest failing β by H (" + ", ".join(f"{h:g}" for h in H) + "): "
+                  + "; ".join(f"L = {g['depth']}: " + " ".join(fmt(v) for v in g["largest_failing_beta"]) for g in grids)
+                  + " (critical " + " ".join(f"{c:g}" for c in critical) + "); band's lower edge "
+                  + "; ".join(f"L = {g['depth']}: " + " ".join(fmt(v) for v in g["band_lower_edge"]) for g in grids)
+                  + "; mean accuracy below the line " + ", ".join(f"L = {L}: {number(a)}" for L, a in below_acc.items())
+                  + (f"; the failing region rises at H = {', '.join(f'{h:g}' for h in rises)} (a finite-depth effect: "
+                     "the explosion zone grows with L)" if rises else "; the failing region does not rise with depth")
+                  + (f"; {int(np.sum(deep_trainable[below]))} of {int(below.sum())} cells below the line train at "
+                     f"L = {deep['depth']}"))
+        return {"check": (f"the trainable region is shifted downwards at every depth: from L = {shallow['depth']} to "
+                          f"{deep['depth']} the failing region rises at no H, and cells below β = max(H, 1/2) still "
+                          f"train at L = {deep['depth']}"),
+                "passed": bool(not rises and shifted), "detail": detail, "rises_at": rises,
+                "below_line_accuracy": {str(L): a for L, a in below_acc.items()}}
 
     def table(self, result):
         s, n = result.settings, result.numbers
-        lines = [f"res-1, L = {n['depth']}, d = {s.width}, σ = {s.activation}, {s.dataset}, {s.optimizer} on "
-                 f"learning rates {', '.join(f'{r:g}' for r in s.learning_rates)} (best by training loss), {s.epochs} "
-                 f"epochs, {s.replicates} replicates per rate", "",
-                 "test accuracy (rows β, columns H; * trainable: ≥ 90% of the best; | marks β ≥ max(H, 1/2))",
-                 "  β \\ H " + " ".join(f"{h:>8g}" for h in n["hursts"])]
-        for i, b in enumerate(n["betas"]):
-            cells = []
-            for j in range(len(n["hursts"])):
-                a = n["accuracy"][i][j]
-                mark = ("*" if n["trainable"][i][j] else " ") + ("|" if b >= n["critical_beta"][j] - 1e-12 else " ")
-                cells.append(f"{a:6.3f}{mark}")
-            lines.append(f"{b:>7g} " + " ".join(cells))
-        lines.append(f"{'edge':>7s} " + " ".join(f"{number(e):>8s}" for e in n["band_lower_edge"]))
-        lines.append(f"{'β_c(H)':>7s} " + " ".join(f"{c:>8g}" for c in n["critical_beta"]))
+        lines = [f"res-1, L = {', '.join(str(L) for L in n['depths'])}, d = {s.width}, σ = {s.activation}, "
+                 f"{s.dataset}, {s.optimizer} on learning rates {', '.join(f'{r:g}' for r in s.learning_rates)} (best "
+                 f"by training loss), {s.epochs} epochs, {s.replicates} replicates per rate"]
+        for g in n["per_depth"] or [{**n, "depth": n["depth"]}]:
+            lines += ["", f"L = {g['depth']}: test accuracy (rows β, columns H; * trainable: ≥ 90% of the best "
+                          f"{g['best_accuracy']:.3f}; | marks β ≥ max(H, 1/2))",
+                      "  β \\ H " + " ".join(f"{h:>8g}" for h in n["hursts"])]
+            for i, b in enumerate(n["betas"]):
+                cells = []
+                for j in range(len(n["hursts"])):
+                    a = g["accuracy"][i][j]
+                    mark = ("*" if g["trainable"][i][j] else " ") + ("|" if b >= n["critical_beta"][j] - 1e-12 else " ")
+                    cells.append(f"{a:6.3f}{mark}")
+                lines.append(f"{b:>7g} " + " ".join(cells))
+            lines.append(f"{'edge':>7s} " + " ".join(f"{number(e):>8s}" for e in g["band_lower_edge"]))
+            lines.append(f"{'fails ≤':>7s} " + " ".join(f"{number(e):>8s}" for e in g["largest_failing_beta"]))
+            lines.append(f"{'β_c(H)':>7s} " + " ".join(f"{c:>8g}" for c in n["critical_beta"]))
         lines.append("")
         lines += [check_line(c) for c in n["checks"]]
         return lines
 
     def plot(self, result, figure):
         n = result.numbers
-        ax = figure.add_subplot(1, 1, 1)
+        grids = n["per_depth"] or [{**n, "depth": n["depth"]}]
         H, B = np.array(n["hursts"]), np.array(n["betas"])
-        image = ax.imshow(np.array(n["accuracy"]), origin="lower", aspect="auto", cmap="viridis", vmin=0, vmax=1,
-                          extent=(-0.5, len(H) - 0.5, -0.5, len(B) - 0.5))
-        figure.colorbar(image, ax=ax, label="test accuracy (best learning rate by training loss)")
-        for i in range(len(B)):
-            for j in range(len(H)):
-                ax.text(j, i, f"{n['accuracy'][i][j]:.2f}", ha="center", va="center", fontsize=7,
-                        color="black" if n["accuracy"][i][j] > 0.5 else "white")
-        hs = np.linspace(H.min(), H.max(), 200)
-        crit = np.maximum(hs, 0.5)
-        ax.plot(np.interp(hs, H, np.arange(len(H))), np.interp(crit, B, np.arange(len(B))), "r--",
-                label="critical line β = max(H, 1/2)")
-        ax.set_xticks(range(len(H)), [f"{h:g}" for h in H])
-        ax.set_yticks(range(len(B)), [f"{b:g}" for b in B])
-        ax.set(xlabel="Hurst index H of the initialisation", ylabel="scaling β")
-        ax.legend(loc="lower right", fontsize=8)
-        ax.set_title(f"Marion et al. Fig. 9 on {n['dataset']}: L = {n['depth']}; verdict {n['verdict']}", fontsize=10)
-
+        axes = figure.subplots(1, len(grids), squeeze=False)[0]
+        for ax, g in zip(axes, grids):
+            accuracy = np.array(g["accuracy"])
+            image = ax.imshow(accuracy, origin="lower", aspect="auto", cmap="viridis", vmin=0, vmax=1,
+                              extent=(-0.5, len(H) - 0.5, -0.5, len(B) - 0.5))
+            for i in range(len(B)):
+                for j in range(len(H)):
+                    ax.text(j, i, f"{accuracy[i][j]:.2f}", ha="center", va="center", fontsize=7,
+                            color="black" if accuracy[i][j] > 0.5 else "white")
+            hs = np.linspace(H.min(), H.max(), 200)
+            crit = np.maximum(hs, 0.5)
+            ax.plot(np.interp(hs, H, np.arange(len(H))), np.interp(crit, B, np.arange(len(B))), "r--",
+                    label="critical line β = max(H, 1/2)")
+            ax.set_xticks(range(len(H)), [f"{h:g}" for h in H])
+            ax.set_yticks(range(len(B)), [f"{b:g}" for b in B])
+            ax.set(xlabel="Hurst index H of the initialisation", ylabel="scaling β")
+            ax.legend(loc="lower right", fontsize=8)
+            ax.set_title(f"L = {g['depth']}", fontsize=9)
+        figure.colorbar(image, ax=list(axes), label="test accuracy (best learning rate by training loss)")
+        figure.suptitle(f"Marion et al. Fig. 9 on {n['dataset']}: verdict {n['verdict']}", fontsize=10)
+        if len(grids) > 1:
+            figure.set_size_inches(6 * len(grids) + 1, 5)
