@@ -195,9 +195,25 @@ class TangentSystem:
 
     def solve_limit(self, x0: torch.Tensor, times: torch.Tensor, rtol: float, atol: float,
                     method: str = "dopri5") -> torch.Tensor:
+        """Solve the augmented limit, output at ``times``, in pieces that end at each tangent start s inside the span:
+        on a piece the set of active tangent columns is constant, and it is read once, at the piece's start. An
+        adaptive solver evaluates stages at a step's end and steps past a piece's end before interpolating back, so
+        reading the columns at each stage's time would start J^{(s)} before s — a machine-dependent error of the
+        reference, since rounding decides where the last step before s lands."""
         from torchdiffeq import odeint
 
-        return odeint(self.limit_field, x0, times, rtol=rtol, atol=atol, method=method)
+        first, last = float(times[0]), float(times[-1])
+        starts = sorted(s for s in self.layout.times if first + 1e-12 < s < last - 1e-12)
+        out, x = [x0[None]], x0
+        for a, b in zip([first] + starts, starts + [last]):
+            inside = [float(t) for t in times if a + 1e-12 < float(t) < b - 1e-12]
+            span = torch.tensor([a] + inside + [b], dtype=times.dtype, device=times.device)
+            field = lambda t, y, a=a: self.layout.step(lambda h: (self.pair.limit_field(t, h),), y, a)[0]  # noqa: E731
+            ys = odeint(field, x, span, rtol=rtol, atol=atol, method=method)
+            x = ys[-1]
+            keep = ys[1:] if any(abs(float(t) - b) <= 1e-12 for t in times) else ys[1:-1]
+            out.append(keep)
+        return torch.cat(out)
 
 
 #: the quantities compared, network against limit: key → (what, how it is read from a final augmented state)
