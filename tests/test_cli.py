@@ -107,3 +107,24 @@ def test_progress_bars_only_for_a_terminal(monkeypatch):
     assert _show_progress(False)
     monkeypatch.setattr(_sys, "stderr", open(os.devnull, "w"))
     assert not _show_progress(False)
+
+
+STUDY_MODULES = ("convergence", "solvers", "multilevel", "gradients", "ablation", "weak", "phase", "regimes", "figures",
+                 "training")
+
+
+@pytest.mark.parametrize("name", STUDY_MODULES)
+def test_help_carries_no_version_history(name, capsys):
+    """--help describes the flags as they are; what changed between versions is the changelog's (issue 45)."""
+    import importlib
+    import re
+
+    module = importlib.import_module(f"validation.{name}")
+    try:
+        code = module.main(["--help"])
+    except SystemExit as stop:
+        code = stop.code
+    assert code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert not re.search(r"\b(before|as in|since|until) (version )?\d+\.\d+", text), re.findall(
+        r".{60}\b(?:before|as in|since|until) (?:version )?\d+\.\d+.{20}", text)

@@ -106,7 +106,7 @@ class PairSettings(CommonSettings):
                                             "unaffected (network and limit read the same increments), but it is "
                                             "another path: the seed's numbers change (docs/theory.md §6)",
                                       choices=("float32", "float64"),
-                                      default_text="float32; float64 repeats the numbers of versions before 0.3")
+                                      default_text="float32")
     rtol: float | None = setting(None, "ODE pairs: relative tolerance of the adaptive dopri5 reference (second "
                                        "reference: 100× looser)", parse=float,
                                  default_text="1e-10 in float64, 1e-6 in float32")
@@ -181,7 +181,7 @@ class RateFitSettings(CommonSettings):
     confidence: float = setting(0.95, "level of the bootstrap intervals, in (0, 1)", parse=float,
                                 group="fit and verdict")
     resamples: int = setting(2000, "bootstrap resamples of every interval (100 to 100000); --bootstrap is the same "
-                                   "flag (its name before 0.4)", parse=int, group="fit and verdict",
+                                   "flag", parse=int, group="fit and verdict",
                              aliases=("--bootstrap",))
 
     def check(self) -> None:

@@ -147,7 +147,7 @@ class SolversSettings(RateFitSettings, PairSettings):
                                   metavar="NAME")
     timing_repeats: int = setting(TIMING_REPEATS, "the wall-time axis: every solve runs once untimed (a warm-up, whose "
                                   "result gives the errors), then this many timed times, and the median is reported "
-                                  "(0: one timing of the warm-up itself, as in 0.5.0)", parse=int)
+                                  "(0: one timing of the warm-up itself)", parse=int)
 
     def check(self) -> None:
         super().check()
