@@ -128,3 +128,19 @@ def test_help_carries_no_version_history(name, capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert not re.search(r"\b(before|as in|since|until) (version )?\d+\.\d+", text), re.findall(
         r".{60}\b(?:before|as in|since|until) (?:version )?\d+\.\d+.{20}", text)
+
+
+@pytest.mark.parametrize("name", STUDY_MODULES)
+def test_help_wraps_to_the_terminal_width(name, capsys, monkeypatch):
+    """At COLUMNS=80 every --help line fits, but command examples (never broken) and argparse's own choice lists."""
+    import importlib
+
+    monkeypatch.setenv("COLUMNS", "80")
+    module = importlib.import_module(f"validation.{name}")
+    try:
+        module.main(["--help"])
+    except SystemExit:
+        pass
+    lines = capsys.readouterr().out.split("\n")
+    long = [line for line in lines if len(line) > 80 and not line.strip().startswith(("python ", "{", "--", "[", "usage"))]
+    assert not long, long[:3]

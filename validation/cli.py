@@ -25,6 +25,7 @@ import dataclasses
 import gc
 import os
 import re
+import textwrap
 import shlex
 import signal
 import sys
@@ -63,8 +64,42 @@ THREADS_HELP = (
 )
 
 
+#: a line that starts an item of its own in a description: a bullet, a numbered step, or a command example
+_ITEM_START = re.compile(r"^(\s*)([*\-•] |\d+\. |\(\w\) )")
+_VERBATIM = re.compile(r"^\s*(python |\$ |>>> |pip |\.\./|[A-Z_]+=)")
+
+
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """Keeps the description's line breaks; defaults are written into each help text by :func:`_help`."""
+    """Re-wraps the description and the epilog to the terminal's width (``COLUMNS``, as argparse reads it) while
+    keeping their structure: paragraphs, bullets and numbered steps (continuation lines joined, hanging indent), and
+    command lines verbatim (a command is never broken). Defaults are written into each help text by :func:`_help`."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        out: list[str] = []
+        for block in re.split(r"\n\s*\n", text.strip("\n")):
+            items: list[tuple[str, str, str]] = []  # (first indent, hanging indent, text) or verbatim ("", "", line)
+            for line in block.split("\n"):
+                start = _ITEM_START.match(line)
+                lead = len(line) - len(line.lstrip(" "))
+                if _VERBATIM.match(line) or not line.strip():
+                    items.append(("", "\0", line))
+                elif start:
+                    items.append((start.group(1), " " * len(start.group(0)), line.strip()))
+                elif items and items[-1][1] != "\0" and lead >= len(items[-1][0]):
+                    first, hanging, body = items[-1]
+                    items[-1] = (first, hanging, body + " " + line.strip())
+                else:
+                    items.append((" " * lead, " " * lead, line.strip()))
+            lines = []
+            for first, hanging, body in items:
+                if hanging == "\0":
+                    lines.append(indent + body)
+                else:
+                    lines.append(textwrap.fill(body, width, initial_indent=indent + first,
+                                               subsequent_indent=indent + hanging, break_on_hyphens=False,
+                                               break_long_words=False))
+            out.append("\n".join(lines))
+        return "\n\n".join(out)
 
 
 class _Parser(argparse.ArgumentParser):
