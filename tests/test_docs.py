@@ -225,3 +225,17 @@ def test_tutorial_code_pastes_into_a_plain_python_prompt(path):
                           timeout=600, env={**os.environ, "TUTORIAL_QUICK": "1", "MPLBACKEND": "Agg"})
     errors = [line for line in proc.stderr.splitlines() if "Error" in line or "Traceback" in line]
     assert proc.returncode == 0 and not errors, errors[:5]
+
+
+def test_the_main_study_timings_quoted_are_the_committed_benchmark():
+    """The README and the tutorial index quote the main study's time from benchmarks/results/bench_whole_process.json
+    (the median wall time of the package's runs), not a number of their own (issue 45)."""
+    import json
+
+    bench = json.loads((ROOT / "benchmarks" / "results" / "bench_whole_process.json").read_text())
+    quoted = f"{bench['median']['package']['wall_s']:.1f} s"
+    readme = (ROOT / "README.md").read_text()
+    main_line = next(line for line in readme.splitlines() if line.startswith("python -m validation.convergence --model res1 "))
+    assert quoted in main_line and "benchmarks/" in main_line, main_line
+    index = " ".join((ROOT / "docs" / "tutorial" / "index.md").read_text().split())
+    assert f"It took {quoted}" in index and "bench_whole_process.json" in index
