@@ -144,3 +144,26 @@ def test_help_wraps_to_the_terminal_width(name, capsys, monkeypatch):
     lines = capsys.readouterr().out.split("\n")
     long = [line for line in lines if len(line) > 80 and not line.strip().startswith(("python ", "{", "--", "[", "usage"))]
     assert not long, long[:3]
+
+
+@pytest.mark.parametrize("message, expected", [
+    ("[enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: can't allocate memory: you tried to allocate "
+     "53687091200 bytes. Error code 12 (Cannot allocate memory)", "error: out of memory: "),
+    ("CUDA out of memory. Tried to allocate 2.00 GiB", "error: out of memory: "),
+    ("mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)", "internal error: RuntimeError: "),
+])
+def test_a_torch_allocation_failure_is_reported_as_out_of_memory(message, expected, capsys, monkeypatch):
+    """torch reports a failed allocation as a RuntimeError; it gets the out-of-memory line (exit 3, with what to
+    lower), not "internal error" — and any other RuntimeError stays an internal error (issue 46)."""
+    import dataclasses
+
+    from validation import cli, convergence
+
+    def failing_run(*args, **kwargs):
+        raise RuntimeError(message)
+
+    command = dataclasses.replace(convergence.COMMAND, run=failing_run)
+    assert cli.execute(command, ["--model", "res1", "--samples", "10", "--depths", "4,8,16", "--quiet"]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith(expected), err
+    assert ("lower --samples" in err) == expected.startswith("error: out of memory")

@@ -357,11 +357,28 @@ def execute(command: Command, argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         return 3
     except Exception as exc:  # an internal error: one line, never confused with a FAIL (exit 1)
+        if _allocation_failure(exc):   # torch's allocators raise RuntimeError (CPU) or OutOfMemoryError (CUDA)
+            print(f"error: out of memory: {str(exc).splitlines()[0][:200]} (lower --samples, --width or the depths; "
+                  "see --memory-mb)", file=sys.stderr)
+            if debug:
+                traceback.print_exc()
+            return 3
         print(f"internal error: {type(exc).__name__}: {exc}"
               + ("" if debug else " (run with --debug for the traceback)"), file=sys.stderr)
         if debug:
             traceback.print_exc()
         return 3
+
+
+#: what torch's allocators say when an allocation fails (CPU: "DefaultCPUAllocator: can't allocate memory: you
+#: tried to allocate … bytes"; CUDA: torch.OutOfMemoryError, "CUDA out of memory. Tried to allocate …")
+_ALLOCATION_FAILURE = re.compile(r"can't allocate memory|out of memory|DefaultCPUAllocator|Tried to allocate",
+                                 re.IGNORECASE)
+
+
+def _allocation_failure(exc: BaseException) -> bool:
+    """Is ``exc`` a failed allocation that torch reports as a RuntimeError (or its OutOfMemoryError subclass)?"""
+    return isinstance(exc, RuntimeError) and bool(_ALLOCATION_FAILURE.search(str(exc)))
 
 
 def _show_progress(quiet: bool) -> bool:
