@@ -167,3 +167,35 @@ def test_a_torch_allocation_failure_is_reported_as_out_of_memory(message, expect
     err = capsys.readouterr().err
     assert err.startswith(expected), err
     assert ("lower --samples" in err) == expected.startswith("error: out of memory")
+
+
+def test_the_memory_check_reads_the_process_limits(tmp_path, monkeypatch, capsys):
+    """A run that fits the machine but not the process's own limit (RLIMIT_AS, a cgroup) is refused before it starts
+    (exit 2, naming the limit), not left to die after allocating (issue 46)."""
+    import resource
+
+    from validation import runtime
+    from validation.convergence import main
+
+    # cgroup v2 and v1 files, read from a given root
+    (tmp_path / "memory.max").write_text(str(3 << 30))
+    (tmp_path / "memory.current").write_text(str(1 << 30))
+    assert runtime._cgroup_free_mb(str(tmp_path)) == 2048
+    (tmp_path / "memory.max").write_text("max")
+    v1 = tmp_path / "memory"
+    v1.mkdir()
+    (v1 / "memory.limit_in_bytes").write_text(str(9223372036854771712))   # v1's "no limit"
+    (v1 / "memory.usage_in_bytes").write_text(str(1 << 30))
+    assert runtime._cgroup_free_mb(str(tmp_path)) is None
+    (v1 / "memory.limit_in_bytes").write_text(str(5 << 30))
+    assert runtime._cgroup_free_mb(str(tmp_path)) == 4096
+
+    # an address-space limit just above what is mapped: nearly nothing left
+    mapped = next(int(line.split()[1]) * 1024 for line in open("/proc/self/status") if line.startswith("VmSize:"))
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (mapped + (64 << 20), resource.RLIM_INFINITY))
+    limits = runtime.memory_limits_mb()
+    assert "address space" in limits and limits["address space"] <= 64 + 1
+    assert runtime.available_memory_mb() == min(limits.values())
+    assert main(["--model", "res1", "--samples", "20000", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "address space limit" in err and "MiB available here" in err, err

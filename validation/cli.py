@@ -40,7 +40,7 @@ from limits.fractional import FractionalNoiseError
 from limits.pairs import PairError
 
 from .results import StudyResult, plan_outputs, write_outputs
-from .runtime import available_memory_mb, reuse_freed_memory
+from .runtime import memory_limits_mb, reuse_freed_memory
 from .settings import SettingsError, UsageError
 
 __all__ = ["Command", "execute", "HelpFormatter", "BAD_INPUT"]
@@ -416,9 +416,15 @@ def _check_memory(command: Command, positional: list[Any], settings: Any, limit_
     if command.estimate_mb is None:
         return
     needed = command.estimate_mb(*positional, settings)
-    limit = available_memory_mb() if limit_mb is None else limit_mb
+    if limit_mb is None:
+        limits = memory_limits_mb()
+        which = min(limits, key=limits.__getitem__)
+        limit = limits[which]
+    else:
+        limit = limit_mb
     if needed > limit:
-        source = f"--memory-mb {limit_mb:g}" if limit_mb is not None else f"the {limit:.0f} MiB available here"
+        source = (f"--memory-mb {limit_mb:g}" if limit_mb is not None else
+                  f"the {limit:.0f} MiB available here" + ("" if which == "machine" else f" (the process's {which} limit)"))
         raise UsageError(f"this run needs about {needed:,.0f} MiB of memory, more than {source}; lower the sizes "
                          "(--samples, --width, depths) or raise --memory-mb")
     if command.estimate_seconds is not None:  # a run that will start, but take long: say so first

@@ -10,7 +10,7 @@ from typing import Iterator
 
 import torch
 
-__all__ = ["threads", "flush_denormal", "reuse_freed_memory", "available_memory_mb", "utc_now"]
+__all__ = ["threads", "flush_denormal", "reuse_freed_memory", "available_memory_mb", "memory_limits_mb", "utc_now"]
 
 
 @contextlib.contextmanager
@@ -64,16 +64,86 @@ def reuse_freed_memory() -> bool:
         return False
 
 
-def available_memory_mb() -> float:
-    """MemAvailable from /proc/meminfo (Linux), else the physical memory, in MiB."""
+#: a memory limit at or above this is "no limit" (cgroup v1 writes 2^63 rounded down to a page)
+_UNLIMITED = 1 << 60
+
+
+def _read_number(path: str) -> int | None:
+    """The integer in a one-line file ("max" or a missing file: None)."""
+    try:
+        with open(path) as handle:
+            text = handle.read().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _cgroup_free_mb(root: str = "/sys/fs/cgroup") -> float | None:
+    """Memory left under this process's cgroup limit (v2: memory.max − memory.current; v1: memory.limit_in_bytes −
+    memory.usage_in_bytes), in MiB; None when there is no limit or no cgroup to read."""
+    paths = [""]
+    try:
+        with open("/proc/self/cgroup") as handle:
+            for line in handle:
+                parts = line.strip().split(":", 2)
+                if len(parts) == 3 and (parts[1] == "" or "memory" in parts[1].split(",")) and parts[2] != "/":
+                    paths.insert(0, parts[2])
+    except OSError:
+        pass
+    for path in paths:
+        for limit_file, usage_file in ((f"{root}{path}/memory.max", f"{root}{path}/memory.current"),
+                                       (f"{root}/memory{path}/memory.limit_in_bytes",
+                                        f"{root}/memory{path}/memory.usage_in_bytes")):
+            limit, usage = _read_number(limit_file), _read_number(usage_file)
+            if limit is not None and limit < _UNLIMITED:
+                return max(0.0, (limit - (usage or 0)) / 2**20)
+    return None
+
+
+def _address_space_free_mb() -> float | None:
+    """Address space left under RLIMIT_AS (soft limit − VmSize), in MiB; None when unlimited."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, OSError, ValueError):
+        return None
+    if soft == resource.RLIM_INFINITY or soft < 0 or soft >= _UNLIMITED:
+        return None
+    used = 0
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith("VmSize:"):
+                    used = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return max(0.0, (soft - used) / 2**20)
+
+
+def memory_limits_mb() -> dict[str, float]:
+    """The memory this process may still use, by source, in MiB: ``machine`` (MemAvailable from /proc/meminfo on
+    Linux, else the physical memory), and where set, ``cgroup`` (its memory limit less its usage) and ``address
+    space`` (RLIMIT_AS less the address space already mapped) — a run that fits the machine but not a limit dies."""
+    limits: dict[str, float] = {}
     try:
         with open("/proc/meminfo") as handle:
             for line in handle:
                 if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) / 1024
+                    limits["machine"] = int(line.split()[1]) / 1024
     except OSError:
         pass
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20
+    if "machine" not in limits:
+        limits["machine"] = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20
+    for name, free in (("cgroup", _cgroup_free_mb()), ("address space", _address_space_free_mb())):
+        if free is not None:
+            limits[name] = free
+    return limits
+
+
+def available_memory_mb() -> float:
+    """The least of :func:`memory_limits_mb`: what this process can still allocate, in MiB."""
+    return min(memory_limits_mb().values())
 
 
 def utc_now() -> _dt.datetime:
