@@ -234,3 +234,14 @@ def test_help_states_the_defaults_the_run_uses(capsys):
     assert f"(default: {study.DEFAULT_DEPTHS[0]}:{study.DEFAULT_DEPTHS[-1]})" in text
     assert f"(default: {study.DEFAULT_SAMPLES})" in text
     assert "SDE 4:256" not in text and "SDE 500" not in text
+
+
+def test_a_width_whose_single_path_does_not_fit_is_refused_before_it_starts(capsys):
+    """The memory estimate counts one sample's path when even that exceeds the path budget (d = 10⁶: m = d² + d noise
+    dimensions per step): the run is refused (exit 2), not left to fail allocating terabytes (issue 46)."""
+    from validation import multilevel as study
+
+    assert study.main(["--depths", "2,4,8,16", "--width", "1000000", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: this run needs about") and "MiB" in err
+    assert study.estimate_mb("res1", study.MultilevelSettings()) < 1000   # the default run: the path budget

@@ -232,17 +232,21 @@ def swapped_halves(path: DyadicPath) -> DyadicPath:
     return DyadicPath(torch.stack((w[1::2], w[0::2]), dim=1).reshape(w.shape), t1=path.t1)
 
 
+def _per_sample(pair: SDEPair, solver: str) -> tuple[int, int]:
+    """(numbers of the recorded path per step, numbers of the scheme's working arrays) for one sample."""
+    m, d = pair.noise_dim, pair.width
+    if solver == "network":
+        return m, 0
+    if solver == ANTITHETIC:
+        return 2 * m, 4 * d * m  # the path and its twin; no areas
+    return 2 * m + m * (m - 1) // 2, 4 * d * m
+
+
 def _batch_size(pair: SDEPair, solver: str, depth0: int) -> Callable[[int], int]:
     """Samples per sampler call at each level: the recorded path (L steps × N samples × its numbers per step) within
     :data:`PATH_BUDGET`, at most :data:`MAX_BATCH`; a scheme's working arrays (g and v: d × m numbers per sample,
     a few of them) within it too."""
-    m, d = pair.noise_dim, pair.width
-    if solver == "network":
-        per_step, working = m, 0
-    elif solver == ANTITHETIC:
-        per_step, working = 2 * m, 4 * d * m  # the path and its twin; no areas
-    else:
-        per_step, working = 2 * m + m * (m - 1) // 2, 4 * d * m
+    per_step, working = _per_sample(pair, solver)
     cap = MAX_BATCH if not working else min(MAX_BATCH, PATH_BUDGET // working)
     return lambda level: max(1, min(cap, PATH_BUDGET // (depth0 * 2**level * per_step)))
 
@@ -624,10 +628,18 @@ def estimate_seconds(model: str | type[Pair] | Pair, settings: MultilevelSetting
 
 
 def estimate_mb(model: str | type[Pair] | Pair, settings: MultilevelSettings) -> float:
-    """The recorded path of one sampler call (at most :data:`PATH_BUDGET` numbers) and the kept level samples."""
-    settings = _with_defaults(settings)
+    """The recorded path of one sampler call and the scheme's working arrays, at the deepest level (at most
+    :data:`PATH_BUDGET` numbers, but never less than one sample's: a wide network's single path can be far larger),
+    three times over, and the kept level samples."""
+    pair, settings = build_pair(model, _with_defaults(settings))
+    deepest = settings.depths[-1]
+    largest = 0
+    for solver in settings.schemes:
+        per_step, working = _per_sample(pair, solver)
+        size = _batch_size(pair, solver, settings.depths[0])(len(settings.depths) - 1)
+        largest = max(largest, size * (deepest * per_step + working))
     kept = 8 * 3 * settings.samples * len(settings.depths) * len(settings.schemes)
-    return (8 * 3 * PATH_BUDGET + kept) / 2**20 + 300
+    return (8 * 3 * max(PATH_BUDGET, largest) + kept) / 2**20 + 300
 
 
 EPILOG = """\
