@@ -844,6 +844,12 @@ def estimate_mb(model: str | type[Pair] | Pair, settings: SolversSettings) -> fl
     if cls.kind != "sde":
         return base
     channels = s.width * s.width + s.width
+    names = s.schemes if s.schemes is not None else _sde_schemes(build_pair(model, settings)[0], s)
+    if any(get_sde_scheme(name).needs_levy_area for name in names if name in SDE_SCHEMES):
+        # recorded at the reference's n steps with space-time and Lévy areas: 2m + m(m − 1)/2 numbers per step, and
+        # the coarser depths' merged copies (a geometric series: at most as many again)
+        per_step = 2 * channels + channels * (channels - 1) // 2
+        return base + 2 * s.reference_steps * s.samples * per_step * 8 / 2**20
     record = s.reference_steps if s.width == 1 else s.depths[-1]
     return base + 2 * record * s.samples * channels * 8 / 2**20
 
@@ -954,7 +960,7 @@ examples:
   python -m validation.solvers --model cohen-sde --schemes euler,midpoint
   python -m validation.solvers --problem gbm                      # every scheme against the exact solution
   python -m validation.solvers --list-problems
-  python -m validation.solvers --model res1 --width 2 --schemes euler,milstein_levy_area   # order 1 with Levy areas
+  python -m validation.solvers --model res1 --width 2 --schemes euler,milstein_levy_area --samples 2000   # Levy areas
 
 heavy-tailed problems (log-normal solutions; docs/results/solvers.md): gbm and gbm-stratonovich run 8000 paths by
 default (2000 left three schemes straddling an edge); kp4446 settles at --samples 16000 (Milstein 0.999 [0.983,
