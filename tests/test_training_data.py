@@ -330,3 +330,35 @@ def test_the_command_line_refuses_a_bad_cifar10_binary_folder_in_one_line(tmp_pa
     assert proc.returncode == 2, proc.stderr
     assert dict(CIFAR_BAD)[kind] in proc.stderr and "Traceback" not in proc.stderr
     assert proc.stderr.strip().count("\n") == 0
+
+
+def test_an_npz_member_that_claims_more_than_it_holds_is_refused_before_loading(tmp_path):
+    """A hostile .npz whose x_train header claims shape (10¹²,) float64 is refused from its header (bad input, one line),
+    before numpy allocates 8 TB; a well-formed archive still loads (issue 46)."""
+    import io
+    import zipfile
+
+    from validation.settings import SettingsError
+    from validation.training import data
+
+    def member(shape, dtype, payload):
+        buf = io.BytesIO()
+        np.lib.format.write_array_header_1_0(buf, {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)),
+                                                   "fortran_order": False, "shape": shape})
+        return buf.getvalue() + payload
+
+    def small(value):
+        buf = io.BytesIO()
+        np.save(buf, value)
+        return buf.getvalue()
+
+    path = tmp_path / "mnist.npz"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("x_train.npy", member((10**12,), "float64", b"\0" * 64))
+        for key in ("y_train", "x_test", "y_test"):
+            archive.writestr(f"{key}.npy", small(np.zeros(4, dtype=np.uint8)))
+    with pytest.raises(SettingsError, match=r"x_train declares shape \(1000000000000,\)"):
+        data._read_arrays(path)
+    good = tmp_path / "good.npz"
+    np.savez(good, x_train=np.zeros((4, 9)), y_train=np.arange(4), x_test=np.zeros((2, 9)), y_test=np.arange(2))
+    assert data._read_arrays(good)["x_train"].shape == (4, 9)

@@ -377,6 +377,7 @@ def _read_arrays(path: Path) -> dict[str, np.ndarray]:
     numeric images with one row per label, at least one example each, the same pixels per image, and integer
     labels in 0…99. Anything else is bad input (one line naming the file and what it must hold), never a crash."""
     wanted = "an .npz with numeric arrays x_train, x_test (one image per row) and integer labels y_train, y_test in 0…99"
+    _check_npz_headers(path, wanted)
     try:
         with np.load(path, allow_pickle=False) as archive:
             missing = set(_KEYS) - set(archive.files)
@@ -390,6 +391,40 @@ def _read_arrays(path: Path) -> dict[str, np.ndarray]:
                                         f"{wanted}") from None
     _check_arrays(arrays, str(path), {key: key for key in _KEYS}, wanted, max_label=99)
     return arrays
+
+
+def _check_npz_headers(path: Path, wanted: str) -> None:
+    """Read each wanted member's .npy header before loading it: refuse (bad input) a member whose declared shape and
+    dtype need more than :data:`_IDX_MAX_BYTES` (the archive's members together too), or more bytes than the member
+    holds — numpy would otherwise allocate what the header claims (a 10¹²-element shape) before finding the data
+    short. Unreadable archives are left to :func:`_read_arrays`'s own refusal."""
+    try:
+        archive = zipfile.ZipFile(path)
+    except (OSError, zipfile.BadZipFile):
+        return
+    total = 0
+    with archive:
+        for key in _KEYS:
+            try:
+                info = archive.getinfo(f"{key}.npy")
+            except KeyError:
+                continue
+            try:
+                with archive.open(info) as member:
+                    version = np.lib.format.read_magic(member)
+                    read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                            else np.lib.format.read_array_header_2_0)
+                    shape, _, dtype = read(member)
+                    header = member.tell()
+            except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+                raise SettingsError("data_dir", f"{path}: {key} has an unreadable header ({exc}); it must be "
+                                                f"{wanted}") from None
+            declared = math.prod(shape) * dtype.itemsize
+            total += declared
+            if declared > info.file_size - header or total > _IDX_MAX_BYTES:
+                raise SettingsError("data_dir", f"{path}: {key} declares shape {shape} of {dtype} ({declared:,} "
+                                                f"bytes) but holds {max(0, info.file_size - header):,}; at most "
+                                                f"{_IDX_MAX_BYTES:,} bytes in all are accepted")
 
 
 def _check_arrays(arrays: dict[str, np.ndarray], where: str, names: dict[str, str], wanted: str, *,
