@@ -634,7 +634,7 @@ def estimate_mb(model: str | type[Pair] | Pair, settings: MultilevelSettings) ->
     pair, settings = build_pair(model, _with_defaults(settings))
     deepest = settings.depths[-1]
     largest = 0
-    for solver in settings.schemes:
+    for solver in (settings.schemes if isinstance(pair, SDEPair) else ()):   # an ODE pair: refused by the run
         per_step, working = _per_sample(pair, solver)
         size = _batch_size(pair, solver, settings.depths[0])(len(settings.depths) - 1)
         largest = max(largest, size * (deepest * per_step + working))
