@@ -351,20 +351,14 @@ def execute(command: Command, argv: Sequence[str] | None = None) -> int:
     except Terminated:
         print("terminated: no output was written", file=sys.stderr)
         return 143
-    except MemoryError:
-        print("error: out of memory (lower --samples, --width or the depths; see --memory-mb)", file=sys.stderr)
-        if debug:
-            traceback.print_exc()
-        return 3
     except Exception as exc:  # an internal error: one line, never confused with a FAIL (exit 1)
-        if _allocation_failure(exc):   # torch's allocators raise RuntimeError (CPU) or OutOfMemoryError (CUDA)
-            print(f"error: out of memory: {str(exc).splitlines()[0][:200]} (lower --samples, --width or the depths; "
-                  "see --memory-mb)", file=sys.stderr)
-            if debug:
-                traceback.print_exc()
-            return 3
-        print(f"internal error: {type(exc).__name__}: {exc}"
-              + ("" if debug else " (run with --debug for the traceback)"), file=sys.stderr)
+        if isinstance(exc, MemoryError) or _allocation_failure(exc):
+            said = "" if isinstance(exc, MemoryError) else f": {str(exc).splitlines()[0][:200]}"
+            print(f"error: out of memory{said} (lower --samples, --width or the depths; see --memory-mb)",
+                  file=sys.stderr)
+        else:
+            print(f"internal error: {type(exc).__name__}: {exc}"
+                  + ("" if debug else " (run with --debug for the traceback)"), file=sys.stderr)
         if debug:
             traceback.print_exc()
         return 3
@@ -377,7 +371,8 @@ _ALLOCATION_FAILURE = re.compile(r"can't allocate memory|out of memory|DefaultCP
 
 
 def _allocation_failure(exc: BaseException) -> bool:
-    """Is ``exc`` a failed allocation that torch reports as a RuntimeError (or its OutOfMemoryError subclass)?"""
+    """Is ``exc`` a failed allocation that torch reports as a RuntimeError (CPU) or its OutOfMemoryError subclass
+    (CUDA)? Python's own MemoryError is told apart by type."""
     return isinstance(exc, RuntimeError) and bool(_ALLOCATION_FAILURE.search(str(exc)))
 
 

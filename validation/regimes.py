@@ -605,6 +605,15 @@ SUB_GAUSSIAN_S = 1.0
 C_SAMPLES = 4000
 
 
+def _prop3_applies(C: float, d: int, depth: int, a2: float, delta: float) -> tuple[bool, bool]:
+    """Whether Prop. 3's conditions hold at (d, L, α², δ), with s = :data:`SUB_GAUSSIAN_S` and the eighth-moment C:
+    (i) d ≥ 64, α² ≤ 2/((√C s⁴ + 4√C + 16 s⁴) d) and 2L exp(−d/(64α²s²)) ≤ δ/11; (ii) α² ≤ 1/(√C (d + 128 s⁴))."""
+    root, sg = math.sqrt(C), SUB_GAUSSIAN_S
+    lower = (d >= 64 and a2 <= 2.0 / ((root * sg**4 + 4 * root + 16 * sg**4) * d)
+             and 2 * depth * math.exp(-d / (64 * a2 * sg**2)) <= delta / 11)
+    return lower, a2 <= 1.0 / (root * (d + 128 * sg**4))
+
+
 def _prop3_bounds(s: RegimesSettings, data: dict[str, np.ndarray], block: Block) -> dict[str, Any]:
     """Marion et al. Prop. 3, at every (β, L, δ) where its conditions hold (Cor. 4 (iii) is its β = ½ case):
 
@@ -616,19 +625,19 @@ def _prop3_bounds(s: RegimesSettings, data: dict[str, np.ndarray], block: Block)
     eighth_moment_constant`. Each is checked as an exceedance probability ≤ δ (Clopper–Pearson, Bonferroni over
     the cells, family-wise 1%); a lower bound ≤ 0 says nothing and is skipped."""
     C = regime_assumptions.eighth_moment_constant(block, s.law, s.width, C_SAMPLES, s.seed, s.torch_dtype)
-    root, sg, d = math.sqrt(C), SUB_GAUSSIAN_S, s.width
+    sg, d = SUB_GAUSSIAN_S, s.width
     planned = []
     for j, beta in enumerate(s.betas):
         for i, depth in enumerate(s.depths):
             a2 = depth ** (-2.0 * beta)
             la2 = depth * a2
             for delta in s.deltas:
-                if (d >= 64 and a2 <= 2.0 / ((root * sg**4 + 4 * root + 16 * sg**4) * d)
-                        and 2 * depth * math.exp(-d / (64 * a2 * sg**2)) <= delta / 11):
+                lower_applies, upper_applies = _prop3_applies(C, d, depth, a2, delta)
+                if lower_applies:
                     lower = math.expm1(3 * la2 / 8 - math.sqrt(11 * la2 / (d * delta)))
                     if lower > 0:
                         planned.append(("(i) lower", j, i, beta, depth, delta, lower, False))
-                if a2 <= 1.0 / (root * (d + 128 * sg**4)):
+                if upper_applies:
                     upper = math.exp(la2 + math.sqrt(5 * la2 / (d * delta))) + 1
                     planned.append(("(ii) upper", j, i, beta, depth, delta, upper, True))
     level = 0.01 / max(1, len(planned))
@@ -748,14 +757,12 @@ def _fig2_quantile_bounds(s: RegimesSettings, ratios: np.ndarray, block: Block) 
     a2 = depth ** (-2.0 * beta)
     la2 = depth * a2
     C = regime_assumptions.eighth_moment_constant(block, s.law, d, C_SAMPLES, s.seed, s.torch_dtype)
-    root, sg = math.sqrt(C), SUB_GAUSSIAN_S
-    lower_applies = (d >= 64 and a2 <= 2.0 / ((root * sg**4 + 4 * root + 16 * sg**4) * d))
-    upper_applies = a2 <= 1.0 / (root * (d + 128 * sg**4))
     squared = np.asarray(ratios, dtype=np.float64) ** 2
     planned = []
     for q in FIG2_TAILS:
         lower, upper = prop3_norm_bounds(la2, d, q)
-        if lower_applies and 2 * depth * math.exp(-d / (64 * a2 * sg**2)) <= q / 11:
+        lower_applies, upper_applies = _prop3_applies(C, d, depth, a2, q)
+        if lower_applies:
             planned.append((f"(i) {q:g}-quantile ≥ {lower:.3f}", lower, q, False))
         if upper_applies:
             planned.append((f"(ii) {1 - q:g}-quantile ≤ {upper:.3f}", upper, q, True))
@@ -763,7 +770,7 @@ def _fig2_quantile_bounds(s: RegimesSettings, ratios: np.ndarray, block: Block) 
     cells = [{"bound_kind": kind, "beta": beta, "depth": depth, **exceedance_check(squared, bound**2, q, level, above=above),
               "bound_ratio": bound, "quantile_ratio": float(np.quantile(ratios, 1 - q if above else q))}
              for kind, bound, q, above in planned]
-    return {"C": C, "s": sg, "width": d, "cells": cells, "cor4_two_sided_quarter": [
+    return {"C": C, "s": SUB_GAUSSIAN_S, "width": d, "cells": cells, "cor4_two_sided_quarter": [
         math.sqrt(math.exp(3 * la2 / 8 - math.sqrt(22 * la2 / (d * 0.25)))),
         math.sqrt(math.exp(la2 + math.sqrt(10 * la2 / (d * 0.25))))]}
 

@@ -208,42 +208,39 @@ class PFSGD(Experiment):
 
 
 
-def _worst_loss_log_ratio(settings, records, out, arm: str) -> tuple[float, float, float, str]:
-    """log(worst-cell training loss of ``arm`` / that of the reparametrised arm), each at its common learning rate,
-    with its interval: the same replicate r starts from the same draws and data order in both, so replicates are
-    resampled together (paired bootstrap, percentile)."""
-    columns = [np.array([[np.inf if v is None else v for v in row] for row in records[f"{p}-D{D}-L{L}"]["train_loss"]])
+def _compare_worst_cells(settings, records, out, first: str, second: str, key: str, clean,
+                         compare) -> tuple[float, float, float, str]:
+    """``compare(first's cell means, second's cell means)`` (each (…, cells), a record's ``key`` per replicate at the
+    arm's common learning rate, ``clean`` applied to each value), with its interval: the same replicate r starts from
+    the same draws and data order in every arm, so replicates are resampled together (paired bootstrap,
+    percentile)."""
+    columns = [np.array([[clean(v) for v in row] for row in records[f"{p}-D{D}-L{L}"][key]])
                [:, settings.learning_rates.index(out[p]["learning_rate"])]
-               for p in ("reparametrised", arm) for D in settings.widths for L in settings.depths]
+               for p in (first, second) for D in settings.widths for L in settings.depths]
     cells = len(settings.widths) * len(settings.depths)
 
-    def log_ratio(*cols: np.ndarray, axis: int = -1) -> np.ndarray:
+    def statistic(*cols: np.ndarray, axis: int = -1) -> np.ndarray:
         means = np.stack([np.mean(c, axis=axis) for c in cols], axis=-1)
-        return np.log(means[..., cells:].max(axis=-1)) - np.log(means[..., :cells].max(axis=-1))
+        return compare(means[..., :cells], means[..., cells:])
 
-    point = float(log_ratio(*columns))
-    low, high, method = (paired_bootstrap(columns, log_ratio, resamples=settings.resamples,
+    point = float(statistic(*columns))
+    low, high, method = (paired_bootstrap(columns, statistic, resamples=settings.resamples,
                                           confidence=settings.confidence, seed=settings.seed, method="percentile")
                          if settings.replicates >= 2 and math.isfinite(point) else (math.nan, math.nan, "none"))
     return point, low, high, method
 
 
+def _worst_loss_log_ratio(settings, records, out, arm: str) -> tuple[float, float, float, str]:
+    """log(worst-cell training loss of ``arm`` / that of the reparametrised arm), each at its common learning rate,
+    with its paired interval (:func:`_compare_worst_cells`); a missing loss counts as +∞."""
+    return _compare_worst_cells(settings, records, out, "reparametrised", arm, "train_loss",
+                                lambda v: np.inf if v is None else v,
+                                lambda first, other: np.log(other.max(axis=-1)) - np.log(first.max(axis=-1)))
+
+
 def _worst_accuracy_difference(settings, records, out) -> tuple[float, float, float, str]:
     """(worst-cell mean test accuracy, reparametrised) − (the same, standard), each at its common learning rate, with
-    a paired-bootstrap interval over replicates (as :func:`_worst_loss_log_ratio`); a diverged replicate counts as
-    accuracy 0."""
-    columns = [np.array([[0.0 if v is None or not math.isfinite(v) else v for v in row]
-                         for row in records[f"{p}-D{D}-L{L}"]["test_accuracy"]])
-               [:, settings.learning_rates.index(out[p]["learning_rate"])]
-               for p in PARAMETRISATIONS for D in settings.widths for L in settings.depths]
-    cells = len(settings.widths) * len(settings.depths)
-
-    def difference(*cols: np.ndarray, axis: int = -1) -> np.ndarray:
-        means = np.stack([np.mean(c, axis=axis) for c in cols], axis=-1)
-        return means[..., :cells].min(axis=-1) - means[..., cells:].min(axis=-1)
-
-    point = float(difference(*columns))
-    low, high, method = (paired_bootstrap(columns, difference, resamples=settings.resamples,
-                                          confidence=settings.confidence, seed=settings.seed, method="percentile")
-                         if settings.replicates >= 2 else (math.nan, math.nan, "none"))
-    return point, low, high, method
+    its paired interval (:func:`_compare_worst_cells`); a diverged replicate counts as accuracy 0."""
+    return _compare_worst_cells(settings, records, out, "reparametrised", "standard", "test_accuracy",
+                                lambda v: 0.0 if v is None or not math.isfinite(v) else v,
+                                lambda first, other: first.min(axis=-1) - other.min(axis=-1))
