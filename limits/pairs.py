@@ -288,6 +288,26 @@ class ODEPair(Pair):
     #: Euler's global error is C₁/L + C₂/L² + …: relative correction of order 1/L (also for a higher-order
     #: scheme of order p: C_p L^-p + C_{p+1} L^-p-1 + …)
     next_order: ClassVar[float] = 1.0
+    #: the limit's reference in a strong-error study (:func:`validation.engine.ode_pass`). None: the adaptive
+    #: :meth:`solve_limit` at the study's rtol/atol, the second reference 100× looser. An even integer k:
+    #: torchdiffeq's fixed-step ``reference_method`` with k steps per layer of the deepest network, the second
+    #: reference with k/2 — for a pair whose errors fall below what a float64 adaptive solver reaches (res2-rk4:
+    #: dopri5 at rtol = 1e-13 stays ~1e-9 away, above the network's 2.3e-10 at L = 512)
+    reference_refinement: ClassVar[int | None] = None
+    #: torchdiffeq's method for the reference: adaptive (``dopri5``) or, with ``reference_refinement``, fixed-step
+    reference_method: ClassVar[str] = "dopri5"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """The declared reference is checked once, when a pair class is defined (as torchsde's methods check
+        their declared abilities in the base class)."""
+        super().__init_subclass__(**kwargs)
+        k = cls.reference_refinement
+        if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 2 or k % 2):
+            raise TypeError(f"{cls.__name__}.reference_refinement={k!r} must be None or an even integer ≥ 2")
+        fixed = ("euler", "midpoint", "heun3", "rk4", "explicit_adams", "implicit_adams")
+        if k is not None and cls.reference_method not in fixed:
+            raise TypeError(f"{cls.__name__}.reference_method={cls.reference_method!r} with a reference_refinement "
+                            f"must be a fixed-step torchdiffeq method ({', '.join(fixed)})")
 
     @abc.abstractmethod
     def weights(self, t: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -304,12 +324,15 @@ class ODEPair(Pair):
         """The right-hand side of dH/dt, for torchdiffeq."""
 
     def solve_limit(
-        self, h0: torch.Tensor, times: torch.Tensor, rtol: float, atol: float, method: str = "dopri5"
+        self, h0: torch.Tensor, times: torch.Tensor, rtol: float, atol: float, method: str = "dopri5",
+        options: Mapping[str, Any] | None = None,
     ) -> torch.Tensor:
-        """H at ``times`` (the first being the time of h0), shape (T, N, d); torchdiffeq by default."""
+        """H at ``times`` (the first being the time of h0), shape (T, N, d); torchdiffeq by default, ``options`` being
+        its solver options (``{"step_size": …}`` for a fixed-step ``method``)."""
         from torchdiffeq import odeint
 
-        return odeint(self.limit_field, h0, times, rtol=rtol, atol=atol, method=method)
+        return odeint(self.limit_field, h0, times, rtol=rtol, atol=atol, method=method,
+                      options=None if options is None else dict(options))
 
 
 def run_network(

@@ -138,3 +138,14 @@ def test_auto_finds_cifar_then_fashion_mnist_then_digits(tmp_path, monkeypatch):
     assert data_module.find_images(str(tmp_path)) == ("cifar10", str(tmp_path))
     settings = training.study.resolve("cohen-conv", training.TrainingSettings(data_dir=str(tmp_path / "none")))
     assert (settings.dataset, settings.data_dir) == ("fashion-mnist", str(system))
+    assert settings.replicates == 5  # the per-data-set preset follows the data set that "auto" found
+
+
+def test_replicates_preset_depends_on_the_data_set():
+    """On the bundled digits the preset trains 33 replicates per depth (what settles β there, measured); the
+    other data sets keep 5; a given --replicates wins over both."""
+    resolve = training.study.resolve
+    assert resolve("cohen-conv", training.TrainingSettings(dataset="digits")).replicates == 33
+    assert resolve("cohen-conv", training.TrainingSettings(dataset="fashion-mnist")).replicates == 5
+    assert resolve("cohen-conv", training.TrainingSettings(dataset="digits", replicates=7)).replicates == 7
+    assert "replicates=33 (digits)/5 (other data sets)" in training.study.listing()

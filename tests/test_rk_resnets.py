@@ -97,9 +97,10 @@ def test_engine_equals_standalone_networks(model, chunk_budget):
     captured = {}
     solve = pair.solve_limit
 
-    def capturing(h0, times, rtol, atol, method="dopri5"):
-        ys = solve(h0, times, rtol, atol, method)
-        if rtol == 1e-10:
+    def capturing(h0, times, rtol, atol, method="dopri5", options=None):
+        ys = solve(h0, times, rtol, atol, method, options)
+        calls = captured["calls"] = captured.get("calls", 0) + 1
+        if calls % 2:  # each chunk solves the primary reference, then the second
             captured["H"] = ys[-1]
         return ys
 
@@ -169,3 +170,37 @@ def test_default_study_passes_on_three_or_more_depths(model, tmp_path):
     assert main(["--model", model, "--quiet", "--json", str(out)]) == 0
     result = json.loads(out.read_text())["result"]
     assert result["verdict"] == "PASS" and sum(result["fits"]["rms"]["fitted"]) >= 3
+
+
+def test_rk4_declares_a_fixed_step_reference_finer_than_its_errors():
+    """res2-rk4 measures against rk4 with 8 steps per layer of the deepest depth (second: 4): an adaptive float64
+    reference cannot get below its errors at L = 512. The two references' gap stays far below the deepest error."""
+    from validation.engine import FLOOR_FACTORS, reference_kind, reference_text
+
+    pair = make_pair("res2-rk4", samples=4, width=4, seed=0)
+    assert reference_kind(pair) == "fixed-halved" and FLOOR_FACTORS["fixed-halved"] == 10.0
+    errors = ode_errors(pair, [32, 64])
+    assert (errors.reference["steps"], errors.reference["second_steps"]) == (512, 256)
+    assert reference_text(errors.reference) == "rk4 with 512 fixed steps (second: 256)"
+    gap = float(np.sqrt(errors.reference_gap_sq.mean()))
+    deepest = float(np.sqrt(errors.final_sq[:, -1].mean()))
+    assert gap * FLOOR_FACTORS["fixed-halved"] < deepest, (gap, deepest)
+    assert reference_kind(make_pair("res2-ode", samples=1, seed=0)) == "adaptive-loosened"
+
+
+@pytest.mark.parametrize("refinement, method, words", [(3, "rk4", "even integer"), (0, "rk4", "even integer"),
+                                                       (8, "dopri5", "fixed-step")])
+def test_a_bad_declared_reference_is_refused_when_the_class_is_defined(refinement, method, words):
+    from limits.rk_resnets import Res2RK4
+
+    with pytest.raises(TypeError, match=words):
+        type("Bad", (Res2RK4,), {"reference_refinement": refinement, "reference_method": method})
+
+
+@pytest.mark.parametrize("flag", ["--rtol", "--atol"])
+def test_tolerances_are_refused_for_a_fixed_step_reference(flag, capsys):
+    from validation.convergence import main
+
+    assert main(["--model", "res2-rk4", flag, "1e-12", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "fixed-step reference" in err and flag in err and "Traceback" not in err

@@ -46,31 +46,25 @@ import numpy as np
 from limits.pairs import Pair
 from validation import cli, runtime
 from validation.checks import FAIL, Check
-from validation.engine import StudyErrors
+from validation.engine import FLOOR_FACTORS, StudyErrors, reference_kind
+from validation.engine import reference_text as engine_reference_text
 from validation.pair_study import (
     PairSettings, RateFitSettings, ShardingSettings, add_model_arguments, build_pair, estimate_mb, estimate_seconds,
     list_models,
-    model_spec, study_errors_in_blocks,
+    model_spec, pair_class, study_errors_in_blocks,
 )
 # imported from here before 0.4; they live in validation.pair_study now
 from validation.pair_study import FIT_MODELS, KIND_DEFAULTS, SampleBlock, block_errors  # noqa: F401
 from validation.plots import Curve, draw_error_curves, new_axes
 from validation.results import RunInfo, StudyResult, rows_from_columns, utc_now
-from validation.settings import check_choice, make_settings, setting
+from validation.settings import SettingsError, check_choice, make_settings, setting
 from validation.stats import (
     METRIC_HELP, RateFit, contains_theory, depth_intervals, distance_line, fit_rate, measured_rate_check, theory_distance,
     verdict_rule,
 )
 
-__all__ = ["ConvergenceSettings", "ConvergenceResult", "run", "main", "FLOOR_FACTORS"]
+__all__ = ["ConvergenceSettings", "ConvergenceResult", "run", "main"]
 
-#: depths whose error is below this multiple of the reference floor — the RMS gap between the two references —
-#: are not fitted. SDE: the references are Euler with M and M/2 steps of the same path, so the gap is about the
-#: primary reference's own error, and that error is nested in the network's (e_measured² ≈ e² − e_ref²): at 3×
-#: a local slope moves by about r/9 at that one depth (the default studies' deepest depths sit at 5–6×: r/30).
-#: ODE: the second reference is 100× looser, so the gap is *its* error, ≥ 20× the primary's (dopri5, measured on
-#: res2-rk4: 6e-8 against 3e-9): an error above 0.5× the gap is ≥ 10× the primary reference's error
-FLOOR_FACTORS: dict[str, float] = {"sde": 3.0, "ode": 0.5}
 
 
 @dataclass(frozen=True)
@@ -342,20 +336,21 @@ def run(model: str | type[Pair] | Pair = "res1", settings: ConvergenceSettings |
         ('PASS', 0.5)
     """
     settings = make_settings(ConvergenceSettings, settings, overrides)
+    _refuse_tolerances_of_a_fixed_reference(pair_class(model), settings)
     pair, settings = build_pair(model, settings, first_block=True)
     with runtime.threads(threads):
         started, clock = utc_now(), time.perf_counter()
         errors = study_errors_in_blocks(model, pair, settings, progress)
         wall = time.perf_counter() - clock
         next_order = float(pair.next_order) if settings.fit_model == "corrected" else None
-        fits = _fit_all(errors, settings, next_order, pair.kind)
+        fits = _fit_all(errors, settings, next_order, reference_kind(pair))
         info = RunInfo.capture(seed=settings.seed, dtype=settings.dtype, device=pair.device, started=started,
                                wall_time_s=wall, command=command_line)
     if pair.kind == "sde":
         reference_text = (f"Euler on the same path, {settings.reference_steps} steps (second: "
                           f"{settings.reference_steps // 2})")
     else:
-        reference_text = f"dopri5, rtol {settings.rtol:g}, atol {settings.atol:g} (second: 100× looser)"
+        reference_text = engine_reference_text(errors.reference)
     return ConvergenceResult(
         settings=settings, run_info=info, model=pair.describe(), model_spec=model_spec(model),
         theory_rate=pair.theory_rate,
@@ -365,17 +360,29 @@ def run(model: str | type[Pair] | Pair = "res1", settings: ConvergenceSettings |
     )
 
 
+def _refuse_tolerances_of_a_fixed_reference(cls: type, settings: ConvergenceSettings) -> None:
+    """--rtol and --atol tune an adaptive reference; a pair that declares a fixed-step one would ignore them."""
+    if getattr(cls, "reference_refinement", None) is None:
+        return
+    for name in ("rtol", "atol"):
+        if getattr(settings, name) is not None:
+            raise SettingsError(name, f"does not apply to {cls.name}: it measures against a fixed-step reference "
+                                      f"({cls.reference_method} with {cls.reference_refinement} steps per layer of the "
+                                      "deepest depth, docs/theory.md §6), which has no tolerance")
+
+
 def _fit_all(errors: StudyErrors, settings: ConvergenceSettings, next_order: float | None,
-             kind: str) -> dict[str, RateFit | None]:
+             reference: str) -> dict[str, RateFit | None]:
     """Every error measure's rate fit, with the same rule, bootstrap settings and seed. The errors against a
-    reference are fitted above its floor (the two references' RMS gap); the successive differences need no
-    reference, so have no floor."""
+    reference are fitted above its floor (the two references' RMS gap times ``FLOOR_FACTORS[reference]``, the
+    reference's kind: :data:`validation.engine.FLOOR_FACTORS`); the successive differences need no reference, so
+    have no floor."""
     floor = math.sqrt(float(np.mean(errors.reference_gap_sq))) if settings.fit_model == "corrected" else None
     if floor is not None and not math.isfinite(floor):
         floor = None  # a reference blew up: nothing is fitted anyway (the non-finite errors are reported)
     options = dict(fit_from=settings.fit_from, resamples=settings.resamples, confidence=settings.confidence,
                    seed=settings.seed, correction_order=next_order, tolerance=settings.tolerance)
-    above_floor = dict(options, floor=floor, floor_factor=FLOOR_FACTORS[kind])
+    above_floor = dict(options, floor=floor, floor_factor=FLOOR_FACTORS[reference])
     depths = errors.depths
     fits: dict[str, RateFit | None] = {
         "rms": fit_rate(depths, errors.final_sq, "rms", **above_floor),

@@ -19,8 +19,9 @@ Memory is one block of increments plus O(N·d) per depth, whatever n and L.
 
 **ODE pairs** (:func:`ode_errors`). The grid of the deepest network is streamed in chunks: the weights
 are evaluated once per chunk for all its grid times, the reference is advanced with torchdiffeq
-(adaptive, tight tolerances) with outputs on the grid, and every network is stepped and compared. The
-second reference is the same solver at 100× looser tolerances.
+(adaptive, tight tolerances; or fixed-step, finer than the deepest network, where the pair declares it) with
+outputs on the grid, and every network is stepped and compared. The second reference is the same solver at 100×
+looser tolerances (fixed-step: half the steps).
 
 Both return a :class:`StudyErrors` of per-sample squared errors, on which :mod:`validation.stats` fits
 rates with a paired bootstrap.
@@ -358,23 +359,74 @@ def sde_errors(
                    result.info)
 
 
+#: the reference floor of each kind of reference: depths whose RMS error is below this multiple of the two
+#: references' RMS gap are not fitted (docs/theory.md §6). The one table of every study that fits above a floor.
+#:
+#: * ``brownian-halved`` (SDE: Euler with n and n/2 steps of the same path): the gap is about the primary reference's
+#:   own error, a nearly independent fluctuation nested in the network's (e_measured² ≈ e² − e_ref²): at 3× a local
+#:   slope moves by about r/9 at that one depth (the default studies' deepest depths sit at 5–6×: r/30).
+#: * ``adaptive-loosened`` (ODE: dopri5 and the same solver 100× looser): the gap is the *second* reference's error,
+#:   ≥ 20× the primary's (measured on res2-rk4: 6e-8 against 3e-9), so an error above 0.5× the gap is ≥ 10× the
+#:   primary reference's error.
+#: * ``fixed-halved`` (ODE: a fixed-step order-p method with k and k/2 steps per layer): the gap is about (2^p − 1)×
+#:   the primary's error (15× for rk4), a deterministic bias, so an error 10× above the gap is distorted by ≤ 1%.
+FLOOR_FACTORS: dict[str, float] = {"brownian-halved": 3.0, "adaptive-loosened": 0.5, "fixed-halved": 10.0}
+
+
+def reference_text(info: dict[str, Any]) -> str:
+    """One line saying how an ODE pass's references were computed, from its ``info`` (:func:`ode_pass`)."""
+    method = info["method"].removeprefix("torchdiffeq.odeint ")
+    if "steps" in info:
+        return f"{method} with {info['steps']} fixed steps (second: {info['second_steps']})"
+    return f"{method}, rtol {info['rtol']:g}, atol {info['atol']:g} (second: 100× looser)"
+
+
+def reference_kind(pair: Pair) -> str:
+    """The kind of reference a strong-error study of ``pair`` measures against (a key of :data:`FLOOR_FACTORS`)."""
+    if isinstance(pair, SDEPair) or getattr(pair, "kind", None) == "sde":
+        return "brownian-halved"
+    return "adaptive-loosened" if getattr(pair, "reference_refinement", None) is None else "fixed-halved"
+
+
 def ode_pass(
     pair: ODEPair,
     depths: list[int],
     rtol: float = 1e-10,
     atol: float = 1e-10,
-    method: str = "dopri5",
+    method: str | None = None,
     progress: bool = False,
     chunk_budget: int = 1 << 22,
 ) -> PathPass:
-    """Step every depth of the network and the adaptive reference along the deepest grid, in one pass.
+    """Step every depth of the network and the limit's reference along the deepest grid, in one pass.
 
-    The deepest grid is streamed in chunks; the weights are evaluated once per chunk for all its grid times, the
-    reference (``pair.solve_limit``) is advanced with outputs on the grid, and the second reference is the same
-    solver at ``100·rtol``, ``100·atol``. Returns the states as :func:`sde_pass` does (scheme ``"network"``).
+    The deepest grid is streamed in chunks; the weights are evaluated once per chunk for all its grid times, and the
+    reference is advanced with outputs on the grid. Which reference the pair declares
+    (:attr:`~limits.pairs.ODEPair.reference_refinement`):
+
+    * adaptive (the default): ``pair.solve_limit`` at ``rtol``, ``atol`` with ``method`` (the pair's
+      ``reference_method``, dopri5, when None); the second reference is the same solver at ``100·rtol``, ``100·atol``;
+    * fixed-step, k = ``reference_refinement``: ``pair.solve_limit`` with torchdiffeq's ``reference_method`` and
+      ``options={"step_size": 1/(k·L_max)}`` (rtol and atol unused); the second reference takes steps 2/(k·L_max).
+
+    Returns the states as :func:`sde_pass` does (scheme ``"network"``).
     """
     _check_depths(depths, 2 * depths[-1])
     finest = depths[-1]
+    method = method or getattr(pair, "reference_method", "dopri5")
+    refinement = getattr(pair, "reference_refinement", None)
+    if refinement is None:
+        def solve(h: torch.Tensor, ts: torch.Tensor, second: bool) -> torch.Tensor:
+            scale = 100 if second else 1
+            return pair.solve_limit(h, ts, rtol=scale * rtol, atol=scale * atol, method=method)
+        info: dict[str, Any] = {"kind": "ode", "method": f"torchdiffeq.odeint {method}", "rtol": rtol, "atol": atol,
+                                "second_rtol": 100 * rtol, "second_atol": 100 * atol}
+    else:
+        def solve(h: torch.Tensor, ts: torch.Tensor, second: bool) -> torch.Tensor:
+            steps = refinement // 2 if second else refinement
+            return pair.solve_limit(h, ts, rtol=rtol, atol=atol, method=method,
+                                    options={"step_size": 1.0 / (steps * finest)})
+        info = {"kind": "ode", "method": f"torchdiffeq.odeint {method}", "steps": refinement * finest,
+                "second_steps": refinement // 2 * finest}
     h0 = pair.initial_state()
     probe = pair.weights(torch.zeros(1, dtype=pair.dtype, device=pair.device))
     per_time = sum(w[0].numel() for w in probe)
@@ -390,9 +442,9 @@ def ode_pass(
         first = c * chunk
         ts = torch.arange(first, first + chunk + 1, dtype=torch.float64) / finest
         ts = ts.to(dtype=pair.dtype, device=pair.device)
-        ys = pair.solve_limit(H, ts, rtol=rtol, atol=atol, method=method)
+        ys = solve(H, ts, False)
         H = ys[-1]
-        H_second = pair.solve_limit(H_second, ts[[0, -1]], rtol=100 * rtol, atol=100 * atol, method=method)[-1]
+        H_second = solve(H_second, ts[[0, -1]], True)[-1]
         weights = pair.weights(ts[:-1])
         for tracker in trackers:
             r = tracker.r
@@ -409,8 +461,7 @@ def ode_pass(
                 if (first + chunk) % r == 0:
                     tracker.h = pending.pop(tracker.depth)
                     tracker.compare(H)
-    info = {"kind": "ode", "method": f"torchdiffeq.odeint {method}", "rtol": rtol, "atol": atol,
-            "second_rtol": 100 * rtol, "second_atol": 100 * atol, "chunk": chunk}
+    info["chunk"] = chunk
     return PathPass(depths=list(depths), states={"network": [t.h for t in trackers]},
                     sup_sq={"network": [t.sup for t in trackers]}, reference=H, second=H_second, info=info)
 
@@ -420,7 +471,7 @@ def ode_errors(
     depths: list[int],
     rtol: float = 1e-10,
     atol: float = 1e-10,
-    method: str = "dopri5",
+    method: str | None = None,
     progress: bool = False,
     chunk_budget: int = 1 << 22,
 ) -> StudyErrors:

@@ -56,7 +56,7 @@ from limits.problems import PROBLEMS, Problem, get_problem
 from limits.schemes import SDE_SCHEMES, SchemeError, get_sde_scheme, sde_schemes_for
 from validation import cli, runtime
 from validation.checks import FAIL, MIN_FIT_DEPTHS, Check, combine
-from validation.engine import sde_pass
+from validation.engine import FLOOR_FACTORS, sde_pass
 from validation.pair_study import (
     PairSettings, RateFitSettings, build_pair, estimate_mb as pair_estimate_mb,
     estimate_seconds as pair_estimate_seconds, model_spec, pair_class, resolve_sizes,
@@ -90,12 +90,10 @@ _ON_REQUEST = (*_ON_REQUEST_ALWAYS, "milstein_levy_area")
 #: solution's size) integrates the problem exactly: reported as exact, not fitted (levy-area with Lévy areas)
 ROUNDING_FACTOR = 1000.0
 #: depths whose RMS error is below this multiple of the reference floor (the two references' RMS gap) are not
-#: fitted. ODE: the reference is rk4 and the second one rk4 at half the steps, so the gap is about 15× the
-#: reference's own error, a deterministic bias, and an error 10× above the gap is distorted by ≤ 10%. (The
-#: convergence study's ODE factor is 0.5 because its second reference is dopri5 100× looser, whose gap is ≥ 20×
-#: the primary's error: validation.convergence.FLOOR_FACTORS.) SDE: as in the convergence study, the reference's
-#: error is a nearly independent fluctuation that adds in quadrature, so 3× distorts ≤ 6%
-SCHEME_FLOOR_FACTORS: Mapping[str, float] = {"ode": 10.0, "sde": 3.0}
+#: fitted: the engine's table (:data:`validation.engine.FLOOR_FACTORS`) for this study's references — ODE: rk4 and
+#: rk4 at half the steps (``fixed-halved``); SDE: Euler, or the best scheme, at n and n/2 steps (``brownian-halved``)
+SCHEME_FLOOR_FACTORS: Mapping[str, float] = {"ode": FLOOR_FACTORS["fixed-halved"],
+                                             "sde": FLOOR_FACTORS["brownian-halved"]}
 #: ODE pairs: the reference is rk4 with this many times the deepest step count (second: half as many). An
 #: adaptive reference does not reach far enough: dopri8 at rtol = atol = 1e-13 stays ~1e-9 from the converged rk4
 #: solution on res2-ode (d = 10, ℓ = 0.1), which is where rk4's own errors are at L ≈ 512

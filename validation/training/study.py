@@ -292,6 +292,9 @@ def resolve(name: str, settings: TrainingSettings) -> TrainingSettings:
     if resolved.dataset == "auto":
         dataset, folder = find_images(resolved.data_dir)
         resolved = dataclasses.replace(resolved, dataset=dataset, data_dir=folder)
+    if "dataset" in experiment.preset:  # a one-data-set experiment's preset values that depend on the data set
+        by_dataset = getattr(experiment, "per_dataset", {}).get(resolved.dataset, {})
+        resolved = dataclasses.replace(resolved, **{k: v for k, v in by_dataset.items() if getattr(settings, k) is None})
     if not experiment.rate_grid and resolved.learning_rates is not None and len(resolved.learning_rates) != 1:
         raise SettingsError("learning_rates", f"{list(resolved.learning_rates)}: the {name} experiment trains with one "
                                               "learning rate (give one value)")
@@ -418,14 +421,18 @@ def listing() -> str:
     for e in EXPERIMENTS.values():
         per_dataset = getattr(e, "per_dataset", {})    # settings whose preset value depends on the data set
         lines += [f"{e.name:15s} {e.title}", f"{'':15s} {e.paper}", f"{'':15s} claim: {e.claim}",
-                  f"{'':15s} preset: " + ", ".join(f"{k}={_per_dataset(per_dataset, k) if v is None and any(k in d for d in per_dataset.values()) else _text(v)}"
-                                                   for k, v in e.preset.items()), ""]
+                  f"{'':15s} preset: " + ", ".join(f"{k}={_preset_text(per_dataset, k, v)}" for k, v in e.preset.items()),
+                  ""]
     return "\n".join(lines).rstrip()
 
 
-def _per_dataset(per_dataset: dict[str, dict[str, Any]], name: str) -> str:
-    """``name``'s preset values by data set, e.g. ``5 (cohen-synthetic)/10 (digits-25)``."""
-    return "/".join(f"{values[name]} ({dataset})" for dataset, values in per_dataset.items() if name in values)
+def _preset_text(per_dataset: dict[str, dict[str, Any]], name: str, value: Any) -> str:
+    """``name``'s preset value, by data set where it depends on it: ``5 (cohen-synthetic)/10 (digits-25)``, and
+    ``33 (digits)/5 (other data sets)`` where a value stands for the data sets not listed."""
+    if not any(name in values for values in per_dataset.values()):
+        return _text(value)
+    listed = [f"{values[name]} ({dataset})" for dataset, values in per_dataset.items() if name in values]
+    return "/".join(listed + ([] if value is None else [f"{_text(value)} (other data sets)"]))
 
 
 def _text(value: Any) -> str:
