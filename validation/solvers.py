@@ -143,9 +143,10 @@ class SolversSettings(RateFitSettings, PairSettings):
                                         "against its exact solution on the same path (--list-problems lists them; "
                                         "then --model and the pair's settings do not apply)", group="model",
                                   metavar="NAME")
-    timing_repeats: int = setting(TIMING_REPEATS, "the wall-time axis: every solve runs once untimed (a warm-up, whose "
-                                  "result gives the errors), then this many timed times, and the median is reported "
-                                  "(0: one timing of the warm-up itself)", parse=int)
+    timing_repeats: int = setting(TIMING_REPEATS, "the wall-time axis: every solve runs once (a warm-up, whose result "
+                                  "gives the errors); one shorter than 0.5 s then runs this many timed times (as many "
+                                  "as fit in 0.5 s) and their median is reported; a longer one is its own timing (0: "
+                                  "every warm-up is its own timing)", parse=int)
 
     def check(self) -> None:
         super().check()
@@ -348,7 +349,8 @@ class SolversResult(StudyResult):
             "depths": self.depths, "reference": self.reference, "floor_factor": SCHEME_FLOOR_FACTORS[self.kind],
             "timing": {"warm_up_runs": 1, "timed_runs": self.settings.timing_repeats,
                        "timed_runs_within_s": TIMING_BUDGET_S,
-                       "statistic": "median" if self.settings.timing_repeats else "the warm-up run itself"},
+                       "statistic": (f"median of the timed runs; a warm-up of {TIMING_BUDGET_S:g} s or longer is "
+                                     "its own timing") if self.settings.timing_repeats else "the warm-up run itself"},
             "schemes": [run.to_dict(tol, self.scheme_checks[run.name]) for run in self.runs],
             "adaptive": [run.to_dict(tol) for run in self.adaptive],
             "steps_to_reach": {"targets": list(TARGETS), "steps": self.steps_table()},
@@ -527,16 +529,17 @@ def timed(solve: Callable[[], Any], repeats: int, after_warm_up: Callable[[], No
           ) -> tuple[Any, float]:
     """A work–precision point: ``solve()`` once (the warm-up: first calls pay for allocation and caches; its result
     is returned, and ``after_warm_up()`` is called, e.g. to read evaluation counters), then ``repeats`` timed runs
-    (no more than fit in :data:`TIMING_BUDGET_S` at the warm-up's pace, at least one), and their median wall time. With ``repeats`` 0 the warm-up itself is timed (one timing, as in 0.5.0).
-    Returns (the warm-up's result, seconds)."""
+    (no more than fit in :data:`TIMING_BUDGET_S` at the warm-up's pace, at least one), and their median wall time.
+    A warm-up that takes :data:`TIMING_BUDGET_S` or longer is its own timing: its first-call costs (milliseconds)
+    are below 1% of it, and running it again would double the study's time for a few per cent of precision. With
+    ``repeats`` 0 the warm-up itself is timed. Returns (the warm-up's result, seconds)."""
     clock = time.perf_counter()
     result = solve()
     seconds = [time.perf_counter() - clock]
     if after_warm_up is not None:
         after_warm_up()
-    if repeats:
-        # as many as fit in TIMING_BUDGET_S (at least one): a long solve's timing varies by a few per cent, a
-        # short one's by up to 2x, and repeating every long solve would double the study's run time
+    if repeats and seconds[0] < TIMING_BUDGET_S:
+        # as many as fit in TIMING_BUDGET_S (at least one): a short solve's timing varies by up to 2x
         repeats = max(1, min(repeats, math.ceil(TIMING_BUDGET_S / max(seconds[0], 1e-9))))
         seconds = []
         for _ in range(repeats):
