@@ -1,4 +1,4 @@
-"""The package's shape: no import cycles, no study reaching into another study's private names, and the
+"""The package's shape: no import cycles (function-level imports included), no study reaching into another study's private names, and the
 run-level flags (``--threads``) reaching the computation."""
 
 from __future__ import annotations
@@ -37,18 +37,15 @@ def _resolve(module: str, node: ast.ImportFrom, is_package: bool) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
-def _module_level_imports(module: str, path: Path, known: set[str]) -> set[str]:
-    """The package modules ``module`` imports at module level (``if TYPE_CHECKING:`` blocks included: a cycle of
-    type hints is still a cycle for a reader)."""
+def _imports(module: str, path: Path, known: set[str]) -> set[str]:
+    """The package modules ``module`` imports anywhere: at module level, under ``if TYPE_CHECKING:`` (a cycle of
+    type hints is still a cycle for a reader) and inside functions (a deferred import hides a cycle from Python's
+    loader, not from a reader: the two modules still depend on each other)."""
     tree = ast.parse(path.read_text())
     is_package = path.name == "__init__.py"
     found: set[str] = set()
-    statements = list(tree.body)
-    while statements:
-        node = statements.pop()
-        if isinstance(node, ast.If):
-            statements += node.body + node.orelse
-        elif isinstance(node, ast.Import):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
             target = _resolve(module, node, is_package)
@@ -58,8 +55,9 @@ def _module_level_imports(module: str, path: Path, known: set[str]) -> set[str]:
 
 
 def test_the_import_graph_has_no_cycles():
+    """No cycle, function-level imports included."""
     modules = _modules()
-    graph = {name: _module_level_imports(name, path, set(modules)) for name, path in modules.items()}
+    graph = {name: _imports(name, path, set(modules)) for name, path in modules.items()}
     # a package's __init__ importing its own submodules is how a public surface is built, not a cycle of layers
     graph = {name: {t for t in targets if not t.startswith(name + ".")} for name, targets in graph.items()}
     state: dict[str, int] = {}
@@ -123,6 +121,19 @@ def test_the_structure_checks_can_fail(tmp_path, monkeypatch):
         test_the_import_graph_has_no_cycles()
     with pytest.raises(AssertionError, match="_secret"):
         test_no_study_imports_another_studys_private_names()
+
+
+def test_a_cycle_through_a_function_level_import_is_found(tmp_path, monkeypatch):
+    """A cycle whose one edge is an import deferred into a function body is still a cycle."""
+    package = tmp_path / "validation"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "stats.py").write_text("from validation import results\n")
+    (package / "results.py").write_text("def later():\n    from validation.stats import fit\n    return fit\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGES", ("validation",))
+    with pytest.raises(pytest.fail.Exception, match="import cycle: .*validation.results.*validation.stats"):
+        test_the_import_graph_has_no_cycles()
 
 
 def test_threads_reach_the_run_and_its_json(tmp_path):
