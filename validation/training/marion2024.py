@@ -146,9 +146,9 @@ class MarionFig2(MarionFig1):
     training, and its exponential rate — the slope of log loss against the iteration over the second half of
     training, per replicate, with a Student-t interval (PL predicts a negative slope that stays bounded away from 0).
 
-    **Sizes.** The authors: depth 64, 10 000 steps at rate 0.005·L, one network. The preset: depths 8 … 64 (and 128
+    **Sizes.** The authors: depth 64, 10 000 steps at rate 0.005·L, one network. The preset: depths 16 … 128 (and 256
     for the reference, whose distance is reported beside), 5000 steps at 0.02·L — the same gradient-flow time as
-    20 000 steps at the authors' rate — 4 replicates.
+    20 000 steps at the authors' rate — 4 replicates (995 s on one thread of the 2-core machine, measured).
     """
 
     name = "marion2024-fig2"
