@@ -82,7 +82,7 @@ from limits.fractional import FractionalNoise, fgn_autocovariance  # noqa: E402
 from limits.initialisation import Block, FractionalRegime, IIDRegime, SmoothRegime, measure_ratios  # noqa: E402
 from limits.seeding import generator  # noqa: E402
 from validation.regime_stats import TAU, classify, critical_beta, finite_or_inf, fit_slope  # noqa: E402
-from validation.results import RunInfo, write_json  # noqa: E402
+from validation.core.results import RunInfo, write_json  # noqa: E402
 
 AUTHORS_FILES = ("config.py", "utils.py", "models.py", "experiment_scaling_initialization.py",
                  "experiment_regularity_and_scaling_initialization.py")

@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from limits import make_pair  # noqa: E402
 from limits.brownian import BrownianGrid  # noqa: E402
-from validation.results import RunInfo, utc_now, write_json  # noqa: E402
+from validation.core.results import RunInfo, utc_now, write_json  # noqa: E402
 
 METHODS = ("backprop", "tangents", "autograd-sdeint", "adjoint-reversible-heun")
 RESULTS = Path(__file__).resolve().parent / "results"

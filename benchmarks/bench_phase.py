@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from limits.fractional import FractionalNoise  # noqa: E402
 from limits.seeding import generator, stream_seed  # noqa: E402
 from validation import phase  # noqa: E402
-from validation.results import RunInfo, utc_now, write_json  # noqa: E402
+from validation.core.results import RunInfo, utc_now, write_json  # noqa: E402
 
 
 def authors_fgn(n: int, hurst: float, rng: np.random.Generator) -> np.ndarray:

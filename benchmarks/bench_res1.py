@@ -9,7 +9,7 @@ on ``--threads`` torch threads (default 1, as the studies run):
    and cast, two blocks of 250 samples, every depth and two torchsde references in one pass over each block.
    Its study time (the pass, as the result's ``wall_time_s``) is compared with the float32 floor; the whole
    call (with the rate fits' bootstraps) is reported beside it.
-3. **one pass in float64** — ``validation.engine.sde_errors`` with the normals drawn in float64, one block of N
+3. **one pass in float64** — ``validation.core.one_pass.sde_errors`` with the normals drawn in float64, one block of N
    (the default of versions before 0.3), against the float64 floor.
 4. **straightforward** — what a user writes first: one ``torchsde.BrownianInterval`` (``halfway_tree``)
    shared by ``sdeint`` (reference, dt = 1/R) and by each network, one solve per depth, every network
@@ -35,9 +35,9 @@ import torchsde
 from limits.brownian import default_block_steps
 from limits import ModelConfig, get_pair, run_network
 from validation import convergence
-from validation.engine import sde_errors
-from validation.results import RunInfo, utc_now, write_json
-from validation.runtime import reuse_freed_memory
+from validation.core.one_pass import sde_errors
+from validation.core.results import RunInfo, utc_now, write_json
+from validation.core.runtime import reuse_freed_memory
 
 
 def _synchronise(device: torch.device) -> None:
@@ -94,7 +94,7 @@ def main(argv=None) -> int:
     parser.add_argument("--skip-naive", action="store_true")
     parser.add_argument("--allocator", choices=("reuse", "default"), default="reuse",
                         help="reuse: keep freed memory for reuse, as the command lines do "
-                             "(validation.runtime.reuse_freed_memory); default: glibc's own behaviour")
+                             "(validation.core.runtime.reuse_freed_memory); default: glibc's own behaviour")
     parser.add_argument("--threads", type=int, default=1, help="torch threads for everything timed (default 1)")
     parser.add_argument("--device", default="cpu", help="cpu or cuda (on a GPU: the floors, the default study and "
                                                         "the float64 pass on it; the straightforward approach is "

@@ -36,7 +36,8 @@ PROBES = {
     "import validation.convergence": "import validation.convergence, time; print(repr(time.time()))",
     "to the study": (
         "import dataclasses, json, sys, time\n"
-        "from validation import cli, convergence\n"
+        "from validation import convergence\n"
+        "from validation.core import cli\n"
         "def started(*args, **kwargs):\n"
         "    heavy = [m for m in ('scipy', 'scipy.stats', 'matplotlib', 'jsonschema', 'dask', 'distributed')\n"
         "             if m in sys.modules]\n"

@@ -32,8 +32,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from validation import training  # noqa: E402
-from validation.checks import combine  # noqa: E402
-from validation.results import RunInfo, utc_now, write_json  # noqa: E402
+from validation.core.checks import combine  # noqa: E402
+from validation.core.results import RunInfo, utc_now, write_json  # noqa: E402
 
 BUDGET_S = 600.0
 

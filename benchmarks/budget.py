@@ -13,7 +13,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from validation.results import RunInfo, utc_now, write_json  # noqa: E402
+from validation.core.results import RunInfo, utc_now, write_json  # noqa: E402
 
 __all__ = ["BUDGET_S", "parser", "start", "timed", "finish"]
 

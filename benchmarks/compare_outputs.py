@@ -202,7 +202,7 @@ def _selected(names: list[str], only: list[str]) -> list[str]:
 def _commit(data: dict[str, Any]) -> str | None:
     git = (data.get("run") or {}).get("git")
     if not git:
-        from validation.results import git_commit
+        from validation.core.results import git_commit
 
         git = git_commit()
     if not git:

@@ -28,7 +28,7 @@ import torch
 from limits.res_sde import Res1SDE
 from limits.seeding import generator
 from validation import convergence
-from validation.results import RunInfo, utc_now
+from validation.core.results import RunInfo, utc_now
 
 
 class SameInputRes1(Res1SDE):

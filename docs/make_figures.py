@@ -13,7 +13,7 @@ as the command shown next to it on the site; the tutorial figures come from runn
 each study figure are saved as JSON next to it in ``--data`` (default ``results/figure-runs/``, not part of the
 site), so the numbers quoted on the results pages can be checked against the runs that drew the figures.
 Every figure is checked for tick labels that run into each other once drawn
-(:func:`validation.plots.overlapping_tick_labels`); any found are listed at the end and the command exits 1.
+(:func:`validation.core.plots.overlapping_tick_labels`); any found are listed at the end and the command exits 1.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ sys.path.insert(0, str(HERE / "hooks"))
 from validation import (  # noqa: E402
     ablation, convergence, figures, gradients, multilevel, phase, regimes, solvers, training, weak,
 )
-from validation.plots import overlapping_tick_labels  # noqa: E402
-from validation.results import RunInfo, save_figure  # noqa: E402
+from validation.core.plots import overlapping_tick_labels  # noqa: E402
+from validation.core.results import RunInfo, save_figure  # noqa: E402
 from tutorial_outputs import record, run_cells  # noqa: E402
 
 

@@ -288,7 +288,7 @@ class ODEPair(Pair):
     #: Euler's global error is C₁/L + C₂/L² + …: relative correction of order 1/L (also for a higher-order
     #: scheme of order p: C_p L^-p + C_{p+1} L^-p-1 + …)
     next_order: ClassVar[float] = 1.0
-    #: the limit's reference in a strong-error study (:func:`validation.engine.ode_pass`). None: the adaptive
+    #: the limit's reference in a strong-error study (:func:`validation.core.one_pass.ode_pass`). None: the adaptive
     #: :meth:`solve_limit` at the study's rtol/atol, the second reference 100× looser. An even integer k:
     #: torchdiffeq's fixed-step ``reference_method`` with k steps per layer of the deepest network, the second
     #: reference with k/2 — for a pair whose errors fall below what a float64 adaptive solver reaches (res2-rk4:

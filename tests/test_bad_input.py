@@ -9,7 +9,8 @@ import dataclasses
 import pytest
 import torch
 
-from validation import ablation, cli, convergence, phase, regimes, weak
+from validation import ablation, convergence, phase, regimes, weak
+from validation.core import cli
 
 #: (argv, a needle the one error line must contain)
 CONVERGENCE = [
@@ -377,7 +378,7 @@ def test_an_unreachable_scheduler_is_refused_before_dask_connects_saying_what_ha
 
     import dask.distributed
 
-    from validation import workers
+    from validation.core import workers
 
     calls = []
 

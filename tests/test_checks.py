@@ -1,4 +1,4 @@
-"""The three-valued verdicts (validation.checks): the equivalence test, the sample counts that would settle an
+"""The three-valued verdicts (validation.core.checks): the equivalence test, the sample counts that would settle an
 INCONCLUSIVE, fits on too few depths, and how checks combine into a verdict and an exit status."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from validation.checks import (
+from validation.core.checks import (
     EXIT_STATUS, FAIL, INCONCLUSIVE, PASS, Check, combine, interval_check, rate_check, samples_to_settle,
 )
-from validation.stats import fit_rate
+from validation.core.stats import fit_rate
 
 
 @pytest.mark.parametrize("interval, expected", [
@@ -126,7 +126,7 @@ def test_the_window_advice_names_a_fit_that_keeps_three_depths():
 
 
 def _narrowing(kind: str, seed: int) -> float | None:
-    from validation.stats import interval_narrowing
+    from validation.core.stats import interval_narrowing
 
     depths = np.array([8, 16, 32, 64, 128])
     rng = np.random.default_rng(seed)
@@ -157,7 +157,7 @@ def test_the_narrowing_of_the_interval_is_measured_and_tells_heavy_tails_apart()
     ((math.nan, 0.2), True, FAIL),
 ])
 def test_a_one_sided_bound_has_three_outcomes(interval, at_most, expected):
-    from validation.checks import bound_check, check_line
+    from validation.core.checks import bound_check, check_line
 
     check = bound_check("gap", interval, 0.25, at_most=at_most, detail="x")
     assert check.verdict == expected, check

@@ -92,7 +92,7 @@ def test_progress_bars_only_for_a_terminal(monkeypatch):
     TQDM_DISABLE, and one on a terminal."""
     import sys as _sys
 
-    from validation.cli import _show_progress
+    from validation.core.cli import _show_progress
 
     class Terminal:
         def isatty(self):
@@ -157,7 +157,8 @@ def test_a_torch_allocation_failure_is_reported_as_out_of_memory(message, expect
     lower), not "internal error" — and any other RuntimeError stays an internal error (issue 46)."""
     import dataclasses
 
-    from validation import cli, convergence
+    from validation import convergence
+    from validation.core import cli
 
     def failing_run(*args, **kwargs):
         raise RuntimeError(message)
@@ -174,7 +175,7 @@ def test_the_memory_check_reads_the_process_limits(tmp_path, monkeypatch, capsys
     (exit 2, naming the limit), not left to die after allocating (issue 46)."""
     import resource
 
-    from validation import runtime
+    from validation.core import runtime
     from validation.convergence import main
 
     # cgroup v2 and v1 files, read from a given root

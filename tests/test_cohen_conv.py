@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from validation import training
-from validation.settings import SettingsError
+from validation.core.settings import SettingsError
 from validation.training import data as data_module
 from validation.training.cohen import _procedure
 from validation.training.cohen_conv import CohenConv, kernel_statistics, layouts

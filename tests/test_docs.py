@@ -127,7 +127,7 @@ def test_every_command_on_the_papers_page_parses(command_line):
     not apply) — without running it."""
     import importlib
 
-    from validation import cli
+    from validation.core import cli
 
     words = shlex.split(command_line)
     assert words[:2] == ["python", "-m"]
@@ -143,7 +143,8 @@ def test_every_command_on_the_papers_page_parses(command_line):
 def _resolvers() -> dict:
     """Each study's settings resolver for its model / preset / figure / experiment (the studies without a positional
     choice validate every setting when the settings object is built)."""
-    from validation import figures, pair_study, regimes, solvers
+    from validation import figures, regimes, solvers
+    from validation.core import pair_study
     from validation.training import study as training
 
     return {"validation.regimes": regimes._resolve, "validation.figures": figures._resolve,

@@ -8,8 +8,8 @@ import torchsde
 
 from limits import get_pair, make_pair, pair_names
 from limits.pairs import SDEPair
-from validation import engine
-from validation.engine import EulerOnIncrements, sde_pass
+from validation.core import one_pass as engine
+from validation.core.one_pass import EulerOnIncrements, sde_pass
 from validation.gradient_pass import TangentSystem
 
 SDE_PAIRS = [name for name in pair_names() if get_pair(name).kind == "sde"]

@@ -15,9 +15,9 @@ from limits.fractional import estimate_hurst
 from limits.peluchetti_favaro import PFBlock
 from limits.seeding import generator
 from validation import figures, pf_models
-from validation.plots import overlapping_tick_labels
-from validation.results import validate
-from validation.settings import SettingsError
+from validation.core.plots import overlapping_tick_labels
+from validation.core.results import validate
+from validation.core.settings import SettingsError
 
 TINY = figures.SMOKE
 

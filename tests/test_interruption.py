@@ -66,6 +66,25 @@ def _wait_until_computing(proc: subprocess.Popen, seconds: float = 90.0, cpu: fl
 
 
 @pytest.mark.parametrize("signum, code, word", [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")])
+def test_a_signal_during_the_imports_ends_in_one_line(tmp_path, signum, code, word):
+    """0.4 s of CPU into ``python -m validation.convergence`` it is importing torch (the imports cost several
+    seconds here), before any study code runs: the signal still ends it with the run's line and status, no
+    traceback, the old outputs untouched (validation.core.signals; before, Python's default printed a traceback
+    and the process died of the signal)."""
+    assert _import_cpu_seconds() > 0.8, "the imports are too fast here to land a signal inside them"
+    old = _old_outputs(tmp_path)
+    proc = _start(["validation.convergence", *BUSY, "--json", str(tmp_path / "r.json"), "--csv",
+                   str(tmp_path / "r.csv"), "--plot", str(tmp_path / "r.png")])
+    _wait_until_computing(proc, cpu=0.4)
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, err
+    assert err.strip().splitlines()[-1] == f"{word}: no output was written" and "Traceback" not in err, err
+    for path, content in old.items():
+        assert path.read_bytes() == content
+
+
+@pytest.mark.parametrize("signum, code, word", [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")])
 def test_a_signal_mid_run_leaves_the_old_outputs(tmp_path, signum, code, word):
     old = _old_outputs(tmp_path)
     proc = _start(["validation.convergence", *BUSY, "--json", str(tmp_path / "r.json"), "--csv",

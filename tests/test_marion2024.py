@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from validation import training
-from validation.settings import SettingsError
+from validation.core.settings import SettingsError
 from validation.training.marion2024 import layer_distance
 
 

@@ -15,8 +15,8 @@ from limits.brownian import record_path
 from limits.pairs import run_network
 from limits.seeding import stream_seed
 from validation import multilevel
-from validation.checks import FAIL, PASS
-from validation.settings import SettingsError
+from validation.core.checks import FAIL, PASS
+from validation.core.settings import SettingsError
 from validation.mlmc import LevelBatch, complexity_samples, consistency, level_rate, mlmc_estimate
 
 

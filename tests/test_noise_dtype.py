@@ -12,7 +12,7 @@ from limits import make_pair
 from limits.brownian import BrownianGrid
 from limits.initialisation import FractionalRegime, IIDRegime, SmoothRegime
 from validation import convergence
-from validation.engine import sde_pass
+from validation.core.one_pass import sde_pass
 
 SIZE = dict(samples=200, depths=(4, 8, 16, 32, 64), reference_steps=1024, bootstrap=400)
 

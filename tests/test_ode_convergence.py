@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from validation import training
-from validation.settings import SettingsError
+from validation.core.settings import SettingsError
 from validation.training.ode_convergence import _PairedNetworks
 
 

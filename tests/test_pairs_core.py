@@ -8,7 +8,7 @@ from torchdiffeq import odeint
 
 from limits.brownian import BrownianGrid
 from limits import ModelConfig, PairError, get_pair, pair_names, run_network
-from validation.engine import ode_errors, sde_errors
+from validation.core.one_pass import ode_errors, sde_errors
 
 
 def _res1(samples=6, width=4, **kw):

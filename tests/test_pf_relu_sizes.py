@@ -15,7 +15,7 @@ from limits.peluchetti_favaro import simulate_gram
 from limits.seeding import generator
 from validation import figures, pf_figures
 from validation.pf_models import homogeneous_ode, homogeneous_outputs
-from validation.settings import SettingsError
+from validation.core.settings import SettingsError
 
 RELU_SMALL = dict(width=6, depths=(16, 64, 256), draws=400, resamples=200)
 SIZES_SMALL = dict(depths=(64, 128), widths=(16, 32), draws=200, judged_depth=64, judged_width=16, resamples=200)

@@ -184,7 +184,7 @@ def test_the_figure_passes_and_a_wrong_level_fails():
 
 
 def test_the_figure_refuses_a_bad_level_and_an_odd_sde_factor():
-    from validation.settings import SettingsError
+    from validation.core.settings import SettingsError
 
     with pytest.raises(SettingsError, match="alpha"):
         figures.run("pf-qualitative", **{**figures.SMOKE["pf-qualitative"], "alpha": 1.0})

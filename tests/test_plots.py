@@ -1,4 +1,4 @@
-"""validation.plots: tick labels that can be read — the overlap check finds labels that run into each other, and
+"""validation.core.plots: tick labels that can be read — the overlap check finds labels that run into each other, and
 ``decade_ticks`` removes them (a log axis of one or two decades labels every minor tick by default)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from matplotlib.figure import Figure
 
-from validation.plots import decade_ticks, overlapping_tick_labels
+from validation.core.plots import decade_ticks, overlapping_tick_labels
 
 
 def _wall_time_panel(low: float, high: float) -> tuple[Figure, object]:

@@ -13,7 +13,7 @@ import pytest
 from scipy.optimize import least_squares
 
 from validation import convergence
-from validation.stats import (
+from validation.core.stats import (
     CORRECTED, MAX_CORRECTION, POWER_LAW, RATE_MOVE_FRACTION, RateFit, contains_theory, corrected_fit, distance_line,
     fit_rate, lack_of_fit, local_slopes, shallow_move, slope, theory_distance, verdict,
 )
@@ -228,7 +228,7 @@ def test_the_distance_to_theory_says_how_far_and_whether_it_is_resolved():
 
 
 def test_rate_fit_json_follows_the_schema():
-    schema = json.loads((ROOT / "validation/schemas/result.schema.json").read_text())
+    schema = json.loads((ROOT / "validation/core/schemas/result.schema.json").read_text())
     L = np.asarray(DEPTHS, float)
     sq = paired_samples(DEPTHS, L**-0.5)
     for fit in (fit_rate(DEPTHS, sq, resamples=200), fit_rate(DEPTHS, sq, correction_order=1.0, floor=1e-3,
@@ -285,7 +285,7 @@ def test_a_window_that_never_settles_cannot_pass():
     depths (L^-1 (1 + 5 e^{-L/100}), near-deterministic: local slopes 1.35, 1.60, 1.79 from 32 → 64 on) is unsettled:
     its shallowest remaining depth moves the rate by more than δ/4, so the verdict is INCONCLUSIVE, never a PASS on a biased slope; the same curve
     scaled to a rate far from the theory still FAILs (its interval, widened by that move, lies outside the margin)."""
-    from validation.checks import rate_check
+    from validation.core.checks import rate_check
 
     L = np.asarray(DEPTHS, float)
     fit = fit_rate(DEPTHS, near_deterministic(L**-1.0 * (1 + 5 * np.exp(-L / 100))), correction_order=1.0,

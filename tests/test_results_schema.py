@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 from validation import ablation, convergence, figures, phase, regimes, training, weak
-from validation.results import schema, validate
+from validation.core.results import schema, validate
 
 SMALL = {
     "convergence": (convergence, ["--model", "res1", "--depths", "4:16", "--samples", "20", "--width", "3",

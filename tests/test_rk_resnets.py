@@ -10,8 +10,8 @@ import torch
 from torchdiffeq import odeint
 
 from limits import ModelConfig, PairError, get_pair, make_pair, pair_names, run_network
-from validation.engine import ode_errors
-from validation.stats import fit_rate, verdict
+from validation.core.one_pass import ode_errors
+from validation.core.stats import fit_rate, verdict
 
 MODELS = ["res2-midpoint", "res2-rk4"]
 SPAN = torch.tensor([0.0, 1.0], dtype=torch.float64)
@@ -175,7 +175,7 @@ def test_default_study_passes_on_three_or_more_depths(model, tmp_path):
 def test_rk4_declares_a_fixed_step_reference_finer_than_its_errors():
     """res2-rk4 measures against rk4 with 8 steps per layer of the deepest depth (second: 4): an adaptive float64
     reference cannot get below its errors at L = 512. The two references' gap stays far below the deepest error."""
-    from validation.engine import FLOOR_FACTORS, reference_kind, reference_text
+    from validation.core.one_pass import FLOOR_FACTORS, reference_kind, reference_text
 
     pair = make_pair("res2-rk4", samples=4, width=4, seed=0)
     assert reference_kind(pair) == "fixed-halved" and FLOOR_FACTORS["fixed-halved"] == 10.0

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from validation import training
-from validation.settings import SettingsError
+from validation.core.settings import SettingsError
 from validation.training.sander2022 import _LinearNetwork, prefix_products, suffix_products
 
 

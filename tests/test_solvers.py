@@ -17,9 +17,9 @@ from limits.ito import ItoLimit
 from limits.pairs import run_network
 from limits.schemes import SDE_SCHEMES, SchemeError, get_sde_scheme, sde_schemes_for
 from validation import solvers
-from validation.engine import sde_pass
-from validation.plots import overlapping_tick_labels
-from validation.results import validate
+from validation.core.one_pass import sde_pass
+from validation.core.plots import overlapping_tick_labels
+from validation.core.results import validate
 
 
 @pytest.mark.parametrize("model, options", [

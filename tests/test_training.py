@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from validation import training
-from validation.plots import overlapping_tick_labels
-from validation.results import validate
-from validation.settings import SettingsError
+from validation.core.plots import overlapping_tick_labels
+from validation.core.results import validate
+from validation.core.settings import SettingsError
 from validation.training import data as data_module
 from validation.training.networks import Res1Net, weight_regime
 from validation.training.trainer import BatchedOptimizer, train

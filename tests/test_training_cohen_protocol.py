@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from validation import training
-from validation.settings import SettingsError
+from validation.core.settings import SettingsError
 from validation.training import study
 from validation.training.cohen import PER_DATASET, CohenScaling
 from validation.training.data import Dataset, cohen_synthetic, load_dataset

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from validation.settings import SettingsError
+from validation.core.settings import SettingsError
 from validation.training.data import load_dataset, read_cifar10_bin, read_idx
 
 NAMES = {"x_train": "train-images-idx3-ubyte", "y_train": "train-labels-idx1-ubyte",
@@ -338,7 +338,7 @@ def test_an_npz_member_that_claims_more_than_it_holds_is_refused_before_loading(
     import io
     import zipfile
 
-    from validation.settings import SettingsError
+    from validation.core.settings import SettingsError
     from validation.training import data
 
     def member(shape, dtype, payload):

@@ -13,7 +13,7 @@ import pytest
 
 from limits.res_sde import Res1SDE
 from validation import convergence, phase, regimes, weak
-from validation.workers import check_scheduler, run_tasks
+from validation.core.workers import check_scheduler, run_tasks
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the Dask workers cannot import this test module
 
@@ -126,7 +126,7 @@ def test_a_bad_scheduler_is_refused(bad):
 
 def test_a_pair_instance_is_one_block_run_here():
     from limits import ModelConfig
-    from validation.settings import SettingsError
+    from validation.core.settings import SettingsError
 
     pair = Res1SDE(ModelConfig(width=4), 30, seed=0)
     small = dict(depths=(4, 8, 16), reference_steps=64, bootstrap=100, sample_block=10)
@@ -138,8 +138,8 @@ def test_a_pair_instance_is_one_block_run_here():
 def test_the_default_workers_follow_the_cores_and_the_numbers_do_not(monkeypatch):
     """Without --workers a study uses every core this process may run on, at most one per block (3 here), and its
     numbers are those of one process whatever the core count."""
-    import validation.pair_study as pair_study
-    from validation.workers import default_workers
+    import validation.core.pair_study as pair_study
+    from validation.core.workers import default_workers
 
     used = []
     real = pair_study.run_tasks

@@ -1,1 +1,8 @@
 """Studies that measure how fast discrete ResNets approach their continuous-depth limits."""
+
+import sys as _sys
+
+if _sys.argv[:1] == ["-m"]:  # imported by ``python -m validation.<study>`` while it locates the study: guard its imports
+    from validation.core.signals import guard_start_up as _guard_start_up
+
+    _guard_start_up()

@@ -27,14 +27,15 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from limits.cohen import CohenSDE
-from validation import cli, convergence
+from validation import convergence
+from validation.core import cli
 from validation.convergence import ConvergenceResult, ConvergenceSettings
-from validation.checks import combine
-from validation.pair_study import build_pair, estimate_mb, estimate_seconds
-from validation.plots import Curve, draw_error_curves, new_axes
-from validation.results import StudyResult
-from validation.settings import make_settings, parse_name_value, parse_power_of_two_list, setting
-from validation.stats import depth_intervals, distance_line, theory_distance, verdict_rule
+from validation.core.checks import combine
+from validation.core.pair_study import build_pair, estimate_mb, estimate_seconds
+from validation.core.plots import Curve, draw_error_curves, new_axes
+from validation.core.results import StudyResult
+from validation.core.settings import make_settings, parse_name_value, parse_power_of_two_list, setting
+from validation.core.stats import depth_intervals, distance_line, theory_distance, verdict_rule
 
 __all__ = ["AblationSettings", "AblationResult", "run", "main"]
 
@@ -81,7 +82,7 @@ class AblationResult(StudyResult):
 
     @property
     def verdict(self) -> str:
-        """Both sides' checks combined (:func:`validation.checks.combine`): FAIL if either FAILs, else
+        """Both sides' checks combined (:func:`validation.core.checks.combine`): FAIL if either FAILs, else
         INCONCLUSIVE if either is, else PASS."""
         return combine([self.corrected.check, self.naive.check])
 
@@ -221,7 +222,7 @@ COMMAND = cli.Command(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The command line: parse, run, print, write (:func:`validation.cli.execute`)."""
+    """The command line: parse, run, print, write (:func:`validation.core.cli.execute`)."""
     return cli.execute(COMMAND, argv)
 
 

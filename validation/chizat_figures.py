@@ -19,7 +19,7 @@ by 4× its end point; the real pass adds the forward's own spread, also O(κ²),
   two-sided Bonferroni quantile at family level :data:`FAMILY_LEVEL` (an exact identity: PASS or FAIL);
 * the exponent of E sup_ℓ S_b^ℓ (real pass) in κ², a least-squares slope in log–log over the κ given, with a
   paired bootstrap interval over networks, against 1 ± ``--exponent-tolerance`` (PASS, FAIL or INCONCLUSIVE,
-  :func:`validation.checks.rate_check`'s equivalence test). Over a finite κ grid the closed form itself has a
+  :func:`validation.core.checks.rate_check`'s equivalence test). Over a finite κ grid the closed form itself has a
   slope slightly above 1 (printed beside it): the grid's curvature, not a failure of the claim.
 """
 
@@ -38,8 +38,8 @@ from limits.chizat import (
     chizat_kernel_errors, chizat_training_changes,
 )
 from limits.feature_speed import feature_angles
-from validation.checks import Check, bound_check, interval_check
-from validation.stats import paired_bootstrap, slope
+from validation.core.checks import Check, bound_check, interval_check
+from validation.core.stats import paired_bootstrap, slope
 
 __all__ = ["FAMILY_LEVEL", "backward_pass", "backward_table", "kernel_figure", "kernel_table", "KERNEL_EXPONENTS",
            "phase_figure", "phase_table", "CLASSES", "DEPTH_MUP", "COMPLETE_P", "FEATURE_SPEED_EXPONENTS",
@@ -162,7 +162,7 @@ def kernel_figure(s: Any, device: torch.device, progress: bool) -> tuple[dict[st
 
     The lecture's claim: as MLα² = κ² → 0 both agree (the ResNet is, to first order, a shallow network). Checks:
     the exponent of the mean relative Frobenius error in κ² lies above 0 (its 95% paired-bootstrap interval; a
-    three-valued :func:`~validation.checks.bound_check`), for the kernel and for the gradient; the exponents are
+    three-valued :func:`~validation.core.checks.bound_check`), for the kernel and for the gradient; the exponents are
     reported against :data:`KERNEL_EXPONENTS`, stated before measuring."""
     d, m, layers, n = s.width, s.hidden, s.layers, s.networks
     alphas = [k / math.sqrt(m * layers) for k in s.kappas]

@@ -44,21 +44,21 @@ from typing import Any, Sequence
 import numpy as np
 
 from limits.pairs import Pair
-from validation import cli, runtime
-from validation.checks import FAIL, Check
-from validation.engine import FLOOR_FACTORS, StudyErrors, reference_kind
-from validation.engine import reference_text as engine_reference_text
-from validation.pair_study import (
+from validation.core import cli, runtime
+from validation.core.checks import FAIL, Check
+from validation.core.one_pass import FLOOR_FACTORS, StudyErrors, reference_kind
+from validation.core.one_pass import reference_text as engine_reference_text
+from validation.core.pair_study import (
     PairSettings, RateFitSettings, ShardingSettings, add_model_arguments, build_pair, estimate_mb, estimate_seconds,
     list_models,
     model_spec, pair_class, study_errors_in_blocks,
 )
-# imported from here before 0.4; they live in validation.pair_study now
-from validation.pair_study import FIT_MODELS, KIND_DEFAULTS, SampleBlock, block_errors  # noqa: F401
-from validation.plots import Curve, draw_error_curves, new_axes
-from validation.results import RunInfo, StudyResult, rows_from_columns, utc_now
-from validation.settings import SettingsError, check_choice, make_settings, setting
-from validation.stats import (
+# imported from here before 0.4; they live in validation.core.pair_study now
+from validation.core.pair_study import FIT_MODELS, KIND_DEFAULTS, SampleBlock, block_errors  # noqa: F401
+from validation.core.plots import Curve, draw_error_curves, new_axes
+from validation.core.results import RunInfo, StudyResult, rows_from_columns, utc_now
+from validation.core.settings import SettingsError, check_choice, make_settings, setting
+from validation.core.stats import (
     METRIC_HELP, RateFit, contains_theory, depth_intervals, distance_line, fit_rate, measured_rate_check, theory_distance,
     verdict_rule,
 )
@@ -89,7 +89,7 @@ class ConvergenceResult(StudyResult):
     Attributes:
         model: the pair's description (``Pair.describe()``).
         theory_rate, theory_source, converges, excluded_rate: what the pair predicts.
-        errors: the per-sample squared errors (:class:`validation.engine.StudyErrors`).
+        errors: the per-sample squared errors (:class:`validation.core.one_pass.StudyErrors`).
         fits: the rate fits by metric: ``rms``, ``mean``, ``sup``, ``second_reference`` (the verdict metric
             against the second reference) and ``successive`` (‖h_L − h_2L‖; None with fewer than 3 depths).
         reference_text: how the reference was computed, in words.
@@ -130,7 +130,7 @@ class ConvergenceResult(StudyResult):
     @functools.cached_property
     def check(self) -> Check:
         """The verdict's check: the equivalence test of the verdict metric's rate interval against
-        :func:`~validation.stats.verdict_rule` (:func:`validation.stats.measured_rate_check`: an INCONCLUSIVE
+        :func:`~validation.core.stats.verdict_rule` (:func:`validation.core.stats.measured_rate_check`: an INCONCLUSIVE
         says how many samples would settle it); FAIL on NaN/inf errors."""
         s = self.settings
         name = f"rate [{s.metric}] of {self.model.get('name', self.model_spec)}"
@@ -375,7 +375,7 @@ def _fit_all(errors: StudyErrors, settings: ConvergenceSettings, next_order: flo
              reference: str) -> dict[str, RateFit | None]:
     """Every error measure's rate fit, with the same rule, bootstrap settings and seed. The errors against a
     reference are fitted above its floor (the two references' RMS gap times ``FLOOR_FACTORS[reference]``, the
-    reference's kind: :data:`validation.engine.FLOOR_FACTORS`); the successive differences need no reference, so
+    reference's kind: :data:`validation.core.one_pass.FLOOR_FACTORS`); the successive differences need no reference, so
     have no floor."""
     floor = math.sqrt(float(np.mean(errors.reference_gap_sq))) if settings.fit_model == "corrected" else None
     if floor is not None and not math.isfinite(floor):
@@ -429,7 +429,7 @@ COMMAND = cli.Command(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The command line: parse, run, print, write (:func:`validation.cli.execute`)."""
+    """The command line: parse, run, print, write (:func:`validation.core.cli.execute`)."""
     return cli.execute(COMMAND, argv)
 
 

@@ -17,7 +17,7 @@ Every default run is small (under a minute on 2 cores); the paper's sizes are fl
 A flag that does not apply to the chosen figure is an error naming the ones that do. Each run prints a
 table with the numbers behind the figure and its checks; PASS when every check passes, FAIL when one fails,
 INCONCLUSIVE when a check of an interval against a bound (a)–(c) and the correlations' finds the interval
-containing the bound (more draws would settle it: :func:`validation.checks.bound_check`):
+containing the bound (more draws would settle it: :func:`validation.core.checks.bound_check`):
 
 * ``pf-function-space``: the stable ResNets SC_tanh and SC_swish (x_{k+1} = x_k + φ(ΔW_k x_k + Δb_k),
   ΔW ~ N(0, σ_w²Δt/D), Δb ~ N(0, σ_b²Δt), Δt = 1/L; input copied, x_0 = z·1, the paper's SC models) and
@@ -95,13 +95,14 @@ from tqdm import tqdm
 from limits.chizat import chizat_constant, chizat_expected_spread, chizat_spread
 from limits.fractional import FractionalNoise, block_moments, check_hurst, estimate_hurst
 from limits.seeding import generator, stream_seed
-from validation import chizat_figures, cli, pf_figures, runtime
+from validation import chizat_figures, pf_figures
+from validation.core import cli, runtime
 from validation.pf_models import eoc_outputs, pc_fractions, resnet_outputs, top_pc_fraction
-from validation.checks import Check, bound_check, check_line, combine
-from validation.results import RunInfo, StudyResult, utc_now
+from validation.core.checks import Check, bound_check, check_line, combine
+from validation.core.results import RunInfo, StudyResult, utc_now
 from validation.regime_stats import bounds_check, family_z
-from validation.stats import resampled_interval, resampled_interval_batched
-from validation.settings import (
+from validation.core.stats import resampled_interval, resampled_interval_batched
+from validation.core.settings import (
     CommonSettings, SettingsError, check_choice, check_depths, check_float, check_int, make_settings, parse_float_list,
     parse_int_list,
     refuse_inapplicable, resolve_device, setting, settings_given,
@@ -782,12 +783,12 @@ class FiguresResult(StudyResult):
     @property
     def checks(self) -> list[dict[str, Any]]:
         """Every check: ``{"check", "passed", "detail"}``, with ``verdict`` where it has a margin (an interval
-        against a bound: :func:`validation.checks.bound_check`)."""
+        against a bound: :func:`validation.core.checks.bound_check`)."""
         return self.numbers["checks"]
 
     @property
     def verdict(self) -> str:
-        """FAIL if a check fails, else INCONCLUSIVE if one is, else PASS (:func:`validation.checks.combine`)."""
+        """FAIL if a check fails, else INCONCLUSIVE if one is, else PASS (:func:`validation.core.checks.combine`)."""
         return combine(self.checks)
 
     def summary(self) -> dict[str, Any]:
@@ -936,7 +937,7 @@ COMMAND = cli.Command(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The command line: parse, run, print, write (:func:`validation.cli.execute`)."""
+    """The command line: parse, run, print, write (:func:`validation.core.cli.execute`)."""
     return cli.execute(COMMAND, argv)
 
 

@@ -37,7 +37,7 @@ from torch.func import jvp, vmap
 from limits.brownian import DyadicPath
 from limits.ito import ItoLimit
 from limits.pairs import ODEPair, Pair, SDEPair
-from validation.engine import PathPass, ode_pass, sde_pass
+from validation.core.one_pass import PathPass, ode_pass, sde_pass
 
 __all__ = ["LOSSES", "QUANTITIES", "closed_form", "TangentLayout", "AugmentedLimit", "TangentSystem", "GradientErrors", "gradient_errors",
            "network_input_gradient", "loss_gradient", "merge_gradient_errors"]
@@ -365,7 +365,7 @@ def network_input_gradient(pair: Pair, depth: int, path: Any, h0: torch.Tensor, 
 
 def merge_gradient_errors(parts: list[GradientErrors]) -> GradientErrors:
     """The errors of consecutive blocks of samples as one set: per-sample arrays concatenated in block order,
-    non-finite counts added (as :func:`validation.engine.merge_errors` does for the forward errors)."""
+    non-finite counts added (as :func:`validation.core.one_pass.merge_errors` does for the forward errors)."""
     if not parts:
         raise ValueError("no blocks to merge")
     first = parts[0]

@@ -43,23 +43,23 @@ import torch
 
 from limits.pairs import Pair
 from limits.registry import get_pair
-from validation import cli, runtime
-from validation.checks import FAIL, Check, check_line, combine
-from validation.engine import FLOOR_FACTORS, SAMPLE_BLOCK, block_seed
+from validation.core import cli, runtime
+from validation.core.checks import FAIL, Check, check_line, combine
+from validation.core.one_pass import FLOOR_FACTORS, SAMPLE_BLOCK, block_seed
 from validation.gradient_adjoints import ADJOINT_METHODS, ode_adjoint_gradient, sde_adjoint_gradient, sde_autograd_gradient
 from validation.gradient_backsolve import BacksolveErrors, backsolve_errors
 from validation.gradient_pass import LOSSES, QUANTITIES, GradientErrors, gradient_errors, merge_gradient_errors
 from validation.gradient_weights import add_weight_gradients, has_weight_gradient
-from validation.pair_study import (KIND_DEFAULTS, PairSettings, RateFitSettings, SampleBlock, ShardingSettings,
+from validation.core.pair_study import (KIND_DEFAULTS, PairSettings, RateFitSettings, SampleBlock, ShardingSettings,
                                    add_model_arguments, block_fields, build_pair, check_instance_runs_here,
                                    estimate_mb, run_sample_blocks,
                                    list_models, model_spec,
                                    pair_class)
-from validation.plots import Curve, draw_error_curves, new_grid
-from validation.results import RunInfo, StudyResult, rows_from_columns, utc_now
-from validation.settings import (SettingsError, check_choice, check_int, make_settings, optional_torch_dtype,
+from validation.core.plots import Curve, draw_error_curves, new_grid
+from validation.core.results import RunInfo, StudyResult, rows_from_columns, utc_now
+from validation.core.settings import (SettingsError, check_choice, check_int, make_settings, optional_torch_dtype,
                                  parse_float_list, resolve_device, setting, torch_dtype)
-from validation.stats import RateFit, fit_rate, measured_rate_check, verdict_rule
+from validation.core.stats import RateFit, fit_rate, measured_rate_check, verdict_rule
 
 __all__ = ["GradientSettings", "GradientResult", "MethodErrors", "SDE_METHODS", "ODE_METHODS", "run", "main"]
 
@@ -169,7 +169,7 @@ class GradientResult(StudyResult):
         fits: key → the rate fit of each quantity (``state``, ``input``, ``backward@s``, ``branch``).
         methods: the limit's gradient computed other ways (:class:`MethodErrors`), with their fits in ``method_fits``.
         backsolve: the backsolve adjoint's errors (None with ``--no-backsolve``), its fit in ``backsolve_fit``.
-        checks: every judged statement; the verdict is their :func:`~validation.checks.combine`.
+        checks: every judged statement; the verdict is their :func:`~validation.core.checks.combine`.
     """
 
     model: dict[str, Any] = dataclasses.field(default_factory=dict)
@@ -352,7 +352,7 @@ def _describe_short(key: str) -> str:
 # ------------------------------------------------------------------------------------------------ run
 @dataclass(frozen=True)
 class GradientBlock(SampleBlock):
-    """One block of samples of the gradient study (a task of :func:`validation.workers.run_tasks`): the convergence
+    """One block of samples of the gradient study (a task of :func:`validation.core.workers.run_tasks`): the convergence
     study's block, and what is differentiated."""
 
     loss: str = "half-square"
@@ -615,7 +615,7 @@ COMMAND = cli.Command(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The command line: parse, run, print, write (:func:`validation.cli.execute`)."""
+    """The command line: parse, run, print, write (:func:`validation.core.cli.execute`)."""
     return cli.execute(COMMAND, argv)
 
 

@@ -35,7 +35,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from validation.stats import corrected_fit, slope as stats_slope
+from validation.core.stats import corrected_fit, slope as stats_slope
 
 __all__ = ["LevelBatch", "LevelSampler", "LevelSamples", "LevelRate", "MLMCEstimate", "complexity_samples",
            "telescoping_gaps",

@@ -59,16 +59,16 @@ from limits.brownian import DyadicPath, record_path
 from limits.pairs import Pair, SDEPair, run_network
 from limits.schemes import SDE_SCHEMES, SDEScheme, get_sde_scheme
 from limits.seeding import stream_seed
-from validation import cli, runtime
-from validation.checks import FAIL, INCONCLUSIVE, PASS, Check, combine, interval_check
+from validation.core import cli, runtime
+from validation.core.checks import FAIL, INCONCLUSIVE, PASS, Check, combine, interval_check
 from validation.mlmc import (
     THETA, LevelBatch, LevelRate, LevelSamples, MLMCEstimate, complexity_samples, consistency, level_rate,
     mlmc_estimate, telescoping_gaps,
 )
-from validation.pair_study import FIT_MODELS, PairSettings, add_model_arguments, build_pair, list_models, model_spec, pair_class
-from validation.plots import new_grid
-from validation.results import RunInfo, StudyResult, utc_now
-from validation.settings import (
+from validation.core.pair_study import FIT_MODELS, PairSettings, add_model_arguments, build_pair, list_models, model_spec, pair_class
+from validation.core.plots import new_grid
+from validation.core.results import RunInfo, StudyResult, utc_now
+from validation.core.settings import (
     SettingsError, check_choice, check_float, check_int, make_settings, parse_float_list, parse_power_of_two_list, setting,
 )
 from validation.weak import WEAK_FUNCTIONS
@@ -666,7 +666,7 @@ COMMAND = cli.Command(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The command line: parse, run, print, write (:func:`validation.cli.execute`)."""
+    """The command line: parse, run, print, write (:func:`validation.core.cli.execute`)."""
     return cli.execute(COMMAND, argv)
 
 

@@ -21,7 +21,7 @@ The paper's claim: EO's prior draws are almost constant in z, so its posterior c
 (or line); SR's flexible prior gives a much better posterior. Check: the log ratio of the mean accepted
 distance, SR over EO, is below 0 — PASS when its 95% bootstrap interval (over the simulations, both models
 resampled by the same row indices, which are independent draws) lies below 0, FAIL when it lies above,
-INCONCLUSIVE when it contains 0 (:func:`validation.checks.bound_check`). The bootstrap of a mean of the
+INCONCLUSIVE when it contains 0 (:func:`validation.core.checks.bound_check`). The bootstrap of a mean of the
 smallest distances is that of an extreme order statistic: the interval is a guide to its spread across
 repeated runs, not an exact one.
 
@@ -62,11 +62,11 @@ from tqdm.auto import tqdm
 from limits.activations import get_activation
 from limits.peluchetti_favaro import PFBlock, simulate_gram
 from limits.seeding import generator, stream_seed
-from validation.checks import FAIL, PASS, Check, bound_check, combine, interval_check
+from validation.core.checks import FAIL, PASS, Check, bound_check, combine, interval_check
 from validation.distribution_tests import exchangeability_test, mardia_test
 from validation.pf_models import (block_outputs, eoc_outputs, homogeneous_ode, homogeneous_outputs, pc_fractions,
                                   resnet_outputs, top_pc_fraction)
-from validation.stats import percentile_interval, resampled_interval, resampled_interval_batched
+from validation.core.stats import percentile_interval, resampled_interval, resampled_interval_batched
 
 __all__ = ["DEFAULT_DATA", "parse_data", "abc_figure", "abc_table", "two_d_figure", "two_d_table",
            "QUALITATIVE_INPUTS", "PLANTED", "qualitative_figure", "qualitative_table", "relu_figure", "relu_table",
@@ -170,7 +170,7 @@ def two_d_figure(s: Any, device: torch.device, progress: bool) -> tuple[dict[str
     the paper does not state, or ``--input-layer random``). Draw i is network i of ``pf-function-space`` (the same
     stream), read at 2-D inputs. Check, as in ``pf-function-space``: the draws are not degenerate — the first
     principal component of the draws (vectors over the grid) explains at most ``--resnet-max-pc`` of their
-    variance (the upper end of its 95% bootstrap interval), a three-valued :func:`~validation.checks.bound_check`."""
+    variance (the upper end of its 95% bootstrap interval), a three-valued :func:`~validation.core.checks.bound_check`."""
     axis = np.linspace(-2.0, 2.0, s.inputs)
     z1, z2 = np.meshgrid(axis, axis, indexing="xy")
     grid = np.stack([z1.ravel(), z2.ravel()], axis=1)                    # (n², 2), row-major over (z2, z1)
@@ -383,7 +383,7 @@ def exponent_fit(depths: Sequence[int], samples: Sequence[np.ndarray], statistic
 
 
 def exponent_check(name: str, fit: dict[str, Any], theory: float, tolerance: float, samples: int) -> Check:
-    """Three-valued: the exponent's 95% interval within theory ± tolerance (:func:`validation.checks.interval_check`)."""
+    """Three-valued: the exponent's 95% interval within theory ± tolerance (:func:`validation.core.checks.interval_check`)."""
     return interval_check(name, fit["exponent"], tuple(fit["ci95"]), (theory - tolerance, theory + tolerance), samples,
                           what="the exponent's 95% bootstrap interval")
 

@@ -51,12 +51,12 @@ from tqdm import tqdm
 
 from limits.fractional import check_hurst
 from limits.initialisation import Block, FractionalRegime, measure_ratios
-from validation import cli, runtime
+from validation.core import cli, runtime
 from validation.regime_stats import critical_beta, fractional_critical_beta
-from validation.workers import check_workers, default_workers, run_tasks
-from validation.checks import check_line, combine
-from validation.results import RunInfo, StudyResult, utc_now
-from validation.settings import (
+from validation.core.workers import check_workers, default_workers, run_tasks
+from validation.core.checks import check_line, combine
+from validation.core.results import RunInfo, StudyResult, utc_now
+from validation.core.settings import (
     CommonSettings, SettingsError, check_choice, check_float, check_int, make_settings, parse_grid,
     optional_torch_dtype, resolve_device, setting,
 )
@@ -338,7 +338,7 @@ COMMAND = cli.Command(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The command line: parse, run, print, write (:func:`validation.cli.execute`)."""
+    """The command line: parse, run, print, write (:func:`validation.core.cli.execute`)."""
     return cli.execute(COMMAND, argv)
 
 

@@ -80,7 +80,7 @@ from scipy import stats
 from limits.initialisation import largest_real_eigenvalue
 from limits.seeding import generator
 
-from .stats import paired_bootstrap, slope
+from .core.stats import paired_bootstrap, slope
 
 __all__ = [
     "TAU", "fit_slope", "classify", "critical_beta", "lemma14_bounds", "bounds_check", "lognormal_summary",

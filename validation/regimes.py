@@ -59,16 +59,17 @@ from limits.initialisation import (
     IID_LAWS, SMOOTH_CONVENTIONS, Block, FractionalRegime, IIDRegime, Regime, SmoothRegime, largest_real_eigenvalue,
     measure_ratios,
 )
-from validation import cli, regime_assumptions, runtime
-from validation.workers import check_workers, run_tasks
+from validation import regime_assumptions
+from validation.core import cli, runtime
+from validation.core.workers import check_workers, run_tasks
 from validation.regime_stats import (
     TAU, bounds_check, classify, critical_beta, family_z, fit_slope, fractional_critical_beta, lemma14_bounds,
     binomial_consistency, exact_mean_check, exceedance_check, finite_or_inf, hotelling_zero_mean, lognormal_summary,
     positive_eigenvalue_probability, prop3_norm_bounds, quantile_bound_check,
 )
-from validation.checks import Check, check_line, combine
-from validation.results import RunInfo, StudyResult, utc_now
-from validation.settings import (
+from validation.core.checks import Check, check_line, combine
+from validation.core.results import RunInfo, StudyResult, utc_now
+from validation.core.settings import (
     CommonSettings, SettingsError, check_choice, check_depths, check_float, check_int, make_settings,
     optional_torch_dtype, parse_float_list, parse_int_list, refuse_inapplicable, resolve_device, setting, settings_given,
 )
@@ -695,7 +696,7 @@ def _critical_checks(betas: Sequence[float], estimate: dict[str, float | None], 
 
 
 def _fig2_block(task: tuple[RegimesSettings, str, int, int]) -> dict[str, np.ndarray]:
-    """The ratios of networks first … first + count − 1 of a fig2 run (a task of :func:`validation.workers.run_tasks`)."""
+    """The ratios of networks first … first + count − 1 of a fig2 run (a task of :func:`validation.core.workers.run_tasks`)."""
     s, device, first, count = task
     with runtime.threads(1 if s.workers > 1 or s.scheduler is not None else None):
         res = measure_ratios(_regime(s), s.depths[0], [s.betas[0]], count, s.inputs, s.width, s.n_in,
@@ -1141,7 +1142,7 @@ COMMAND = cli.Command(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The command line: parse, run, print, write (:func:`validation.cli.execute`)."""
+    """The command line: parse, run, print, write (:func:`validation.core.cli.execute`)."""
     return cli.execute(COMMAND, argv)
 
 

@@ -54,19 +54,19 @@ from limits.ito import ItoLimit
 from limits.pairs import ODEPair, Pair, SDEPair, run_network
 from limits.problems import PROBLEMS, Problem, get_problem
 from limits.schemes import SDE_SCHEMES, SchemeError, get_sde_scheme, sde_schemes_for
-from validation import cli, runtime
-from validation.checks import FAIL, MIN_FIT_DEPTHS, Check, combine
-from validation.engine import FLOOR_FACTORS, sde_pass
-from validation.pair_study import (
+from validation.core import cli, runtime
+from validation.core.checks import FAIL, MIN_FIT_DEPTHS, Check, combine
+from validation.core.one_pass import FLOOR_FACTORS, sde_pass
+from validation.core.pair_study import (
     PairSettings, RateFitSettings, build_pair, estimate_mb as pair_estimate_mb,
     estimate_seconds as pair_estimate_seconds, model_spec, pair_class, resolve_sizes,
 )
-from validation.plots import decade_ticks
-from validation.results import RunInfo, StudyResult, rows_from_columns, utc_now
-from validation.settings import (
+from validation.core.plots import decade_ticks
+from validation.core.results import RunInfo, StudyResult, rows_from_columns, utc_now
+from validation.core.settings import (
     SettingsError, check_float, check_int, make_settings, parse_float_list, refuse_inapplicable, setting, settings_given,
 )
-from validation.stats import RateFit, fit_rate, measured_rate_check, verdict_rule
+from validation.core.stats import RateFit, fit_rate, measured_rate_check, verdict_rule
 
 __all__ = ["SolversSettings", "SolversResult", "SchemeRun", "ODE_FIXED_SCHEMES", "ODE_ADAPTIVE_SCHEMES", "run",
            "main", "steps_to_reach", "timed", "list_problems"]
@@ -90,7 +90,7 @@ _ON_REQUEST = (*_ON_REQUEST_ALWAYS, "milstein_levy_area")
 #: solution's size) integrates the problem exactly: reported as exact, not fitted (levy-area with Lévy areas)
 ROUNDING_FACTOR = 1000.0
 #: depths whose RMS error is below this multiple of the reference floor (the two references' RMS gap) are not
-#: fitted: the engine's table (:data:`validation.engine.FLOOR_FACTORS`) for this study's references — ODE: rk4 and
+#: fitted: the engine's table (:data:`validation.core.one_pass.FLOOR_FACTORS`) for this study's references — ODE: rk4 and
 #: rk4 at half the steps (``fixed-halved``); SDE: Euler, or the best scheme, at n and n/2 steps (``brownian-halved``)
 SCHEME_FLOOR_FACTORS: Mapping[str, float] = {"ode": FLOOR_FACTORS["fixed-halved"],
                                              "sde": FLOOR_FACTORS["brownian-halved"]}
@@ -206,7 +206,7 @@ class SchemeRun:
 
     def check(self, tolerance: float, *, resamples: int = 2000, seed: int = 0) -> Check | None:
         """The equivalence test of the rate against the theory order ± ``tolerance``
-        (:func:`validation.stats.measured_rate_check`, with the bootstrap's ``resamples`` and ``seed``); None when
+        (:func:`validation.core.stats.measured_rate_check`, with the bootstrap's ``resamples`` and ``seed``); None when
         there is none to check. A scheme exact to rounding against an exact solution satisfies any order: PASS."""
         if self.exact_to_rounding and self.theory_order is not None:
             worst = float(np.max(self.errors))
@@ -332,7 +332,7 @@ class SolversResult(StudyResult):
     @property
     def verdict(self) -> str:
         """FAIL if a scheme's rate is off its order (or the reference is not finite), else INCONCLUSIVE if one is
-        not settled, else PASS (:func:`validation.checks.combine`); FAIL when no scheme has an order to check."""
+        not settled, else PASS (:func:`validation.core.checks.combine`); FAIL when no scheme has an order to check."""
         checks = self.checks
         return combine(checks) if len(checks) > 1 else FAIL
 
@@ -468,7 +468,7 @@ class SolversResult(StudyResult):
 
 
 def _error_bands(squared: np.ndarray, settings: SolversSettings) -> tuple[np.ndarray, np.ndarray]:
-    from validation.stats import depth_intervals
+    from validation.core.stats import depth_intervals
 
     if squared.shape[0] < 2 or not np.all(np.isfinite(squared)):
         errors = np.sqrt(np.mean(squared, axis=0))
@@ -561,7 +561,7 @@ def _squared(h: torch.Tensor, reference: torch.Tensor) -> np.ndarray:
 
 def _fit(depths: Sequence[int], squared: np.ndarray, floor: float, settings: SolversSettings, kind: str,
          next_order: float | None) -> RateFit:
-    """The convergence study's rate fit (:func:`validation.stats.fit_rate`, docs/theory.md §6): the corrected
+    """The convergence study's rate fit (:func:`validation.core.stats.fit_rate`, docs/theory.md §6): the corrected
     model of order ``next_order`` (None: a straight line, ``--fit-model power-law``) on the depths ≥ ``fit_from``
     whose RMS error is at least SCHEME_FLOOR_FACTORS[kind] × the reference floor — never through the floor; no rate
     (FAIL) when fewer than two such depths are left."""
@@ -994,7 +994,7 @@ COMMAND = cli.Command(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The command line: parse, run, print, write (:func:`validation.cli.execute`)."""
+    """The command line: parse, run, print, write (:func:`validation.core.cli.execute`)."""
     return cli.execute(COMMAND, argv)
 
 

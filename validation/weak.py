@@ -52,17 +52,17 @@ from limits.pairs import ModelConfig
 from limits.peluchetti_favaro import PFPair, simulate_gram
 from limits.schemes import EulerMaruyama, PathIncrement
 from limits.seeding import stream_seed
-from validation import cli, runtime
-from validation.checks import Check, combine, rate_check
-from validation.engine import sample_blocks, sde_pass
-from validation.plots import new_grid
-from validation.results import RunInfo, StudyResult, utc_now
-from validation.settings import (
+from validation.core import cli, runtime
+from validation.core.checks import Check, combine, rate_check
+from validation.core.one_pass import sample_blocks, sde_pass
+from validation.core.plots import new_grid
+from validation.core.results import RunInfo, StudyResult, utc_now
+from validation.core.settings import (
     CommonSettings, SettingsError, check_depths, check_float, check_int, check_power_of_two,
     make_settings, parse_float_list, parse_power_of_two_list, resolve_device, setting,
 )
-from validation.stats import RateFit, depth_intervals, fit_rate
-from validation.workers import check_workers, default_workers, run_tasks
+from validation.core.stats import RateFit, depth_intervals, fit_rate
+from validation.core.workers import check_workers, default_workers, run_tasks
 
 __all__ = ["WeakSettings", "WeakResult", "run", "main", "energy_test", "coupled_outputs", "weak_batch", "WeakTask",
            "weak_task", "weak_tasks", "WEAK_BATCH", "WEAK_FUNCTIONS", "SC_MODELS"]
@@ -114,7 +114,7 @@ def coupled_outputs(pair: PFPair, depths: Sequence[int], reference_steps: int, s
     """Final states on ONE Brownian path per sample: the network at every depth, Euler–Maruyama of the
     limit with step 1/L at every depth, and Euler references with n and n/2 steps.
 
-    One pass over the path (:func:`validation.engine.sde_pass`, memory: one block of ``block_steps`` fine
+    One pass over the path (:func:`validation.core.one_pass.sde_pass`, memory: one block of ``block_steps`` fine
     increments); Euler of the limit rides along as a second scheme on the same increments, with the
     pair's own drift and diffusion (``limit_sde().f`` / ``g_prod``): the step of
     :class:`limits.schemes.EulerMaruyama`.
@@ -160,7 +160,7 @@ def weak_batch(phi: str, z: float, width: int, size: int, depths: Sequence[int],
 
 @dataclass(frozen=True)
 class WeakTask:
-    """One unit of the weak study, for :func:`validation.workers.run_tasks`: chunk ``index`` of part 1's network
+    """One unit of the weak study, for :func:`validation.core.workers.run_tasks`: chunk ``index`` of part 1's network
     or SDE draws (``part`` ``network`` / ``sde``), or batch ``index`` of part 2 (``weak``), for SC model ``phi``."""
 
     part: str
@@ -350,7 +350,7 @@ class WeakResult(StudyResult):
     @property
     def weak_rate_checks(self) -> list[Check]:
         """Per (model, function): the equivalence test of the ResNet's weak-rate interval against 1 ± tolerance
-        (:func:`validation.checks.rate_check`: PASS, FAIL or INCONCLUSIVE with the draws that would settle it)."""
+        (:func:`validation.core.checks.rate_check`: PASS, FAIL or INCONCLUSIVE with the draws that would settle it)."""
         tol = self.settings.weak_tolerance
         return [rate_check(f"SC_{phi} {name}", fits["network"], (1 - tol, 1 + tol), self.settings.weak_draws)
                 for phi, functions in self.fits.items() for name, fits in functions.items()]
@@ -377,7 +377,7 @@ class WeakResult(StudyResult):
 
     @property
     def verdict(self) -> str:
-        """PASS, FAIL or INCONCLUSIVE (:func:`validation.checks.combine` of :attr:`checks`)."""
+        """PASS, FAIL or INCONCLUSIVE (:func:`validation.core.checks.combine` of :attr:`checks`)."""
         return combine(self.checks)
 
     def summary(self) -> dict[str, Any]:
@@ -617,7 +617,7 @@ COMMAND = cli.Command(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The command line: parse, run, print, write (:func:`validation.cli.execute`)."""
+    """The command line: parse, run, print, write (:func:`validation.core.cli.execute`)."""
     return cli.execute(COMMAND, argv)
 
 

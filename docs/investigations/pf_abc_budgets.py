@@ -29,10 +29,10 @@ and k = 10 accepted, m_M = the mean of the k smallest of d_0^M … d_{N−1}^M (
 
     T_N = log(m_SR / m_EO).
 
-Its 95% interval is the percentile bootstrap of :func:`validation.stats.resampled_interval`: 1000 resamples of N
+Its 95% interval is the percentile bootstrap of :func:`validation.core.stats.resampled_interval`: 1000 resamples of N
 row indices drawn with replacement (the same rows for both models: draw i of SR and of EO are independent, so
 pairing them changes nothing) from the generator ``stream_seed(seed, "figures", "bootstrap", "pf-abc")``, T
-recomputed on each, the 2.5% and 97.5% quantiles. Verdict (:func:`validation.checks.bound_check`): PASS when the
+recomputed on each, the 2.5% and 97.5% quantiles. Verdict (:func:`validation.core.checks.bound_check`): PASS when the
 upper end is ≤ 0 (SR's posterior is closer to the data), FAIL when the lower end is > 0, INCONCLUSIVE when the
 interval contains 0. The bootstrap of a mean of extreme order statistics is only a guide; the spread over seeds
 (independent replications) is the check on it.
@@ -74,13 +74,13 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from limits.seeding import stream_seed  # noqa: E402
-from validation.checks import bound_check  # noqa: E402
+from validation.core.checks import bound_check  # noqa: E402
 from validation.figures import FiguresSettings, _resolve  # noqa: E402
 from validation.pf_figures import DEFAULT_DATA, _accept  # noqa: E402
 from validation.pf_models import eoc_outputs, resnet_outputs  # noqa: E402
-from validation.results import RunInfo, to_jsonable, utc_now  # noqa: E402
-from validation.settings import make_settings  # noqa: E402
-from validation.stats import resampled_interval  # noqa: E402
+from validation.core.results import RunInfo, to_jsonable, utc_now  # noqa: E402
+from validation.core.settings import make_settings  # noqa: E402
+from validation.core.stats import resampled_interval  # noqa: E402
 
 INPUTS = (-1.5, 0.0, 1.5)
 DATA_SETS = {

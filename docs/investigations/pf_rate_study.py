@@ -3,8 +3,8 @@ import time, argparse
 import numpy as np, torch
 torch.set_num_threads(1)
 from limits import ModelConfig, get_pair
-from validation.engine import study_errors
-from validation.stats import fit_rate
+from validation.core.one_pass import study_errors
+from validation.core.stats import fit_rate
 
 p = argparse.ArgumentParser()
 p.add_argument("--phi", default="swish"); p.add_argument("--sw", type=float, default=1.0)

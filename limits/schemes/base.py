@@ -2,7 +2,7 @@
 
 A scheme advances an approximation of the limit over one step [t, t + Δt] given the path's increment over
 that step, a :class:`PathIncrement` read from the same Brownian path as the network and the reference
-(:func:`validation.engine.sde_pass` hands every scheme, at every step count, the dyadic tree sums of one
+(:func:`validation.core.one_pass.sde_pass` hands every scheme, at every step count, the dyadic tree sums of one
 path). Like torchsde's ``_core/methods``, a scheme declares what it can do as class attributes —
 
 * ``sde_type``: which form of the limit it integrates, ``"ito"`` or ``"stratonovich"``: it is given the

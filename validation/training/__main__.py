@@ -1,4 +1,4 @@
-from validation.cli import run_command_line
+from validation.core.cli import run_command_line
 
 from . import main
 

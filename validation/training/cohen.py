@@ -77,8 +77,8 @@ import torch
 
 from limits.seeding import generator
 
-from ..checks import INCONCLUSIVE, Check, check_line, combine, interval_check
-from ..settings import SettingsError
+from ..core.checks import INCONCLUSIVE, Check, check_line, combine, interval_check
+from ..core.settings import SettingsError
 from .experiment import Experiment, depth_axis, mean_interval, number, power_fit
 from .networks import CohenNet
 from .sweep import Configuration

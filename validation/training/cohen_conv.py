@@ -51,9 +51,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..checks import INCONCLUSIVE, Check, check_line, combine, interval_check
-from ..plots import decade_ticks
-from ..settings import SettingsError
+from ..core.checks import INCONCLUSIVE, Check, check_line, combine, interval_check
+from ..core.plots import decade_ticks
+from ..core.settings import SettingsError
 from .cohen import DECISION_THRESHOLD, _ci, _plain, _procedure
 from .data import Dataset
 from .conv_network import AUTHORS_LAYOUTS, CohenConvNet, KernelRun

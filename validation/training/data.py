@@ -58,7 +58,7 @@ import torch
 
 from limits.seeding import generator
 
-from ..settings import SettingsError
+from ..core.settings import SettingsError
 
 __all__ = ["Dataset", "DATASETS", "load_dataset", "cohen_synthetic", "read_idx", "read_cifar10_bin", "find_images",
            "SYSTEM_FOLDERS", "UNIT_NORM_DATASETS"]

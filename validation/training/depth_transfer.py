@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from ..checks import INCONCLUSIVE, Check, check_line, combine, interval_check
-from ..settings import SettingsError
+from ..core.checks import INCONCLUSIVE, Check, check_line, combine, interval_check
+from ..core.settings import SettingsError
 from .experiment import Experiment, depth_axis, grid_learning_rates, number
 from .networks import Res1Net, weight_regime
 from .sweep import Configuration

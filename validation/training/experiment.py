@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Sequence
 import numpy as np
 import torch
 
-from ..stats import paired_bootstrap, slope
+from ..core.stats import paired_bootstrap, slope
 from .sweep import Configuration
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -100,7 +100,7 @@ def power_fit(depths: Sequence[int], values: np.ndarray, *, confidence: float, r
     """The exponent p of v ≈ C L^p from per-replicate values (D depths × R replicates).
 
     The point estimate is the least-squares slope of the replicates' mean log v on log L; the interval is
-    the package's paired bootstrap (:func:`validation.stats.paired_bootstrap`, BCa) resampling replicates,
+    the package's paired bootstrap (:func:`validation.core.stats.paired_bootstrap`, BCa) resampling replicates,
     the same replicate indices at every depth. A value that is not finite and positive makes the fit
     undefined: slope and interval are then None, with ``defined`` False.
     """

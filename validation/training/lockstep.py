@@ -34,8 +34,8 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 import torch
 
-from ..checks import INCONCLUSIVE, Check, check_line, combine, interval_check
-from ..settings import SettingsError
+from ..core.checks import INCONCLUSIVE, Check, check_line, combine, interval_check
+from ..core.settings import SettingsError
 from .experiment import Experiment, depth_axis, number, power_fit
 from .sweep import Configuration
 

@@ -56,8 +56,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..checks import INCONCLUSIVE, Check, check_line, combine
-from ..plots import decade_ticks
+from ..core.checks import INCONCLUSIVE, Check, check_line, combine
+from ..core.plots import decade_ticks
 from ..regime_stats import fractional_critical_beta
 from .experiment import Experiment, depth_axis, grid_learning_rates, mean_interval, number, power_fit
 from .networks import Res1Net, weight_regime

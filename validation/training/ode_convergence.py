@@ -35,7 +35,7 @@ N per cell is the slope of the replicates' mean log D_N on log N with a paired b
 
 * β = 1 (an ODE limit for smooth weights; the identity-like limit for i.i.d. weights, whose 2N network's extra layers
   add only O(N^{−½}) to the hidden states): the trained networks converge to each other — the rate's interval lies
-  above 0 (:func:`~validation.checks.bound_check`);
+  above 0 (:func:`~validation.core.checks.bound_check`);
 * i.i.d. weights at β = ½ (an SDE limit): the 2N network's odd layers are an independent half of the noise, so the two
   networks differ at order 1 and training does not bring them together — the rate's interval lies within 0 ± 0.1;
 * smooth weights at β = ½ (the explosion side of the smooth regime) are measured and reported, not checked.
@@ -55,8 +55,8 @@ import torch
 from limits.seeding import generator
 from limits.smooth import SmoothGaussianProcess
 
-from ..checks import INCONCLUSIVE, Check, bound_check, check_line, combine, interval_check
-from ..settings import SettingsError
+from ..core.checks import INCONCLUSIVE, Check, bound_check, check_line, combine, interval_check
+from ..core.settings import SettingsError
 from .experiment import Experiment, depth_axis, number, power_fit
 from .networks import layers
 from .sweep import Configuration

@@ -43,8 +43,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..checks import bound_check, check_line, combine
-from ..stats import paired_bootstrap
+from ..core.checks import bound_check, check_line, combine
+from ..core.stats import paired_bootstrap
 from .experiment import Experiment, mean_interval, number
 from .networks import PFNet
 from .sweep import Configuration

@@ -42,7 +42,7 @@ import torch
 
 from limits.seeding import generator
 
-from ..settings import SettingsError
+from ..core.settings import SettingsError
 from .lockstep import LockstepExperiment
 
 __all__ = ["SanderLinear", "prefix_products", "suffix_products", "CHECK_FRACTIONS"]

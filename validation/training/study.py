@@ -38,9 +38,9 @@ from typing import Any, Sequence
 import torch
 from tqdm import tqdm
 
-from .. import cli, runtime
-from ..results import RunInfo, StudyResult, to_jsonable
-from ..settings import (CommonSettings, SettingsError, check_choice, check_float, check_int, make_settings,
+from ..core import cli, runtime
+from ..core.results import RunInfo, StudyResult, to_jsonable
+from ..core.settings import (CommonSettings, SettingsError, check_choice, check_float, check_int, make_settings,
                         parse_float_list, parse_grid, parse_int_list, refuse_inapplicable, resolve_device, setting,
                         settings_dict, settings_given)
 from .data import DATASETS, SYSTEM_FOLDERS, Dataset, find_images, load_dataset
@@ -357,7 +357,7 @@ def stamp(settings: TrainingSettings, device: torch.device) -> str:
     """The checkpoint fingerprint of a run (:mod:`validation.training.sweep`)."""
     from limits import __version__
 
-    from ..results import git_commit
+    from ..core.results import git_commit
 
     numbers = {k: v for k, v in settings_dict(settings).items() if k not in _RUN_ONLY}
     commit = git_commit()
@@ -489,5 +489,5 @@ COMMAND = cli.Command(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The command line: parse, run, print, write (:func:`validation.cli.execute`)."""
+    """The command line: parse, run, print, write (:func:`validation.core.cli.execute`)."""
     return cli.execute(COMMAND, argv)

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..results import to_jsonable, write_json
-from ..settings import SettingsError
+from ..core.results import to_jsonable, write_json
+from ..core.settings import SettingsError
 
 __all__ = ["Configuration", "CheckpointStore", "fingerprint"]
 

@@ -56,7 +56,7 @@ reference's error enters the measured one; the caller states it (default :data:`
 error f is (e² ± f²)^½ in quadrature (independent or nested errors) or e ± f at worst (aligned ones):
 at e ≥ 10 f its local slope moves by ≤ r/100 in quadrature, ≤ r/10 at worst.
 
-Verdicts (:func:`verdict`, :mod:`validation.checks`): for a convergent pair an equivalence test — PASS when
+Verdicts (:func:`verdict`, :mod:`validation.core.checks`): for a convergent pair an equivalence test — PASS when
 the whole interval lies inside [r_theory − δ, r_theory + δ], FAIL when it lies wholly outside, INCONCLUSIVE
 when it straddles an edge; for a deliberately wrong limit (an ablation) the same test on [−δ, r_excluded − δ]:
 the error neither decays at the excluded rate nor grows (a limit whose error explodes is not "bounded away from
@@ -72,7 +72,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from validation.checks import INCONCLUSIVE, MIN_FIT_DEPTHS, Check, rate_check
+from validation.core.checks import INCONCLUSIVE, MIN_FIT_DEPTHS, Check, rate_check
 
 __all__ = [
     "STATISTICS", "METRIC_HELP", "error_curve", "slope", "local_slopes", "paired_bootstrap", "RateFit", "fit_rate",
@@ -85,7 +85,7 @@ __all__ = [
 
 def load_fit_libraries() -> None:
     """Import what the fits use and this module imports only at the first fit (``scipy.stats``, about 0.5 s): a
-    process waiting on its workers calls it meanwhile (:func:`validation.workers.run_tasks`)."""
+    process waiting on its workers calls it meanwhile (:func:`validation.core.workers.run_tasks`)."""
     import scipy.stats  # noqa: F401
 
 #: the models of a rate fit: log e = a − r log L, or log e = a − r log L + log(1 + c L^-q)
@@ -383,7 +383,7 @@ def _adaptive_window(depths: np.ndarray, values: np.ndarray, errors: np.ndarray,
     corrected power law with ≥ :data:`MIN_CORRECTED_DEPTHS` depths, else the straight line. The rule never leaves
     fewer than :data:`MIN_WINDOW_DEPTHS` depths: where the shallowest of three still moves the rate by a resolved
     amount above the threshold, the fit is *unsettled* — the verdict cannot PASS, and FAILs only if the interval
-    widened by that move lies wholly outside the margin (:func:`validation.checks.rate_check`).
+    widened by that move lies wholly outside the margin (:func:`validation.core.checks.rate_check`).
     Returns (model, the final window's lack-of-fit p-value or None, its shallowest depth's move Δ or None, why the
     window is unsettled or None, rule).
     """
@@ -663,7 +663,7 @@ def interval_narrowing(fit: RateFit, values: np.ndarray, metric: str = "rms", *,
     parts, and γ = log(w̄(N/P) / w(N)) / log P with w̄ the parts' mean half-width, clipped to [0, 1/2] (a
     bootstrap costs ∝ N, so the P parts cost about one more fit). None when it cannot be measured: parts of
     fewer than :data:`MIN_PART_SAMPLES`, or fewer than three quarters of the refits with a finite interval on
-    every depth. The sample counts of :func:`validation.checks.samples_to_settle` use it in place of 1/2."""
+    every depth. The sample counts of :func:`validation.core.checks.samples_to_settle` use it in place of 1/2."""
     values = np.asarray(values, dtype=float)
     n, parts = values.shape[0], NARROWING_PARTS
     index = np.flatnonzero(fit.fitted)
@@ -688,7 +688,7 @@ def interval_narrowing(fit: RateFit, values: np.ndarray, metric: str = "rms", *,
 
 def measured_rate_check(name: str, fit: Any, margin: tuple[float, float], values: Any, metric: str = "rms", *,
                         resamples: int = 2000, seed: int = 0, what: str = "the interval") -> Check:
-    """:func:`validation.checks.rate_check` from the per-sample ``values`` the fit was made on: when it is INCONCLUSIVE on enough
+    """:func:`validation.core.checks.rate_check` from the per-sample ``values`` the fit was made on: when it is INCONCLUSIVE on enough
     depths, the half-width's narrowing exponent is measured on parts of the samples
     (:func:`interval_narrowing`) and the sample counts use it (about two more fits, only then)."""
     check = rate_check(name, fit, margin, len(values), what=what)
@@ -700,7 +700,7 @@ def measured_rate_check(name: str, fit: Any, margin: tuple[float, float], values
 
 def verdict(fit: RateFit, theory: float, tolerance: float, excluded: float | None = None, samples: int = 0) -> str:
     """``PASS``, ``FAIL`` or ``INCONCLUSIVE`` of the rate against the margin :func:`verdict_rule` — the verdict of
-    :func:`validation.checks.rate_check` (which also says how many samples would settle an INCONCLUSIVE)."""
+    :func:`validation.core.checks.rate_check` (which also says how many samples would settle an INCONCLUSIVE)."""
     return rate_check("rate", fit, verdict_rule(theory, tolerance, excluded), samples).verdict
 
 

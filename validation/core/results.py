@@ -1,7 +1,7 @@
 """One results layer for every study: the result object, its JSON layout and schema, and atomic output files.
 
 Every study's ``run`` returns a :class:`StudyResult`. Its JSON form (``to_dict()``, ``save()``) has one
-layout for all studies, checked against the JSON Schema shipped in ``validation/schemas/result.schema.json``
+layout for all studies, checked against the JSON Schema shipped in ``validation/core/schemas/result.schema.json``
 (``schema_version`` 2):
 
 * ``study`` — ``convergence``, ``ablation``, ``solvers``, ``weak``, ``regimes``, ``phase``, ``figures`` or
@@ -9,7 +9,7 @@ layout for all studies, checked against the JSON Schema shipped in ``validation/
 * ``schema_version`` — 2 (since 0.4: a verdict may be ``INCONCLUSIVE``);
 * ``settings`` — every setting of the run, resolved (``run(model, **settings)`` repeats it);
 * ``result`` — the study's numbers, always with ``verdict`` (``PASS``, ``FAIL`` or ``INCONCLUSIVE``); every rate fit has
-  one form (:meth:`validation.stats.RateFit.to_dict`);
+  one form (:meth:`validation.core.stats.RateFit.to_dict`);
 * ``run`` — provenance (:class:`RunInfo`): seed, dtype of each part, device, threads, the command as typed
   (``null`` from the Python API), wall time, the package version and git commit, library versions.
 
@@ -157,7 +157,7 @@ def to_jsonable(value: Any) -> Any:
 
 def schema() -> dict[str, Any]:
     """The JSON Schema every result file follows."""
-    text = resources.files("validation").joinpath("schemas/result.schema.json").read_text()
+    text = resources.files("validation.core").joinpath("schemas/result.schema.json").read_text()
     return json.loads(text)
 
 
@@ -190,7 +190,7 @@ class StudyResult(abc.ABC):
     @property
     @abc.abstractmethod
     def verdict(self) -> str:
-        """``"PASS"``, ``"FAIL"`` or ``"INCONCLUSIVE"`` (:mod:`validation.checks`)."""
+        """``"PASS"``, ``"FAIL"`` or ``"INCONCLUSIVE"`` (:mod:`validation.core.checks`)."""
 
     @property
     def passed(self) -> bool:

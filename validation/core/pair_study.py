@@ -17,7 +17,7 @@ another study's names. It holds
 
 A new pair study declares ``class MySettings(ShardingSettings, RateFitSettings, PairSettings)`` (only the mixins
 it uses), calls :func:`build_pair`, then :func:`study_errors_in_blocks` or its own pass, and returns a
-:class:`~validation.results.StudyResult` (docs/design.md, "Adding a study").
+:class:`~validation.core.results.StudyResult` (docs/design.md, "Adding a study").
 """
 
 from __future__ import annotations
@@ -33,14 +33,14 @@ from tqdm.auto import tqdm
 from limits.activations import ACTIVATION_NAMES, ActivationError, get_activation
 from limits.pairs import ModelConfig, Pair
 from limits.registry import get_pair, pair_names
-from validation.engine import SAMPLE_BLOCK, StudyErrors, block_seed, merge_errors, sample_blocks, study_errors
-from validation.settings import (
+from validation.core.one_pass import SAMPLE_BLOCK, StudyErrors, block_seed, merge_errors, sample_blocks, study_errors
+from validation.core.settings import (
     CommonSettings, SettingsError, check_choice, check_depths, check_float, check_int, check_power_of_two,
     optional_torch_dtype, parse_name_value, parse_power_of_two_list, resolve_device, setting,
     torch_dtype,
 )
-from validation.stats import load_fit_libraries
-from validation.workers import check_workers, default_workers, run_tasks
+from validation.core.stats import load_fit_libraries
+from validation.core.workers import check_workers, default_workers, run_tasks
 
 __all__ = [
     "PairSettings", "RateFitSettings", "ShardingSettings", "KIND_DEFAULTS", "FIT_MODELS",
@@ -357,7 +357,7 @@ def list_models() -> str:
 # ------------------------------------------------------------------------------------------------ estimates
 def _sharding(settings: PairSettings) -> tuple[int, int, str | None]:
     """(sample block, workers, scheduler) of a study, one block in one process when it does not shard; workers not
-    given: :func:`validation.workers.default_workers`, at most one per block."""
+    given: :func:`validation.core.workers.default_workers`, at most one per block."""
     if isinstance(settings, ShardingSettings):
         workers = settings.workers
         if workers is None:
@@ -427,7 +427,7 @@ class SampleBlock:
 
 
 def block_errors(block: SampleBlock) -> StudyErrors:
-    """The errors of one block of samples (a task of :func:`validation.workers.run_tasks`)."""
+    """The errors of one block of samples (a task of :func:`validation.core.workers.run_tasks`)."""
     cls = get_pair(block.model) if isinstance(block.model, str) else block.model
     pair = cls(block.config, block.size, seed=block_seed(block.seed, block.index), dtype=torch_dtype(block.dtype),
                device=resolve_device(block.device))
@@ -472,7 +472,7 @@ def run_sample_blocks(model: str | type[Pair], pair: Pair, settings: PairSetting
 
 def study_errors_in_blocks(model: str | type[Pair] | Pair, pair: Pair, settings: PairSettings,
                            progress: bool = False) -> StudyErrors:
-    """The study's per-sample errors at every depth (:func:`validation.engine.study_errors`), block by block of
+    """The study's per-sample errors at every depth (:func:`validation.core.one_pass.study_errors`), block by block of
     samples (:func:`run_sample_blocks`); a Pair instance is one block, run here. ``pair`` is :func:`build_pair`'s
     (the first block's)."""
     common = block_fields(settings)

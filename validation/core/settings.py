@@ -4,7 +4,7 @@ Each study declares one settings class. A field is declared with :func:`setting`
 text, the command-line flag and how text is parsed; the class's ``check()`` verifies every value (type and
 range) and raises :class:`SettingsError` naming the setting, the bad value and what is allowed. The same
 class therefore serves the Python API (``run(..., samples=100)``: keywords with the command line's
-defaults) and the command line (:mod:`validation.cli` builds the flags from the fields), and the two
+defaults) and the command line (:mod:`validation.core.cli` builds the flags from the fields), and the two
 cannot drift apart.
 
 The settings every study shares (seed, dtype, device) are declared once, in :class:`CommonSettings`.

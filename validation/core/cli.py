@@ -3,7 +3,7 @@
 A study module declares a :class:`Command` (its settings class, its ``run`` function and any flags of its
 own) and its ``main`` is ``execute(COMMAND, argv)``. This module owns, once for all eight studies:
 
-* the shared flags: ``--seed``, ``--dtype``, ``--device`` (from :class:`~validation.settings.CommonSettings`)
+* the shared flags: ``--seed``, ``--dtype``, ``--device`` (from :class:`~validation.core.settings.CommonSettings`)
   and ``--threads``, ``--json``, ``--csv``, ``--plot``, ``--memory-mb``, ``--quiet``, ``--debug``; every
   other flag is generated from the study's settings fields, with their help text and defaults;
 * the exit status: 0 PASS, 1 FAIL, 4 INCONCLUSIVE, 2 bad input (one line naming the value and the allowed range),
@@ -12,7 +12,7 @@ own) and its ``main`` is ``execute(COMMAND, argv)``. This module owns, once for 
 * the checks made before any computation: every setting, the output paths (the folder exists and is
   writable, the figure's suffix is one matplotlib writes), and the study's memory estimate against
   ``--memory-mb`` (default: the memory available on this machine);
-* the outputs, written as a set (:func:`validation.results.write_outputs`): every file is rendered to a
+* the outputs, written as a set (:func:`validation.core.results.write_outputs`): every file is rendered to a
   temporary file first and the set is renamed into place at the end, so an interrupted or failed run
   leaves the previous set untouched.
 """
@@ -42,6 +42,7 @@ from limits.pairs import PairError
 from .results import StudyResult, plan_outputs, write_outputs
 from .runtime import memory_limits_mb, reuse_freed_memory
 from .settings import SettingsError, UsageError
+from .signals import after_the_run
 
 __all__ = ["Command", "execute", "HelpFormatter", "BAD_INPUT"]
 
@@ -293,6 +294,15 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def _ctrl_c_as_interrupt() -> None:
+    """Ctrl-C raises KeyboardInterrupt during the run (Python's own handler, replacing the start-up's of
+    :mod:`validation.core.signals`), so that the run unwinds through ``execute``'s handlers."""
+    try:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    except ValueError:  # not the main thread: leave signals alone
+        pass
+
+
 def _command_line(command: Command, argv: Sequence[str] | None) -> str:
     words = list(sys.argv[1:] if argv is None else argv)
     return " ".join([command.prog, shlex.join(words)]).strip()
@@ -307,12 +317,13 @@ def run_command_line(main: Callable[[], int]) -> NoReturn:
     interpreter's exit walks them again while it tears the modules down: 0.4 s of a 1.6 s ``python -c "import
     torch"``, and of the default study's whole process, spent after its output was written. Frozen, they are
     skipped (1.6 s → 1.2 s). They are modules, functions and classes that live to the exit anyway, so nothing is
-    kept that would have been freed; and a worker forked afterwards (:mod:`validation.workers`) shares their pages
+    kept that would have been freed; and a worker forked afterwards (:mod:`validation.core.workers`) shares their pages
     instead of copying them when the collector would have touched them (the use :func:`gc.freeze` was made for).
     Only a command line's process freezes: ``main(argv)`` called from Python (the tests, a notebook) does not.
     """
     gc.freeze()
     code = main()
+    after_the_run()  # the outputs are written: a signal in the teardown no longer says otherwise (core.signals)
     gc.freeze()
     raise SystemExit(code)
 
@@ -329,6 +340,7 @@ def execute(command: Command, argv: Sequence[str] | None = None) -> int:
         return 0
     debug = args.debug
     reuse_freed_memory()
+    _ctrl_c_as_interrupt()
     try:
         with _sigterm_as_interrupt():
             settings = settings_from_args(command, args)

@@ -23,7 +23,7 @@ are evaluated once per chunk for all its grid times, the reference is advanced w
 outputs on the grid, and every network is stepped and compared. The second reference is the same solver at 100×
 looser tolerances (fixed-step: half the steps).
 
-Both return a :class:`StudyErrors` of per-sample squared errors, on which :mod:`validation.stats` fits
+Both return a :class:`StudyErrors` of per-sample squared errors, on which :mod:`validation.core.stats` fits
 rates with a paired bootstrap.
 
 **Blocks of samples** (:func:`sample_blocks`, :func:`block_seed`, :func:`merge_errors`). A study of N samples

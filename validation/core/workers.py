@@ -145,7 +145,7 @@ def check_scheduler(value: str | None) -> str | None:
 
 def check_workers(settings: Any, default_to_cores: bool = False) -> None:
     """The checks of a study that shares its work out: ``workers`` (None or 1 … 64 local processes) and
-    ``scheduler`` (None, ``local:N`` or ``tcp://HOST:PORT``, :func:`validation.workers.check_scheduler`); several
+    ``scheduler`` (None, ``local:N`` or ``tcp://HOST:PORT``, :func:`validation.core.workers.check_scheduler`); several
     processes cannot share one GPU. ``default_to_cores``: workers not given are set to
     :func:`default_workers` (every core this process may use; 1 on a GPU)."""
     if default_to_cores and settings.workers is None:
