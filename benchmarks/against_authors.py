@@ -44,7 +44,7 @@ float32 (their ``torch.Tensor``)                       float64 (statistics); flo
 Statistics per cell and ratio (r_h, r_p): each side's median and mean (the paper plots means), the z-score of the
 difference of the log₁₀ medians and of the means with bootstrap standard errors (networks resampled, their inputs
 kept together), the ratio of the medians with a 95% bootstrap interval, the regime class of each β from the slope of
-log median r on log L (``validation.regime_stats``: explosion > 0.15, identity < −0.15), and the wall time of
+log median r on log L (``validation.core.regime_rule``: explosion > 0.15, identity < −0.15), and the wall time of
 each side on one thread. Non-finite ratios (float32 overflow) count as +∞.
 
 Usage::
@@ -81,7 +81,8 @@ sys.path.insert(0, str(ROOT))
 from limits.fractional import FractionalNoise, fgn_autocovariance  # noqa: E402
 from limits.initialisation import Block, FractionalRegime, IIDRegime, SmoothRegime, measure_ratios  # noqa: E402
 from limits.seeding import generator  # noqa: E402
-from validation.regime_stats import TAU, classify, critical_beta, finite_or_inf, fit_slope  # noqa: E402
+from validation.core.hypothesis import finite_or_inf# noqa: E402
+from validation.core.regime_rule import TAU, classify, critical_beta, fit_slope
 from validation.core.results import RunInfo, write_json  # noqa: E402
 
 AUTHORS_FILES = ("config.py", "utils.py", "models.py", "experiment_scaling_initialization.py",

@@ -22,9 +22,9 @@ from limits.initialisation import (
 )
 from limits.seeding import generator
 from validation import phase, regimes
-from validation.regime_stats import (
-    classify, critical_beta, fit_slope, hotelling_zero_mean, lemma14_bounds, prop3_norm_bounds, quantile_bound_check,
-)
+from limits.regime_theory import lemma14_bounds, prop3_norm_bounds
+from validation.core.hypothesis import hotelling_zero_mean, quantile_bound_check
+from validation.core.regime_rule import classify, critical_beta, fit_slope
 
 torch.set_num_threads(1)
 
@@ -365,7 +365,7 @@ def test_assumptions_a2_a4_measured_block_by_block() -> None:
 
 def test_prop3_cells_only_where_the_conditions_hold_and_the_lower_bound_can_fail() -> None:
     """Prop. 3's lower bound (i) needs d ≥ 64 (none at d = 40) and is decided by the share of draws at or below it."""
-    from validation.regime_stats import exceedance_check
+    from validation.core.hypothesis import exceedance_check
 
     small = dict(depths=(16, 64, 256), samples=30, width=16)
     run = regimes.run("fig1", regimes.RegimesSettings(**small))

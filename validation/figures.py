@@ -44,7 +44,7 @@ containing the bound (more draws would settle it: :func:`validation.core.checks.
   ``--doob-constant`` (4). A deliberately wrong constant (e.g. ``--doob-constant 1``) FAILs. Doob's bounds are
   loose, so no plausible implementation fails them; the check a wrong one fails is the exact mean: the Monte-Carlo
   mean of S^L within z standard errors of (1 + cα²M)^L − 1 (Bonferroni over κ, family-wise 1%; counted when the
-  draws resolve the tail, as in :func:`validation.regime_stats.bounds_check`).
+  draws resolve the tail, as in :func:`validation.core.hypothesis.bounds_check`).
 * ``pf-abc``: Peluchetti & Favaro's App. B.1, ABC rejection for function regression with the SR_tanh and
   EO_tanh priors on three data points (:mod:`validation.pf_figures`). Check: SR's accepted draws lie closer to
   the data (a bootstrap interval of the log ratio of mean accepted distances, below 0).
@@ -100,7 +100,7 @@ from validation.core import cli, runtime
 from validation.pf_models import eoc_outputs, pc_fractions, resnet_outputs, top_pc_fraction
 from validation.core.checks import Check, bound_check, check_line, combine
 from validation.core.results import RunInfo, StudyResult, utc_now
-from validation.regime_stats import bounds_check, family_z
+from validation.core.hypothesis import bounds_check, family_z
 from validation.core.stats import resampled_interval, resampled_interval_batched
 from validation.core.settings import (
     CommonSettings, SettingsError, check_choice, check_depths, check_float, check_int, make_settings, parse_float_list,

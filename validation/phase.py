@@ -52,7 +52,8 @@ from tqdm import tqdm
 from limits.fractional import check_hurst
 from limits.initialisation import Block, FractionalRegime, measure_ratios
 from validation.core import cli, runtime
-from validation.regime_stats import critical_beta, fractional_critical_beta
+from limits.regime_theory import fractional_critical_beta
+from validation.core.regime_rule import critical_beta
 from validation.core.workers import check_workers, default_workers, run_tasks
 from validation.core.checks import check_line, combine
 from validation.core.results import RunInfo, StudyResult, utc_now

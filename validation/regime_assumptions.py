@@ -51,7 +51,7 @@ from limits.initialisation import IID_LAWS, Block, IIDRegime
 from limits.seeding import generator
 
 from .core.checks import Check
-from .regime_stats import family_z
+from validation.core.hypothesis import family_z
 
 __all__ = ["ROWS", "INPUTS", "assumptions", "assumptions_table", "eighth_moment_constant"]
 

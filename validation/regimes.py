@@ -12,7 +12,7 @@
 
 Every preset setting can be overridden by its flag; a flag that does not apply to the preset (or to the
 chosen regime) is an error naming the ones that do. Each run prints a table, classifies every β as
-explosion / non-trivial / identity (rule: :mod:`validation.regime_stats`) and checks the theory:
+explosion / non-trivial / identity (rule: :mod:`validation.core.regime_rule`) and checks the theory:
 
 * the critical β (the interpolated zero of the slope) lies within ``--critical-tolerance`` of the
   prediction: ½ for i.i.d. weights, 1 for smooth ones, max(H, ½) for fractional ones, ½ for Chizat's
@@ -21,7 +21,7 @@ explosion / non-trivial / identity (rule: :mod:`validation.regime_stats`) and ch
   identity above), and β at the prediction as non-trivial;
 * the Lemma 14 / Prop. 7 bounds hold, for i.i.d. weights (Bonferroni-corrected, family-wise 1%);
 * Props. 2 / 6 for i.i.d. weights at β ≥ ½: P(r² ≤ 2Lα²/δ) ≥ 1 − δ at every depth and δ of ``--deltas``
-  (Clopper–Pearson intervals of the exceedance probability, three-valued; :mod:`validation.regime_stats`);
+  (Clopper–Pearson intervals of the exceedance probability, three-valued; :mod:`validation.core.hypothesis`);
 * Prop. 3 (i)/(ii) for i.i.d. weights at every (β, L, δ) where its conditions hold (C estimated; the prop3
   preset reaches (i), which needs d ≥ 64 and L in the thousands);
 * ``--max-over-layers`` (the prop13 preset): Prop. 13, max_k ‖h_k − h_0‖/‖h_0‖ explodes at every β ≤ 0.8 for linear
@@ -62,11 +62,14 @@ from limits.initialisation import (
 from validation import regime_assumptions
 from validation.core import cli, runtime
 from validation.core.workers import check_workers, run_tasks
-from validation.regime_stats import (
-    TAU, bounds_check, classify, critical_beta, family_z, fit_slope, fractional_critical_beta, lemma14_bounds,
-    binomial_consistency, exact_mean_check, exceedance_check, finite_or_inf, hotelling_zero_mean, lognormal_summary,
-    positive_eigenvalue_probability, prop3_norm_bounds, quantile_bound_check,
+from limits.regime_theory import (
+    fractional_critical_beta, lemma14_bounds, positive_eigenvalue_probability, prop3_norm_bounds,
 )
+from validation.core.hypothesis import (
+    binomial_consistency, bounds_check, exact_mean_check, exceedance_check, family_z, finite_or_inf,
+    hotelling_zero_mean, lognormal_summary, quantile_bound_check,
+)
+from validation.core.regime_rule import TAU, classify, critical_beta, fit_slope
 from validation.core.checks import Check, check_line, combine
 from validation.core.results import RunInfo, StudyResult, utc_now
 from validation.core.settings import (
@@ -121,7 +124,7 @@ APPLIES = {
 }
 #: settings that apply only to one weight regime
 REGIME_ONLY = {"law": "iid", "lengthscale": "smooth", "smooth_weights": "smooth", "hurst": "fractional"}
-#: the δ values of Props. 2 and 6 checked by default (decided by 50 draws per cell: see regime_stats)
+#: the δ values of Props. 2 and 6 checked by default (decided by 50 draws per cell: see validation.core.hypothesis)
 QUANTILE_DELTAS = (0.25, 0.5)
 #: β at least this far from the predicted critical β has a predicted class that is checked
 CLASS_MARGIN = 0.2
@@ -566,7 +569,7 @@ def _max_over_layers(s: RegimesSettings, data: dict[str, np.ndarray]) -> dict[st
 
 
 def _mean_is_exact(s: RegimesSettings) -> bool:
-    """E r² = (1 + α²/2)^L − 1 exactly for res-3 (ReLU) with i.i.d. symmetric weights (regime_stats, "Exact mean")."""
+    """E r² = (1 + α²/2)^L − 1 exactly for res-3 (ReLU) with i.i.d. symmetric weights (limits.regime_theory.exact_mean_r2)."""
     return s.block == "res3" and (s.regime == "iid" or (s.regime == "fractional" and s.hurst == 0.5))
 
 
@@ -650,7 +653,7 @@ def _prop3_bounds(s: RegimesSettings, data: dict[str, np.ndarray], block: Block)
 
 
 def _exceedance_summary(name: str, cells: list[dict[str, Any]]) -> Check:
-    """One check over exceedance cells (:func:`validation.regime_stats.exceedance_check`): the worst verdict."""
+    """One check over exceedance cells (:func:`validation.core.hypothesis.exceedance_check`): the worst verdict."""
     verdict = combine(c["verdict"] for c in cells)
     tightest = min(cells, key=lambda c: c["slack"])
     label = lambda c: f"{c.get('quantity') or c.get('bound_kind')} β = {c['beta']:g}, L = {c['depth']}"  # noqa: E731
@@ -749,7 +752,7 @@ FIG2_TAILS = (0.1, 0.25, 0.5)
 
 
 def _fig2_quantile_bounds(s: RegimesSettings, ratios: np.ndarray, block: Block) -> dict[str, Any]:
-    """Each quantile of ‖h_L‖/‖h_0‖ against the bound at its own tail probability δ (:func:`validation.regime_stats.
+    """Each quantile of ‖h_L‖/‖h_0‖ against the bound at its own tail probability δ (:func:`limits.regime_theory.
     prop3_norm_bounds`), where Prop. 3's conditions hold (the same as in :func:`_prop3_bounds`): the q-quantile is
     at least √exp(3Lα²/8 − √(11Lα²/(dq))), the (1 − q)-quantile at most √exp(Lα² + √(5Lα²/(dq))). Each is an
     exceedance probability ≤ q (Clopper–Pearson, Bonferroni over the cells, family-wise 1%). At q = ¼, d = 100,

@@ -58,7 +58,7 @@ import torch
 
 from ..core.checks import INCONCLUSIVE, Check, check_line, combine
 from ..core.plots import decade_ticks
-from ..regime_stats import fractional_critical_beta
+from limits.regime_theory import fractional_critical_beta
 from .experiment import Experiment, depth_axis, grid_learning_rates, mean_interval, number, power_fit
 from .networks import Res1Net, weight_regime
 from .sweep import Configuration

@@ -1,24 +1,10 @@
-"""Statistics for the scaling-regime studies: regime classification, the Lemma 14 / Prop. 7 bounds
-check, critical β, and the log-normality test of Marion et al. Fig. 2.
+"""Hypothesis tests the studies share: a mean of r² within bounds (with when such a check is reliable), an
+exceedance probability against δ (Clopper–Pearson), Hotelling's zero-mean test, an exact binomial test, the
+log-normality summary, and the Bonferroni z of a family of checks. The theory they test against is in
+:mod:`limits.regime_theory`.
 
-**Classification rule** (:func:`classify`). For each β, fit the slope s of log(median r) against log L
-over the top decade of depths (L ≥ L_max/10; every depth if fewer than two lie there). Then
-
-    explosion     if s > τ,        identity     if s < −τ,        non-trivial   if |s| ≤ τ,
-
-with τ = 0.15 by default. Medians are used because explosions are heavy-tailed; a non-finite ratio
-(overflow) counts as +∞ in the median. Predicted slopes: i.i.d. identity 1/2 − β, smooth identity
-1 − β, critical ≈ 0 (i.i.d.: E r² = (1 + 1/(2L))^L − 1 moves by 3% from L = 10 to 1000), explosion
-grows like exp(c·L^{1−2β}) (i.i.d.) or exp(c·L^{1−β}) (smooth), so its local slope is large. τ = 0.15
-separates 0 from the smallest identity slope in the presets (−0.5) with room for Monte-Carlo noise;
-the bootstrap interval of s (resampling networks, the same at every depth) is reported with it.
-
-**Critical β** (:func:`critical_beta`): the zero of s(β), by linear interpolation between the two
-consecutive β values whose slopes change sign (finer β grids give sharper estimates).
-
-**Bounds** (:func:`bounds_check`): Lemma 14 and Prop. 7 state, for i.i.d. symmetric unit-variance
-weights, (1 + α²/2)^L − 1 ≤ E r² ≤ (1 + α²)^L − 1 for r = r_h and r = r_p. For res-3 the lower bound
-is attained exactly (E‖ReLU(W h)‖² = ‖h‖²/2), so the check is: the Monte-Carlo mean m of r² with
+**Bounds** (:func:`bounds_check`): of Lemma 14 and Prop. 7 (:func:`limits.regime_theory.lemma14_bounds`), and
+of the exact mean, attained by res-3 (:func:`limits.regime_theory.exact_mean_r2`). The check is: the Monte-Carlo mean m of r² with
 standard error se satisfies m + z·se ≥ lower and m − z·se ≤ upper. A sweep makes many such checks
 (42 for Fig. 1/3), so z is Bonferroni-corrected for a family-wise false-alarm rate of 1%:
 z = Φ⁻¹(1 − 0.01/(2m)) for m checks (3.67 for m = 42; :func:`family_z`). The per-check z-scores are
@@ -42,30 +28,15 @@ inequality on Lemma 14's E r² ≤ (1 + α²)^L − 1 ≤ 2Lα², so it is loose
 (bound / quantile) is reported beside the verdict.
 
 **Exact mean** (:func:`exact_mean_check`): Markov's bound above cannot fail for any plausible implementation, so
-Props. 2 and 6 are also checked on the quantity their proof rests on. For res-3 (ReLU) with i.i.d. symmetric
-unit-variance weights, E‖ReLU(W h)‖² = ‖h‖²/2 and E_V ‖V u‖² = ‖u‖², so E‖h_{k+1}‖² = (1 + α²/2) ‖h_k‖²; since
-E h_{k+1} = h_k (V is centred and independent of h_k), E r_h² = (1 + α²/2)^L − 1 **exactly** — Lemma 14's lower
-bound, attained — and likewise E r_p². The check is two-sided: |m − exact| ≤ z·se (Bonferroni z as above, with the
+Props. 2 and 6 are also checked on the quantity their proof rests on. The exact E r² of res-3 (:func:`limits.regime_theory.exact_mean_r2`) is checked. The check is two-sided: |m − exact| ≤ z·se (Bonferroni z as above, with the
 same reliability rule). A weight variance 1.3/d instead of 1/d moves E r² by about 30% at Lα² ≤ 1, which 350 draws
 resolve (tests/test_regimes.py plants it).
-
-**Quantile bounds of Fig. 2** (:func:`prop3_norm_bounds`): the proof of Prop. 3 (before its last step, which
-subtracts or adds 1 for r_h) shows, for each δ ∈ (0, 1) and separately,
-P(‖h_L‖²/‖h_0‖² ≤ exp(3Lα²/8 − √(11Lα²/(dδ)))) ≤ δ and P(‖h_L‖²/‖h_0‖² ≥ exp(Lα² + √(5Lα²/(dδ)))) ≤ δ.
-So the q-quantile of ‖h_L‖/‖h_0‖ is at least √exp(3Lα²/8 − √(11Lα²/(dq))) and its (1 − q)-quantile at most
-√exp(Lα² + √(5Lα²/(dq))). At Lα² = 1, d = 100, q = ¼: 0.866 and 2.062, the paper's 0.87 and 2.06 (Cor. 4 (iii)
-at δ = ½ gives the same numbers, because its union bound spends δ/2 = ¼ on each tail). Cor. 4 (iii) read as
-a two-sided statement at δ = ¼ gives the looser 0.755 and 2.26.
-
-**Ginibre reference** (:func:`positive_eigenvalue_probability`): Prop. 13 assumes that 𝒱(0)ᵀ has a positive
-eigenvalue. 𝒱(0) has i.i.d. N(0, 1/d) entries, so the probability of that event is the one of a real Ginibre
-matrix, estimated here by Monte Carlo (its own stream); Götze & Jalowy's 1 − 1/d is a lower bound for d large
-enough only. The measured count over the networks is compared with it by an exact two-sided binomial test.
 
 **Zero mean** (:func:`hotelling_zero_mean`): Chizat's Prop. 2.1 states E h^ℓ = x, a statement about a vector. From
 N draws of D = (h^ℓ − x)/‖x‖ ∈ R^d with mean m and sample covariance S, Hotelling's T² = N mᵀ S⁻¹ m, and
 (N − d) T² / (d (N − 1)) follows F(d, N − d) under E D = 0 for Gaussian D; the per-layer p-values are
 Bonferroni-combined (family-wise 1%). D is heavy-tailed at large α√(ML), where the F law is only approximate.
+
 """
 
 from __future__ import annotations
@@ -74,22 +45,13 @@ import math
 from typing import Any
 
 import numpy as np
-import torch
 from scipy import stats
 
-from limits.initialisation import largest_real_eigenvalue
-from limits.seeding import generator
+from limits.regime_theory import exact_mean_r2
 
-from .core.stats import paired_bootstrap, slope
+__all__ = ["RELIABLE_FACTOR", "finite_or_inf", "family_z", "bounds_check", "exceedance_check", "quantile_bound_check",
+           "hotelling_zero_mean", "exact_mean_check", "binomial_consistency", "lognormal_summary"]
 
-__all__ = [
-    "TAU", "fit_slope", "classify", "critical_beta", "lemma14_bounds", "bounds_check", "lognormal_summary",
-    "finite_or_inf", "family_z", "fractional_critical_beta", "quantile_bound_check",
-    "hotelling_zero_mean", "exceedance_check", "exact_mean_check", "prop3_norm_bounds", "positive_eigenvalue_probability",
-    "binomial_consistency",
-]
-
-TAU = 0.15
 #: a bounds check is counted when samples ≥ this × (e^{s²} − 1), s the sd of log r² (see the module doc)
 RELIABLE_FACTOR = 10.0
 
@@ -100,72 +62,9 @@ def finite_or_inf(r: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(r), r, np.inf)
 
 
-def _slopes(log_l: np.ndarray, medians: np.ndarray) -> np.ndarray:
-    """Least-squares slope of log(median) on log L along the last axis; +inf where a median is not finite."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        slopes = slope(log_l, np.log(medians))
-    return np.where(np.all(np.isfinite(medians), axis=-1), slopes, np.inf)
-
-
-def fit_slope(depths: list[int], r: np.ndarray, boot: int = 200, seed: int = 0) -> dict[str, Any]:
-    """Slope of log median r on log L over the top decade; ``r`` has shape (len(depths), samples).
-
-    Returns the slope, its 95% interval from the package's paired bootstrap (percentile; networks resampled,
-    the same indices at every depth; NaN when some resample's median overflows) and the depths used.
-    """
-    depths_arr = np.asarray(depths, dtype=np.float64)
-    use = depths_arr >= depths_arr.max() / 10.0
-    if use.sum() < 2:
-        use[:] = True
-    r = finite_or_inf(r)[use]
-    log_l = np.log(depths_arr[use])
-
-    def statistic(*rows: np.ndarray, axis: int = -1) -> np.ndarray:
-        return _slopes(log_l, np.stack([np.median(row, axis=axis) for row in rows], axis=-1))
-
-    point = float(statistic(*r))
-    lo, hi, _ = paired_bootstrap(list(r), statistic, resamples=boot, confidence=0.95, seed=seed, method="percentile")
-    return {"slope": point, "ci95": [lo, hi], "depths_used": depths_arr[use].astype(int).tolist()}
-
-
-def classify(slope: float, tau: float = TAU) -> str:
-    """explosion (s > τ), identity (s < −τ) or non-trivial (|s| ≤ τ)."""
-    if slope > tau:
-        return "explosion"
-    if slope < -tau:
-        return "identity"
-    return "non-trivial"
-
-
-def fractional_critical_beta(hurst: float) -> float:
-    """The critical scaling of fractional weights of Hurst index H (docs/theory.md §5): max(H, ½)."""
-    return max(float(hurst), 0.5)
-
-
-def critical_beta(betas: list[float], slopes: list[float]) -> float | None:
-    """Zero of the slope s(β) by linear interpolation (β sorted); None if s never changes sign."""
-    pairs = sorted(zip(betas, slopes))
-    for (b0, s0), (b1, s1) in zip(pairs, pairs[1:]):
-        if s0 == 0:
-            return float(b0)
-        if s0 > 0 > s1 or s0 < 0 < s1:
-            if math.isinf(s0):
-                return None
-            return float(b0 + (b1 - b0) * s0 / (s0 - s1))
-    if pairs and pairs[-1][1] == 0:
-        return float(pairs[-1][0])
-    return None
-
-
 def family_z(checks: int, level: float = 0.01) -> float:
     """Two-sided Bonferroni z for ``checks`` simultaneous checks at family-wise level ``level``."""
     return float(stats.norm.isf(level / (2.0 * max(1, checks))))
-
-
-def lemma14_bounds(beta: float, depth: int) -> tuple[float, float]:
-    """((1 + α²/2)^L − 1, (1 + α²)^L − 1) with α = L^{-β} (Lemma 14 / Prop. 7)."""
-    a2 = float(depth) ** (-2.0 * beta)
-    return math.expm1(depth * math.log1p(a2 / 2.0)), math.expm1(depth * math.log1p(a2))
 
 
 def bounds_check(r: np.ndarray, lower: float, upper: float, z: float = 3.0) -> dict[str, Any]:
@@ -237,33 +136,10 @@ def hotelling_zero_mean(total: np.ndarray, total_outer: np.ndarray, n: int) -> t
 
 def exact_mean_check(r: np.ndarray, beta: float, depth: int, z: float) -> dict[str, Any]:
     """E r² = (1 + α²/2)^L − 1, α = L^-β, within z standard errors (two-sided; module doc, "Exact mean")."""
-    exact = math.expm1(depth * math.log1p(float(depth) ** (-2.0 * beta) / 2.0))
+    exact = exact_mean_r2(beta, depth)
     out = bounds_check(r, exact, exact, z)
     return {"beta": float(beta), "depth": int(depth), "exact": exact, "z": out["z_vs_lower"],
             **{k: out[k] for k in ("mean_r2", "se", "samples", "exploded", "reliable", "passed", "verdict")}}
-
-
-def prop3_norm_bounds(la2: float, width: int, delta: float) -> tuple[float, float]:
-    """(lower, upper) bounds on ‖h_L‖/‖h_0‖, each failing with probability at most δ on its own side (the proof of
-    Marion et al.'s Prop. 3; module doc): √exp(3Lα²/8 − √(11Lα²/(dδ))) and √exp(Lα² + √(5Lα²/(dδ)))."""
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"δ={delta} is out of range (allowed: 0 < δ < 1)")
-    lower = math.exp(0.5 * (3.0 * la2 / 8.0 - math.sqrt(11.0 * la2 / (width * delta))))
-    upper = math.exp(0.5 * (la2 + math.sqrt(5.0 * la2 / (width * delta))))
-    return lower, upper
-
-
-def positive_eigenvalue_probability(width: int, draws: int, seed: int) -> tuple[float, float]:
-    """(p, standard error): the probability that a d × d matrix of i.i.d. N(0, 1/d) entries has a positive real
-    eigenvalue, from ``draws`` matrices of a stream of its own (module doc, "Ginibre reference")."""
-    gen = generator(seed, "ginibre-reference", width)
-    hits = 0
-    for start in range(0, draws, 2000):
-        count = min(2000, draws - start)
-        matrices = torch.randn((count, width, width), generator=gen, dtype=torch.float64)
-        hits += int((largest_real_eigenvalue(matrices).nan_to_num(nan=-1.0) > 0).sum())
-    p = hits / draws
-    return p, math.sqrt(p * (1.0 - p) / draws)
 
 
 def binomial_consistency(count: int, total: int, p: float, level: float = 0.01) -> dict[str, Any]:
