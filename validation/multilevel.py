@@ -71,14 +71,10 @@ from validation.core.results import RunInfo, StudyResult, utc_now
 from validation.core.settings import (
     SettingsError, check_choice, check_float, check_int, make_settings, parse_float_list, parse_power_of_two_list, setting,
 )
-from validation.weak import WEAK_FUNCTIONS
+from validation.core.observables import TEST_FUNCTIONS
 
 __all__ = ["MultilevelSettings", "MultilevelResult", "SchemeLevels", "run", "main", "TEST_FUNCTIONS", "SOLVERS",
            "level_sampler"]
-
-#: test functions φ: name → (φ on an (N, d) tensor → (N,), label) — the weak study's, so that both studies' weak
-#: errors are of the same functions
-TEST_FUNCTIONS = WEAK_FUNCTIONS
 
 #: Giles & Szpruch's antithetic estimator (docs/theory.md §8): truncated Milstein, the fine solve averaged with its
 #: increment-swapped twin, no Lévy areas

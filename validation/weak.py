@@ -40,7 +40,7 @@ import dataclasses
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import torch
@@ -61,6 +61,7 @@ from validation.core.settings import (
     CommonSettings, SettingsError, check_depths, check_float, check_int, check_power_of_two,
     make_settings, parse_float_list, parse_power_of_two_list, resolve_device, setting,
 )
+from validation.core.observables import TEST_FUNCTIONS
 from validation.core.stats import RateFit, depth_intervals, fit_rate
 from validation.core.workers import check_workers, default_workers, run_tasks
 
@@ -69,11 +70,8 @@ __all__ = ["WeakSettings", "WeakResult", "run", "main", "energy_test", "coupled_
 
 SC_MODELS = ("tanh", "swish")
 
-#: test functions of the weak error: name → (f on a (N, D) tensor → (N,), label)
-WEAK_FUNCTIONS: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], str]] = {
-    "sqnorm": (lambda x: (x * x).sum(-1), "f(x) = ||x||^2"),
-    "cos": (lambda x: torch.cos(x).mean(-1), "f(x) = mean_j cos(x_j)"),
-}
+#: test functions of the weak error: name → (f on a (N, D) tensor → (N,), label); the multilevel study's too
+WEAK_FUNCTIONS = TEST_FUNCTIONS
 
 
 # ----------------------------------------------------------------------------------------------- statistics
