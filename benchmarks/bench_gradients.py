@@ -8,7 +8,7 @@ its peak resident memory above the level it had once the pair, the path and h_0 
 KiB): measured, not asserted. The methods, all on the same res-1 pair and Brownian path:
 
 * ``backprop``: reverse-mode autograd through the depth-L network (every layer's graph kept: grows with L);
-* ``tangents``: the gradient study's forward tangents through the network (:class:`validation.gradient_pass.TangentSystem`);
+* ``tangents``: the gradient study's forward tangents through the network (:class:`validation.gradients.tangents.TangentSystem`);
 * ``autograd-sdeint``: autograd through ``torchsde.sdeint`` (reversible Heun at step 1/L; grows with L);
 * ``adjoint-reversible-heun``: ``torchsde.sdeint_adjoint`` with ``adjoint_reversible_heun`` (the limit's gradient,
   exact for its discretisation; flat in L).
@@ -62,8 +62,8 @@ def _one(method: str, depth: int, samples: int, width: int) -> dict:
 
 def _gradient(method: str, pair, path, h0, depth: int) -> torch.Tensor:
     """∂(½‖h_L‖²)/∂h_0 by ``method`` (module docstring)."""
-    from validation.gradient_adjoints import sde_adjoint_gradient, sde_autograd_gradient
-    from validation.gradient_pass import TangentSystem, network_input_gradient
+    from validation.gradients.adjoints import sde_adjoint_gradient, sde_autograd_gradient
+    from validation.gradients.tangents import TangentSystem, network_input_gradient
 
     if method == "backprop":
         grad = network_input_gradient(pair, depth, path, h0)
@@ -82,7 +82,7 @@ def _gradient(method: str, pair, path, h0, depth: int) -> torch.Tensor:
 
 
 def _backsolve(depths: list[int]) -> dict:
-    from validation.gradient_backsolve import backsolve_errors
+    from validation.gradients.backsolve import backsolve_errors
 
     torch.set_num_threads(1)
     cases = {"res2-ode d=10": ("res2-ode", 10, 1.0, 100), "res1 d=10 s²=1": ("res1", 10, 1.0, 100),

@@ -116,9 +116,12 @@ def _cases() -> dict[str, Callable[[], Any]]:
     """Case name → a function that runs it and returns the study's result."""
     from limits import get_pair
     from limits.registry import pair_names
-    from validation import (
-        ablation, convergence, figures, gradients, multilevel, phase, regimes, solvers, training, weak,
-    )
+    from validation import ablation, convergence, solvers, training, weak
+    from validation.figures import study as figures
+    from validation.gradients import study as gradients
+    from validation.multilevel import study as multilevel
+    from validation.phase import study as phase
+    from validation.regimes import study as regimes
 
     common = dict(progress=False, threads=1)
     cases: dict[str, Callable[[], Any]] = {}

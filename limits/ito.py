@@ -133,7 +133,7 @@ class ItoLimit(torchsde.SDEIto):
 
     #: optional closed forms of the first variation, for tangents T of shape (N, d, C) → (N, d, C):
     #: ``f_tangent(t, y, T)`` = ∂_y f(t, y) · T and ``g_prod_tangent(t, y, v, T)`` = ∂_y (g(t, y) v) · T. None: the
-    #: gradient study takes them by forward-mode autodiff (validation.gradient_pass); both or neither are used.
+    #: gradient study takes them by forward-mode autodiff (validation.gradients.tangents); both or neither are used.
     f_tangent: Callable[..., torch.Tensor] | None = None
     g_prod_tangent: Callable[..., torch.Tensor] | None = None
 

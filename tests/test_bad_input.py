@@ -9,7 +9,9 @@ import dataclasses
 import pytest
 import torch
 
-from validation import ablation, convergence, phase, regimes, weak
+from validation import ablation, convergence, weak
+from validation.phase import study as phase
+from validation.regimes import study as regimes
 from validation.core import cli
 
 #: (argv, a needle the one error line must contain)

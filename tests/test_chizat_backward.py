@@ -13,7 +13,7 @@ from limits.chizat import (
     _draw_block_weights, chizat_backward_spread, chizat_constant, chizat_expected_spread,
     chizat_frozen_backward_spread,
 )
-from validation import figures
+from validation.figures import study as figures
 
 SIZE = dict(width=5, hidden=6, layers=12, sigma_u=1 / math.sqrt(5), sigma_v=1.0)
 

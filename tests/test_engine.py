@@ -10,7 +10,7 @@ from limits import get_pair, make_pair, pair_names
 from limits.pairs import SDEPair
 from validation.core import one_pass as engine
 from validation.core.one_pass import EulerOnIncrements, sde_pass
-from validation.gradient_pass import TangentSystem
+from validation.gradients.tangents import TangentSystem
 
 SDE_PAIRS = [name for name in pair_names() if get_pair(name).kind == "sde"]
 
@@ -50,7 +50,7 @@ def test_time_dependent_drift_is_read_at_the_same_times(monkeypatch):
 
 
 def test_the_gradient_study_augmented_limit(monkeypatch):
-    """The limit with its first variation (validation.gradient_pass), stepped by the same loop."""
+    """The limit with its first variation (validation.gradients.tangents), stepped by the same loop."""
     system = TangentSystem(make_pair("res1", samples=4, width=3), (0.0, 0.5))
     _assert_same(*_pass_both_ways(system, monkeypatch))
 

@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from limits.feature_speed import _draw, _forward, _mlp, feature_angles
-from validation import chizat_figures, figures
+from validation.figures import chizat_figures
+from validation.figures import study as figures
 
 
 def _dense_cosines(architecture: str, depth: int, width: int, hidden: int, kappa: float) -> np.ndarray:

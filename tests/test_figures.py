@@ -14,7 +14,8 @@ from limits.chizat import chizat_spread
 from limits.fractional import estimate_hurst
 from limits.peluchetti_favaro import PFBlock
 from limits.seeding import generator
-from validation import figures, pf_models
+from validation.figures import study as figures
+from validation.figures import pf_models
 from validation.core.plots import overlapping_tick_labels
 from validation.core.results import validate
 from validation.core.settings import SettingsError
@@ -200,7 +201,7 @@ def test_chizat_maximal_exact_mean_fails_on_a_wrong_weight_scale(monkeypatch):
     """Doob's bounds hold for any plausible implementation; the exact E[S^L] does not: blocks whose output weights
     have variance 1.15× too large (σ_v √1.15) FAIL it (z ≈ 9), while both Doob checks still PASS (at 1.5× the
     tail check fails too, at κ = 2 only)."""
-    import validation.figures as figures_module
+    import validation.figures.study as figures_module
 
     def wrong_scale(alphas, **kwargs):
         return chizat_spread(alphas, **{**kwargs, "sigma_v": kwargs["sigma_v"] * math.sqrt(1.15)})

@@ -9,7 +9,10 @@ import json
 import pytest
 import torch
 
-from validation import ablation, convergence, figures, phase, regimes, solvers, training, weak
+from validation import ablation, convergence, solvers, training, weak
+from validation.figures import study as figures
+from validation.phase import study as phase
+from validation.regimes import study as regimes
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here")
 

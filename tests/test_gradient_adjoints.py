@@ -1,4 +1,4 @@
-"""The limit's input gradient by optimise-then-discretise adjoints (validation.gradient_adjoints)."""
+"""The limit's input gradient by optimise-then-discretise adjoints (validation.gradients.adjoints)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import torch
 import limits
 from limits.brownian import BrownianGrid, DyadicPath
 from limits.ito import ItoLimit
-from validation.gradient_adjoints import (
+from validation.gradients.adjoints import (
     ADJOINT_METHODS,
     RecordingBrownian,
     ode_adjoint_gradient,
@@ -18,7 +18,7 @@ from validation.gradient_adjoints import (
     sde_adjoint_gradient,
     sde_autograd_gradient,
 )
-from validation.gradient_pass import LOSSES
+from validation.gradients.tangents import LOSSES
 
 
 def _sde_setup(name: str, samples: int, steps: int, seed: int = 0):
@@ -105,10 +105,10 @@ def test_euler_and_midpoint_adjoints_are_other_discretisations():
 # ------------------------------------------------------------------------------------------------ convergence
 @pytest.mark.parametrize("loss", list(LOSSES))
 def test_euler_autograd_gradient_is_gradient_pass_reference(loss):
-    """Autograd through torchsde's Euler solve on the path is validation.gradient_pass's discretise-then-optimise
+    """Autograd through torchsde's Euler solve on the path is validation.gradients.tangents's discretise-then-optimise
     reference (forward tangents through the engine's Euler reference on the BrownianGrid of the same seed and steps):
     the same gradient to rounding (measured 1e-15 on res1), so the adjoints below are measured against it."""
-    from validation.gradient_pass import gradient_errors
+    from validation.gradients.tangents import gradient_errors
 
     pair, path, h0 = _sde_setup("res1", 6, 64, seed=3)
     reference = gradient_errors(pair, [8], seed=3, loss=loss, reference_steps=64, backward_times=(0.0,)).reference_input
@@ -118,7 +118,7 @@ def test_euler_autograd_gradient_is_gradient_pass_reference(loss):
 
 def test_euler_adjoint_converges_to_the_discretise_then_optimise_gradient():
     """(c) The Euler adjoint at L steps → the exact gradient of Euler–Maruyama at 1024 steps of the same path (the
-    gradient validation.gradient_pass differentiates by forward tangents), at strong order ½: the RMS error over 32
+    gradient validation.gradients.tangents differentiates by forward tangents), at strong order ½: the RMS error over 32
     samples should fall by √8 ≈ 2.83 from 16 to 128 steps.
 
     Measured (res1, width 3, 32 samples, seed 0): RMS error 0.351 (16 steps), 0.253 (32), 0.125 (128), gradient RMS

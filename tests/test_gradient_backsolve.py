@@ -1,4 +1,4 @@
-"""The backsolve adjoint (validation.gradient_backsolve): its exact gradient is autograd's, its backward recursion is
+"""The backsolve adjoint (validation.gradients.backsolve): its exact gradient is autograd's, its backward recursion is
 the one written out by hand, it is exact for a linear network whose reconstruction error is known in closed form,
 and its error decays at rate 1 on smooth weights (res2-ode) but not on i.i.d. weights (res1, an SDE pair)."""
 
@@ -11,7 +11,7 @@ import torch
 from limits import make_pair
 from limits.brownian import BrownianGrid
 from limits.pairs import run_network
-from validation.gradient_backsolve import backsolve_errors, backsolve_gradient, exact_gradient
+from validation.gradients.backsolve import backsolve_errors, backsolve_gradient, exact_gradient
 
 
 def _autograd(pair, depth, path, h0, loss):

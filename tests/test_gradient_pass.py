@@ -1,4 +1,4 @@
-"""The one-pass gradients (validation.gradient_pass): the linear limit's gradient is exact, the network's gradients
+"""The one-pass gradients (validation.gradients.tangents): the linear limit's gradient is exact, the network's gradients
 converge to the limit's at the forward rate — not to a wrong limit's — and bad arguments are refused."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from limits import make_pair
-from validation.gradient_pass import gradient_errors
+from validation.gradients.tangents import gradient_errors
 from validation.core.stats import fit_rate
 
 
@@ -58,7 +58,7 @@ def test_closed_form_tangents_equal_forward_mode_autodiff(name, config):
     ``torch.func.jvp`` of the map it differentiates, column by column, to rounding — and the study uses it."""
     from torch.func import jvp
 
-    from validation.gradient_pass import AugmentedLimit, TangentLayout, TangentSystem
+    from validation.gradients.tangents import AugmentedLimit, TangentLayout, TangentSystem
 
     pair = make_pair(name, 5, seed=3, width=3, **config)
     assert TangentSystem(pair, (0.0,)).closed_form
@@ -84,7 +84,7 @@ def test_a_subclass_that_changes_the_layer_does_not_inherit_its_tangent():
     """A pair built on res1 that overrides ``network_step`` (here: twice the noise) falls back to autodiff instead of
     using res1's closed form, which would be the wrong tangent; its gradients still match backpropagation."""
     from limits.res_sde import Res1SDE
-    from validation.gradient_pass import TangentSystem, network_input_gradient
+    from validation.gradients.tangents import TangentSystem, network_input_gradient
 
     class Doubled(Res1SDE):
         name = "res1-doubled"
@@ -110,7 +110,7 @@ def test_a_subclass_that_changes_the_layer_does_not_inherit_its_tangent():
 def test_the_scaled_weight_gradient_is_backpropagation_through_every_layer():
     """The network's L·∂ℓ/∂V_sL, computed with a graph over the last (1 − s)L layers only, equals L times the
     gradient of backpropagation through the whole network with every layer's weights a leaf."""
-    from validation.gradient_weights import _weights_at, weight_gradients
+    from validation.gradients.weights import _weights_at, weight_gradients
 
     pair = make_pair("res2-ode", 3, seed=2, width=3)
     depth, s = 16, 0.25

@@ -1,4 +1,4 @@
-"""The gradient study (validation.gradients) and its one-pass tangents (validation.gradient_pass): the tangents are
+"""The gradient study (validation.gradients) and its one-pass tangents (validation.gradients.tangents): the tangents are
 backpropagation's, the forward part is the convergence study's, the linear pair's backward moments are the closed
 form, the ODE pair PASSes at rate 1, a wrong limit's gradients do not converge, and bad input is refused."""
 
@@ -13,8 +13,9 @@ import torch
 
 from limits import make_pair
 from limits.brownian import BrownianGrid
-from validation import convergence, gradients
-from validation.gradient_pass import TangentSystem, gradient_errors, network_input_gradient
+from validation import convergence
+from validation.gradients import study as gradients
+from validation.gradients.tangents import TangentSystem, gradient_errors, network_input_gradient
 
 
 def _tangent_network(pair, depth, path):

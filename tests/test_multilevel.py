@@ -14,10 +14,10 @@ from limits import ModelConfig, get_pair
 from limits.brownian import record_path
 from limits.pairs import run_network
 from limits.seeding import stream_seed
-from validation import multilevel
+from validation.multilevel import study as multilevel
 from validation.core.checks import FAIL, PASS
 from validation.core.settings import SettingsError
-from validation.mlmc import LevelBatch, complexity_samples, consistency, level_rate, mlmc_estimate
+from validation.multilevel.mlmc import LevelBatch, complexity_samples, consistency, level_rate, mlmc_estimate
 
 
 def make_sampler(alpha: float, beta: float, mean: float = 1.0, shift: float = 0.0):
@@ -227,7 +227,7 @@ def test_truncated_milstein_is_milstein_with_zero_areas():
 
 def test_help_states_the_defaults_the_run_uses(capsys):
     """--help's defaults of --depths and --samples are the study's own (1:128, 100000), not the pair studies'."""
-    from validation import multilevel as study
+    from validation.multilevel import study as study
 
     assert study.main(["--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
@@ -239,7 +239,7 @@ def test_help_states_the_defaults_the_run_uses(capsys):
 def test_a_width_whose_single_path_does_not_fit_is_refused_before_it_starts(capsys):
     """The memory estimate counts one sample's path when even that exceeds the path budget (d = 10⁶: m = d² + d noise
     dimensions per step): the run is refused (exit 2), not left to fail allocating terabytes (issue 46)."""
-    from validation import multilevel as study
+    from validation.multilevel import study as study
 
     assert study.main(["--depths", "2,4,8,16", "--width", "1000000", "--quiet"]) == 2
     err = capsys.readouterr().err

@@ -108,7 +108,8 @@ def test_smooth_weights_refuse_a_noise_dtype():
 
 
 def test_phase_and_regimes_take_a_float32_draw():
-    from validation import phase, regimes
+    from validation.phase import study as phase
+    from validation.regimes import study as regimes
 
     small = dict(hursts=(0.3, 0.7), betas=(0.2, 0.6, 1.0), depth=32, networks=2, inputs=2, workers=1,
                  dtype="float64")  # the phase diagram computes in float32 by default: its draw is float32 already

@@ -13,8 +13,9 @@ import torch
 from limits.activations import get_activation
 from limits.peluchetti_favaro import simulate_gram
 from limits.seeding import generator
-from validation import figures, pf_figures
-from validation.pf_models import homogeneous_ode, homogeneous_outputs
+from validation.figures import study as figures
+from validation.figures import pf_figures
+from validation.figures.pf_models import homogeneous_ode, homogeneous_outputs
 from validation.core.settings import SettingsError
 
 RELU_SMALL = dict(width=6, depths=(16, 64, 256), draws=400, resamples=200)

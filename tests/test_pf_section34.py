@@ -1,6 +1,6 @@
 """Peluchetti & Favaro §3.4 ("Qualitative properties"): with fully i.i.d. parameters the output coordinates are
 exchangeable, and the joint law of the output at two inputs is not Gaussian — each a test that passes on the P&F
-network and its limit and comes out the other way on a planted counter-example (validation.distribution_tests,
+network and its limit and comes out the other way on a planted counter-example (validation.figures.distribution_tests,
 the pf-qualitative figure)."""
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from scipy import stats
 from limits.activations import get_activation
 from limits.peluchetti_favaro import PFBlock, simulate_gram
 from limits.seeding import generator, stream_seed
-from validation import figures
-from validation.distribution_tests import ad_ksamp, exchangeability_test, mardia_test, pair_spread
-from validation.pf_models import block_outputs
+from validation.figures import study as figures
+from validation.figures.distribution_tests import ad_ksamp, exchangeability_test, mardia_test, pair_spread
+from validation.figures.pf_models import block_outputs
 
 ALPHA = 0.01
 Z = (0.0, 1.0)

@@ -21,7 +21,8 @@ from limits.initialisation import (
     propagate,
 )
 from limits.seeding import generator
-from validation import phase, regimes
+from validation.phase import study as phase
+from validation.regimes import study as regimes
 from limits.regime_theory import lemma14_bounds, prop3_norm_bounds
 from validation.core.hypothesis import hotelling_zero_mean, quantile_bound_check
 from validation.core.regime_rule import classify, critical_beta, fit_slope
@@ -247,7 +248,7 @@ def test_fractional_critical_beta(hurst: float, expected: float) -> None:
 
 def test_fig2_numbers_do_not_depend_on_the_workers():
     """Every network draws from its own streams: fig2 shared out to two processes gives the numbers of one."""
-    from validation import regimes
+    from validation.regimes import study as regimes
 
     small = dict(samples=2 * regimes.FIG2_BLOCK + 7, width=6, depths=(10,))
     one = regimes.run("fig2", workers=1, **small).to_dict()["result"]
@@ -347,7 +348,7 @@ def test_assumptions_a2_a4_measured_block_by_block() -> None:
     """Marion et al. Props. 1 and 5 (and Lemma 16): inside the class every (A₂)/(A₄) check passes, the sample means
     meet their exact values; outside it the lower bound ½ fails where theory says — res-1 ReLU at −e₁ exactly, and
     res-3 with the centred skewed law 1 − Exp(1) at e₁, whose mean is 1 − 2/e."""
-    from validation.regime_assumptions import INPUTS, assumptions
+    from validation.regimes.assumptions import INPUTS, assumptions
 
     numbers, _ = assumptions(width=12, samples=4000, seed=1, dtype=torch.float64)
     assert numbers["checks"] and all(c["passed"] for c in numbers["checks"]), numbers["checks"]
@@ -466,7 +467,7 @@ def test_initial_weights_are_the_process_at_zero() -> None:
 def test_centred_two_point_counterexample_is_measured_and_fails_on_a_symmetric_draw(monkeypatch) -> None:
     """The later version's centred Lemma 16: the two-point law gives E m₂ = p = 0.1 at −e₁ (res-3 ReLU), checked
     against its exact value; a planted symmetric draw in its place (mean ½) FAILs the check."""
-    from validation import regime_assumptions
+    from validation.regimes import assumptions as regime_assumptions
 
     def check(numbers):
         return next(c for c in numbers["checks"] if c["check"].startswith("centred two-point law"))

@@ -9,7 +9,10 @@ import re
 import jsonschema
 import pytest
 
-from validation import ablation, convergence, figures, phase, regimes, training, weak
+from validation import ablation, convergence, training, weak
+from validation.figures import study as figures
+from validation.phase import study as phase
+from validation.regimes import study as regimes
 from validation.core.results import schema, validate
 
 SMALL = {

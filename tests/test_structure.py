@@ -108,6 +108,29 @@ def test_no_study_imports_another_studys_private_names():
     assert not offences, offences
 
 
+#: the studies that are packages (a study with helpers): their helpers are theirs alone
+STUDY_PACKAGES = ("gradients", "multilevel", "regimes", "phase", "figures", "training")
+
+
+def test_no_module_outside_a_study_package_imports_its_submodules():
+    """A study package's submodules (its study, helpers, plots) are read through the package's public surface
+    (``validation.<study>``) from outside it, never directly; the shared core imports no study at all."""
+    modules = _modules()
+    known = set(modules)
+    offences = []
+    for name, path in modules.items():
+        for target in _imports(name, path, known):
+            for study in STUDY_PACKAGES:
+                package = f"validation.{study}"
+                if target.startswith(package + ".") and not name.startswith(package + ".") and name != package:
+                    offences.append(f"{name} imports {target}")
+            if name.startswith("validation.core") and any(target == f"validation.{s}" or
+                                                          target.startswith(f"validation.{s}.")
+                                                          for s in STUDIES):
+                offences.append(f"{name} (the core) imports the study {target}")
+    assert not offences, offences
+
+
 def test_the_structure_checks_can_fail(tmp_path, monkeypatch):
     """The two checks above on a planted cycle and a planted private import: both must object."""
     package = tmp_path / "validation"
@@ -121,6 +144,18 @@ def test_the_structure_checks_can_fail(tmp_path, monkeypatch):
         test_the_import_graph_has_no_cycles()
     with pytest.raises(AssertionError, match="_secret"):
         test_no_study_imports_another_studys_private_names()
+    (package / "figures").mkdir()
+    (package / "figures" / "__init__.py").write_text("")
+    (package / "figures" / "plots.py").write_text("")
+    (package / "core").mkdir()
+    (package / "core" / "__init__.py").write_text("")
+    (package / "weak.py").write_text("from validation.figures import plots\n")
+    with pytest.raises(AssertionError, match="validation.weak imports validation.figures.plots"):
+        test_no_module_outside_a_study_package_imports_its_submodules()
+    (package / "weak.py").write_text("")
+    (package / "core" / "stats.py").write_text("from validation import solvers\n")
+    with pytest.raises(AssertionError, match=r"validation.core.stats \(the core\) imports the study validation.solvers"):
+        test_no_module_outside_a_study_package_imports_its_submodules()
 
 
 def test_a_cycle_through_a_function_level_import_is_found(tmp_path, monkeypatch):

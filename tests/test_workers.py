@@ -12,7 +12,9 @@ import cloudpickle
 import pytest
 
 from limits.res_sde import Res1SDE
-from validation import convergence, phase, regimes, weak
+from validation import convergence, weak
+from validation.phase import study as phase
+from validation.regimes import study as regimes
 from validation.core.workers import check_scheduler, run_tasks
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the Dask workers cannot import this test module

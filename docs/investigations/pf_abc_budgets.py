@@ -12,7 +12,7 @@ budgets N and data sets:
 * C: the constant 0.5 at the same inputs — a function EO's nearly constant draws can fit (a control).
 
 **The draws.** Each prior is simulated once per seed, ``max(--budgets)`` draws, with the package's own
-:func:`validation.pf_models.resnet_outputs` and :func:`~validation.pf_models.eoc_outputs` and the figure's resolved
+:func:`validation.figures.pf_models.resnet_outputs` and :func:`~validation.figures.pf_models.eoc_outputs` and the figure's resolved
 settings (:func:`validation.figures._resolve`), so draw i is network i of ``python -m validation.figures --figure
 pf-abc --seed S --draws N`` for every N > i: each draw reads its own stream (seed, "figures", "pf-resnet" or
 "pf-eoc", "tanh", i), so its value does not depend on how many are drawn, and budget N is evaluated on the first N
@@ -23,7 +23,7 @@ evaluates them on its 100-point plotting grid in the same batch, which changes t
 the figure command's own JSON, when ``--figure-json`` is given); ``--full-grid`` evaluates on the figure's inputs
 exactly, at about 2–3× the time.
 
-**The decision rule** (exactly :func:`validation.pf_figures.abc_figure`'s). Data (z_j, y_j), j = 1…3; draw i of
+**The decision rule** (exactly :func:`validation.figures.pf_figures.abc_figure`'s). Data (z_j, y_j), j = 1…3; draw i of
 model M gives f_i^M, with distance d_i^M = (Σ_j (f_i^M(z_j) − y_j)²)^{1/2} (+∞ when not finite). With budget N
 and k = 10 accepted, m_M = the mean of the k smallest of d_0^M … d_{N−1}^M (the mean accepted l2 distance), and
 
@@ -75,9 +75,9 @@ sys.path.insert(0, str(ROOT))
 
 from limits.seeding import stream_seed  # noqa: E402
 from validation.core.checks import bound_check  # noqa: E402
-from validation.figures import FiguresSettings, _resolve  # noqa: E402
-from validation.pf_figures import DEFAULT_DATA, _accept  # noqa: E402
-from validation.pf_models import eoc_outputs, resnet_outputs  # noqa: E402
+from validation.figures.study import FiguresSettings, _resolve  # noqa: E402
+from validation.figures.pf_figures import DEFAULT_DATA, _accept  # noqa: E402
+from validation.figures.pf_models import eoc_outputs, resnet_outputs  # noqa: E402
 from validation.core.results import RunInfo, to_jsonable, utc_now  # noqa: E402
 from validation.core.settings import make_settings  # noqa: E402
 from validation.core.stats import resampled_interval  # noqa: E402

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .core.plots import new_grid
+from ..core.plots import new_grid
 
 __all__ = ["plot_sweep", "plot_distribution", "plot_chizat"]
 

@@ -1,11 +1,11 @@
 """The limit's input gradient ∂ℓ/∂H_0 by optimise-then-discretise adjoints, on the path the networks read.
 
-:mod:`validation.gradient_pass` differentiates the limit's *discretised* solve (discretise-then-optimise: forward
+:mod:`validation.gradients.tangents` differentiates the limit's *discretised* solve (discretise-then-optimise: forward
 tangents through Euler–Maruyama or RK4). This module computes the same gradient the other way round: the
 continuous adjoint equation is solved backwards in time and then discretised (optimise-then-discretise).
 
 **SDE pairs** (torchsde's stochastic adjoint, Li et al. 2020). For dH = f(t, H) dt + g(t, H) dB on [0, 1] and a
-loss ℓ(H_1) of the final state (:data:`validation.gradient_pass.LOSSES`), the adjoint a_t = ∂ℓ/∂H_t solves,
+loss ℓ(H_1) of the final state (:data:`validation.gradients.tangents.LOSSES`), the adjoint a_t = ∂ℓ/∂H_t solves,
 backwards from a_1 = ∇ℓ(H_1) and in the Stratonovich form dH = f̃ dt + g ∘ dB (f̃ = f − c, the drift without
 the Itô correction c_k = ½ Σ_j Σ_l ∂_l g_{kj} g_{lj}),
 
@@ -60,7 +60,7 @@ from torch import nn
 
 from limits.ito import ItoLimit, SDEFormWithMatrix
 from limits.pairs import ODEPair, Pair, SDEPair
-from validation.gradient_pass import LOSSES
+from validation.gradients.tangents import LOSSES
 
 __all__ = [
     "AdjointMethod", "ADJOINT_METHODS", "ODE_FIXED_METHODS", "ODE_ADAPTIVE_METHODS", "BrownianQuery",
@@ -277,7 +277,7 @@ def sde_adjoint_gradient(pair: SDEPair, path: torchsde.BaseBrownian, h0: torch.T
             :class:`~limits.brownian.DyadicPath`, or any torchsde ``BaseBrownian``), shape (N, pair.noise_dim).
         h0: the initial states, shape (N, d).
         steps: the number of steps on [0, 1] (it must divide the path's grid steps).
-        loss: a key of :data:`validation.gradient_pass.LOSSES`.
+        loss: a key of :data:`validation.gradients.tangents.LOSSES`.
         method: a key of :data:`ADJOINT_METHODS`.
 
     Returns:
@@ -302,7 +302,7 @@ def sde_autograd_gradient(pair: SDEPair, path: torchsde.BaseBrownian, h0: torch.
 
     Same arguments, checks and form as :func:`sde_adjoint_gradient` (``method`` picks the forward method and the
     form from :data:`ADJOINT_METHODS`; its adjoint method is not used). Memory grows with ``steps`` (every step's
-    graph is kept). With ``method="euler"`` this is the gradient :mod:`validation.gradient_pass` computes by
+    graph is kept). With ``method="euler"`` this is the gradient :mod:`validation.gradients.tangents` computes by
     forward tangents through Euler–Maruyama on the same path.
 
     Returns:
@@ -363,7 +363,7 @@ def ode_adjoint_gradient(pair: ODEPair, h0: torch.Tensor, *, loss: str = "half-s
     Args:
         pair: an ODE pair.
         h0: the initial states, shape (N, d).
-        loss: a key of :data:`validation.gradient_pass.LOSSES`.
+        loss: a key of :data:`validation.gradients.tangents.LOSSES`.
         method: a torchdiffeq method; None: ``dopri5`` (adaptive, with ``rtol``, ``atol``), or ``rk4`` when
             ``steps`` is given. An adaptive method needs ``steps=None`` (:data:`ODE_ADAPTIVE_METHODS`), a fixed-step
             one needs ``steps`` (:data:`ODE_FIXED_METHODS`).

@@ -46,22 +46,22 @@ containing the bound (more draws would settle it: :func:`validation.core.checks.
   mean of S^L within z standard errors of (1 + cα²M)^L − 1 (Bonferroni over κ, family-wise 1%; counted when the
   draws resolve the tail, as in :func:`validation.core.hypothesis.bounds_check`).
 * ``pf-abc``: Peluchetti & Favaro's App. B.1, ABC rejection for function regression with the SR_tanh and
-  EO_tanh priors on three data points (:mod:`validation.pf_figures`). Check: SR's accepted draws lie closer to
+  EO_tanh priors on three data points (:mod:`validation.figures.pf_figures`). Check: SR's accepted draws lie closer to
   the data (a bootstrap interval of the log ratio of mean accepted distances, below 0).
 * ``pf-2d``: Peluchetti & Favaro's App. B.4, function samples of SC_tanh and SC_swish over z ∈ [−2, 2]², with
-  pf-function-space's non-degeneracy check (:mod:`validation.pf_figures`).
+  pf-function-space's non-degeneracy check (:mod:`validation.figures.pf_figures`).
 * ``pf-qualitative``: Peluchetti & Favaro's §3.4 — with fully i.i.d. parameters the D output coordinates are
   exchangeable (a within-row permutation test, not rejected at ``--alpha``), and the joint law of
   (x_{T,1}(0), x_{T,1}(1)) is not Gaussian (Mardia's tests, rejected), for SC_tanh and SC_swish, ResNet and limit
   SDE; planted controls (non-exchangeable bias covariances, Gaussian draws) must come out the other way
-  (:mod:`validation.pf_figures`).
+  (:mod:`validation.figures.pf_figures`).
 * ``pf-relu``: Peluchetti & Favaro's §3.4, "Non-smooth activations" — the ResNet x + φ(Δt^γ (ε^W tanh(x) + ε^b))
   over ``--depths``: with φ = ReLU at γ = ½ the mean displacement grows like L^{1/2} (the drift blows up), with the
   identity (E φ(h) = 0) it stays bounded; at γ = 1 the spread over networks vanishes like L^-1 and the mean tends to
-  the neural ODE's (exponents with bootstrap intervals, three-valued; :mod:`validation.pf_figures`).
+  the neural ODE's (exponents with bootstrap intervals, three-valued; :mod:`validation.figures.pf_figures`).
 * ``pf-sizes``: Peluchetti & Favaro's SM B.3 (Fig. 3) — the function samples of SC_tanh and SC_swish over a grid of
   (L, D): the shape of their law (first-PC fraction, correlations) and its scale (variances) against the largest
-  cell's, within stated margins (:mod:`validation.pf_figures`).
+  cell's, within stated margins (:mod:`validation.figures.pf_figures`).
 * ``chizat-kernel``: the same ResNet's tangent kernel and first gradient at initialisation against the shallow
   network's of M × L units (the lecture's §3.2–3.3); their relative errors must vanish as MLα² → 0.
 * ``chizat-phase``: the lecture's Fig. 1 — a few gradient steps at α = L^-β/√M, η = η₀ L^γ over a (β, γ)
@@ -69,7 +69,7 @@ containing the bound (more draws would settle it: :func:`validation.core.checks.
   (unstable, trivial, local feature learning, lazy ODE); depth-μP and CompleteP are checked.
 * ``chizat-backward``: the same ResNet's backward pass, by autograd and with the forward frozen at x (the
   lecture's §3.1), against the closed form (1 + cα²M)^{L−ℓ} − 1 and the expected exponent 1 of
-  E sup_ℓ S_b^ℓ in MLα² (:mod:`validation.chizat_figures`).
+  E sup_ℓ S_b^ℓ in MLα² (:mod:`validation.figures.chizat_figures`).
 * ``chizat-feature-speed``: Chizat & Netrapalli (NeurIPS 2024), the angle θ_ℓ between a gradient step's feature
   update and the backward pass at initialisation, for a ReLU MLP and the lecture's ResNet at α = κ/√(ML): the exponent
   of E cos θ_L in L must be −½ for the MLP (the angle degenerates) and not below 0 for the ResNets (it does not).
@@ -95,9 +95,10 @@ from tqdm import tqdm
 from limits.chizat import chizat_constant, chizat_expected_spread, chizat_spread
 from limits.fractional import FractionalNoise, block_moments, check_hurst, estimate_hurst
 from limits.seeding import generator, stream_seed
-from validation import chizat_figures, pf_figures
+from validation.figures import chizat_figures
+from validation.figures import pf_figures
 from validation.core import cli, runtime
-from validation.pf_models import eoc_outputs, pc_fractions, resnet_outputs, top_pc_fraction
+from validation.figures.pf_models import eoc_outputs, pc_fractions, resnet_outputs, top_pc_fraction
 from validation.core.checks import Check, bound_check, check_line, combine
 from validation.core.results import RunInfo, StudyResult, utc_now
 from validation.core.hypothesis import bounds_check, family_z
@@ -809,7 +810,7 @@ class FiguresResult(StudyResult):
         return "\n".join(lines)
 
     def plot(self, ax: Any = None) -> Any:
-        from validation import figure_plots
+        from validation.figures import plots as figure_plots
 
         return figure_plots.plot(self.figure, self.numbers, self.data, ax)
 
@@ -939,7 +940,3 @@ COMMAND = cli.Command(
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line: parse, run, print, write (:func:`validation.core.cli.execute`)."""
     return cli.execute(COMMAND, argv)
-
-
-if __name__ == "__main__":
-    cli.run_command_line(main)

@@ -26,7 +26,7 @@ explosion / non-trivial / identity (rule: :mod:`validation.core.regime_rule`) an
   preset reaches (i), which needs d ≥ 64 and L in the thousands);
 * ``--max-over-layers`` (the prop13 preset): Prop. 13, max_k ‖h_k − h_0‖/‖h_0‖ explodes at every β ≤ 0.8 for linear
   res-1 with smooth weights, over the networks whose V_0 has a positive real eigenvalue;
-* assumptions: (A₂) and (A₄) of every block in Props. 1 and 5's class (:mod:`validation.regime_assumptions`);
+* assumptions: (A₂) and (A₄) of every block in Props. 1 and 5's class (:mod:`validation.regimes.assumptions`);
 * fig2: the paper's quartile bounds, at the paper's size; chizat: the exact spread at every layer, and E h^ℓ = x
   (Hotelling's test at every layer).
 
@@ -59,7 +59,7 @@ from limits.initialisation import (
     IID_LAWS, SMOOTH_CONVENTIONS, Block, FractionalRegime, IIDRegime, Regime, SmoothRegime, largest_real_eigenvalue,
     measure_ratios,
 )
-from validation import regime_assumptions
+from validation.regimes import assumptions as regime_assumptions
 from validation.core import cli, runtime
 from validation.core.workers import check_workers, run_tasks
 from limits.regime_theory import (
@@ -625,7 +625,7 @@ def _prop3_bounds(s: RegimesSettings, data: dict[str, np.ndarray], block: Block)
          P(r_h² > exp(3Lα²/8 − √(11Lα²/(dδ))) − 1) ≥ 1 − δ;
     (ii) α² ≤ 1/(√C (d + 128 s⁴)) ⇒ P(r_h² < exp(Lα² + √(5Lα²/(dδ))) + 1) ≥ 1 − δ;
 
-    with s = 1 (:data:`SUB_GAUSSIAN_S`) and C estimated by :func:`validation.regime_assumptions.
+    with s = 1 (:data:`SUB_GAUSSIAN_S`) and C estimated by :func:`validation.regimes.assumptions.
     eighth_moment_constant`. Each is checked as an exceedance probability ≤ δ (Clopper–Pearson, Bonferroni over
     the cells, family-wise 1%); a lower bound ≤ 0 says nothing and is skipped."""
     C = regime_assumptions.eighth_moment_constant(block, s.law, s.width, C_SAMPLES, s.seed, s.torch_dtype)
@@ -884,7 +884,7 @@ def _chizat_hidden_sweep(s: RegimesSettings, device: torch.device) -> dict[str, 
 
 
 def _assumptions(s: RegimesSettings, device: torch.device, progress: bool) -> tuple[dict, dict]:
-    """Marion et al.'s (A₂)/(A₄) block by block (:mod:`validation.regime_assumptions`; on the CPU)."""
+    """Marion et al.'s (A₂)/(A₄) block by block (:mod:`validation.regimes.assumptions`; on the CPU)."""
     numbers, data = regime_assumptions.assumptions(s.width, s.samples, s.seed, s.torch_dtype)
     return {**numbers, "title": s.title}, data
 
@@ -932,7 +932,7 @@ class RegimesResult(StudyResult):
         return "\n".join(lines)
 
     def plot(self, ax: Any = None) -> Any:
-        from validation import regime_plots
+        from validation.regimes import plots as regime_plots
 
         if self.settings.kind == "sweep":
             return regime_plots.plot_sweep(self.numbers, self.data, ax)
@@ -1147,7 +1147,3 @@ COMMAND = cli.Command(
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line: parse, run, print, write (:func:`validation.core.cli.execute`)."""
     return cli.execute(COMMAND, argv)
-
-
-if __name__ == "__main__":
-    cli.run_command_line(main)

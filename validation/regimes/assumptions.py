@@ -50,7 +50,7 @@ import torch
 from limits.initialisation import IID_LAWS, Block, IIDRegime
 from limits.seeding import generator
 
-from .core.checks import Check
+from ..core.checks import Check
 from validation.core.hypothesis import family_z
 
 __all__ = ["ROWS", "INPUTS", "assumptions", "assumptions_table", "eighth_moment_constant"]

@@ -8,7 +8,7 @@ import matplotlib as mpl
 import numpy as np
 from matplotlib.patches import Patch
 
-from .core.plots import new_grid
+from ..core.plots import new_grid
 
 __all__ = ["plot_phase"]
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .core.plots import new_grid
+from ..core.plots import new_grid
 
 __all__ = ["plot"]
 

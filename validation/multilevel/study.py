@@ -61,7 +61,7 @@ from limits.schemes import SDE_SCHEMES, SDEScheme, get_sde_scheme
 from limits.seeding import stream_seed
 from validation.core import cli, runtime
 from validation.core.checks import FAIL, INCONCLUSIVE, PASS, Check, combine, interval_check
-from validation.mlmc import (
+from validation.multilevel.mlmc import (
     THETA, LevelBatch, LevelRate, LevelSamples, MLMCEstimate, complexity_samples, consistency, level_rate,
     mlmc_estimate, telescoping_gaps,
 )
@@ -254,16 +254,16 @@ class SchemeLevels:
 
     Attributes:
         solver: ``network`` or a scheme name; ``strong_order``: its theory strong order (β's theory is twice it).
-        levels: the complexity test's :class:`~validation.mlmc.LevelSamples`, level 0 … .
+        levels: the complexity test's :class:`~validation.multilevel.mlmc.LevelSamples`, level 0 … .
         rates: ``alpha`` (|E Y_ℓ|), ``beta`` (Var Y_ℓ), ``extrapolated`` (|E Y_ℓ − 2 E Y_{ℓ+1}|), each a
-            :class:`~validation.mlmc.LevelRate`.
+            :class:`~validation.multilevel.mlmc.LevelRate`.
         gamma: the cost rate from the evaluation counts (exact); ``gamma_time``: from the wall time per sample, with
             ``gamma_time_interval`` (the regression's t interval over levels).
         consistency: Giles's statistic per level ≥ 1.
         estimates: the MLMC runs, one per accuracy.
         telescoping: per level ≥ 1, the bias of the telescoping sum with its interval, (gap, low, high):
             E P_{ℓ−1} of level ℓ−1's fine solves minus that of level ℓ's coarse solves
-            (:func:`~validation.mlmc.telescoping_gaps`; exactly 0 where the coupling telescopes).
+            (:func:`~validation.multilevel.mlmc.telescoping_gaps`; exactly 0 where the coupling telescopes).
     """
 
     solver: str
@@ -664,7 +664,3 @@ COMMAND = cli.Command(
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line: parse, run, print, write (:func:`validation.core.cli.execute`)."""
     return cli.execute(COMMAND, argv)
-
-
-if __name__ == "__main__":
-    cli.run_command_line(main)

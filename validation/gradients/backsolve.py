@@ -1,7 +1,7 @@
 """The backsolve adjoint of a pair's network against its exact backpropagation (Sander, Ablin & Peyré, NeurIPS 2022).
 
 Layer k of the depth-L network (t_k = k/L, Δt = 1/L) is a map step_k(h) = h + Δ_k(h), Δ_k its residual branch.
-For a loss ℓ(h_L) of the last state (:data:`validation.gradient_pass.LOSSES`) the **exact** input gradient is
+For a loss ℓ(h_L) of the last state (:data:`validation.gradients.tangents.LOSSES`) the **exact** input gradient is
 backpropagation through the stored forward states h_0, …, h_L:
 
     p_L = ∇ℓ(h_L),    p_k = (∂step_k/∂h)(h_k)ᵀ p_{k+1},    g_L = p_0 = ∂ℓ/∂h_0.
@@ -26,7 +26,7 @@ Per layer h̃_k − h_k = Δ_k(h_k) − Δ_k(h_k + Δ_k(h_k)) ≈ −Δ_k'(h_k) 
 
 SDE pairs read a :class:`~limits.brownian.BrownianGrid` of ``reference_steps`` fine steps (default: the deepest
 depth), seeded by ``seed``: layer k of depth L reads the increment ``path(t_k, t_k + Δt)`` of that one path, at
-every depth. ODE pairs read their own smooth weights at t_k (as :mod:`validation.gradient_pass` does).
+every depth. ODE pairs read their own smooth weights at t_k (as :mod:`validation.gradients.tangents` does).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from torch.func import vjp
 
 from limits.brownian import BrownianGrid
 from limits.pairs import ODEPair, Pair, SDEPair
-from validation.gradient_pass import LOSSES
+from validation.gradients.tangents import LOSSES
 
 __all__ = ["BacksolveErrors", "layer", "exact_gradient", "backsolve_gradient", "backsolve_errors"]
 
@@ -162,7 +162,7 @@ def backsolve_errors(pair: Pair, depths: Sequence[int], *, seed: int, loss: str 
         depths: the depths L (integers ≥ 1; for an SDE pair, powers of two dividing the path's steps).
         seed: the Brownian path's seed (SDE pairs; the convergence study's path with that seed). ODE pairs read their
             own weights, fixed by the pair's seed, and ignore it.
-        loss: a name in :data:`validation.gradient_pass.LOSSES` (``half-square``: ℓ = ½‖h_L‖²; ``sum``).
+        loss: a name in :data:`validation.gradients.tangents.LOSSES` (``half-square``: ℓ = ½‖h_L‖²; ``sum``).
         reference_steps: fine steps of the Brownian path (SDE pairs only; None: the deepest depth).
         path: SDE pairs: the path already drawn (e.g. the gradient pass's recorded
             :class:`~limits.brownian.DyadicPath`, bit for bit the increments of the path of ``seed``), read instead of

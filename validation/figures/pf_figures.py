@@ -7,9 +7,9 @@ samples of B.4 (``pf-2d``); and three claims of their §3.4 (``pf-qualitative``;
 functions z ↦ x_{T,1}(z) on [−2, 2]:
 
 * **SR_tanh**, the stable ResNet with φ = tanh, σ_w² = σ_b² = 10, T = 1, and a random input layer
-  x_0 = W_I z, W_I ~ N(0, I_D) (:func:`validation.pf_models.resnet_outputs`);
+  x_0 = W_I z, W_I ~ N(0, I_D) (:func:`validation.figures.pf_models.resnet_outputs`);
 * **EO_tanh**, the feed-forward network on the edge of chaos, read at the first pre-activation of its last
-  layer (:func:`validation.pf_models.eoc_outputs`).
+  layer (:func:`validation.figures.pf_models.eoc_outputs`).
 
 Each prior is simulated ``--draws`` times (the paper: 10 000) on a grid of ``--inputs`` points and at the data's
 inputs; the ``--accepted`` draws (the paper: 10) nearest to the data in l2 over the data points are the
@@ -28,17 +28,17 @@ repeated runs, not an exact one.
 **pf-qualitative** (§3.4, "Qualitative properties"), for the SC models (x_0 = z·1, fully i.i.d. parameters of
 Assumption 3.4: ΔW ~ N(0, σ_w²Δt/D) entries, Δb ~ N(0, σ_b²Δt I_D)) at the two inputs of the paper's §4.1,
 z = 0 and z = 1, each model both as the ResNet of depth L and as the Euler scheme of its limit SDE on
-``--sde-factor``× finer steps of the same path (:func:`validation.pf_models.block_outputs`, all D coordinates):
+``--sde-factor``× finer steps of the same path (:func:`validation.figures.pf_models.block_outputs`, all D coordinates):
 
 * **exchangeability**: "the law of the processes x_{t,d} is exchangeable across d ∈ D if the distribution of
   x_{0,d} is so" — the quadratic variation σ_b² + σ_w²/D ‖ψ(x)‖² depends on the state only through a norm. Tested
-  by the within-row permutation test of :func:`validation.distribution_tests.exchangeability_test` (the marginal
+  by the within-row permutation test of :func:`validation.figures.distribution_tests.exchangeability_test` (the marginal
   laws by the k-sample Anderson–Darling statistic, the pair laws by the spread of the coordinates' correlations,
   jointly at both inputs; ``--resamples`` permutations, so p ≥ 1/(resamples + 1)). Check: not rejected at
   level ``--alpha``.
 * **non-Gaussianity**: "the joint distribution p(x_T^{(i)}, x_T^{(j)} | x_0^{(i)}, x_0^{(j)}) is not Gaussian",
   unlike the Gaussian process of wide networks. Tested by Mardia's skewness and kurtosis tests of the pair
-  (x_{T,1}(0), x_{T,1}(1)) over the draws (:func:`validation.distribution_tests.mardia_test`). Check: rejected at
+  (x_{T,1}(0), x_{T,1}(1)) over the draws (:func:`validation.figures.distribution_tests.mardia_test`). Check: rejected at
   level ``--alpha``. The departure shrinks with the width — given the path of ‖x‖²/D each coordinate is a Gaussian
   martingale, and ‖x‖²/D concentrates as D grows (Mardia's b_2 − 8 is about 23/D for SC_tanh at T = 1, measured
   at D = 8 and 32, more at D = 4): a narrow default width (8) keeps the test's power high at 2000 draws.
@@ -63,8 +63,8 @@ from limits.activations import get_activation
 from limits.peluchetti_favaro import PFBlock, simulate_gram
 from limits.seeding import generator, stream_seed
 from validation.core.checks import FAIL, PASS, Check, bound_check, combine, interval_check
-from validation.distribution_tests import exchangeability_test, mardia_test
-from validation.pf_models import (block_outputs, eoc_outputs, homogeneous_ode, homogeneous_outputs, pc_fractions,
+from validation.figures.distribution_tests import exchangeability_test, mardia_test
+from validation.figures.pf_models import (block_outputs, eoc_outputs, homogeneous_ode, homogeneous_outputs, pc_fractions,
                                   resnet_outputs, top_pc_fraction)
 from validation.core.stats import percentile_interval, resampled_interval, resampled_interval_batched
 
@@ -407,7 +407,7 @@ def bounded_drift_check(name: str, per_depth: Sequence[dict[str, Any]], toleranc
 def relu_figure(s: Any, device: torch.device, progress: bool) -> tuple[dict[str, Any], dict[Any, Any]]:
     """**pf-relu** (P&F §3.4, "Non-smooth activations"): for positively homogeneous φ,
     E[φ(hΔt^γ)]/Δt = E[φ(h)] Δt^{γ−1} and E[φ(hΔt^γ)²]/Δt = E[φ(h)²] Δt^{2γ−1}. The ResNet
-    x_{k+1} = x_k + φ(Δt^γ (ε^W_k ψ(x_k) + ε^b_k)) (:func:`validation.pf_models.homogeneous_outputs`; ψ = tanh,
+    x_{k+1} = x_k + φ(Δt^γ (ε^W_k ψ(x_k) + ε^b_k)) (:func:`validation.figures.pf_models.homogeneous_outputs`; ψ = tanh,
     x_0 = 1·1) at every ``--depths`` L = 1/Δt, ``--draws`` networks each, φ ∈ {ReLU, identity}, γ ∈ {½, 1}. Checks
     (95% bootstrap intervals over the networks; margins ± ``--exponent-tolerance``, ``--drift-tolerance``,
     ``--ode-tolerance``; three-valued):
@@ -416,7 +416,7 @@ def relu_figure(s: Any, device: torch.device, progress: bool) -> tuple[dict[str,
     * γ = ½, identity (E φ(h) = 0): it stays bounded — E[x_T − x_0]/SD(x_T) within ± the drift tolerance at every L;
       and the spread Var[x_T] neither vanishes nor grows (exponent 0): the SDE limit of the paper's Thm 3.1;
     * γ = 1, ReLU and identity: Var[x_T] over the networks vanishes like L^{-1} (exponent −1): a deterministic limit;
-    * γ = 1, ReLU: the mean converges to the neural ODE m' = E φ(s(m) N(0, 1)) (:func:`~validation.pf_models.
+    * γ = 1, ReLU: the mean converges to the neural ODE m' = E φ(s(m) N(0, 1)) (:func:`~validation.figures.pf_models.
       homogeneous_ode`) — its relative gap at the deepest L within ± the ODE tolerance.
     """
     depths = list(s.depths)

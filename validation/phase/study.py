@@ -292,7 +292,7 @@ class PhaseResult(StudyResult):
         return "\n".join(lines)
 
     def plot(self, ax: Any = None) -> Any:
-        from validation.phase_plots import plot_phase
+        from validation.phase.plots import plot_phase
 
         return plot_phase(self.numbers, self.settings.vmax, ax)
 
@@ -341,7 +341,3 @@ COMMAND = cli.Command(
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line: parse, run, print, write (:func:`validation.core.cli.execute`)."""
     return cli.execute(COMMAND, argv)
-
-
-if __name__ == "__main__":
-    cli.run_command_line(main)

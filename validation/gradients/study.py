@@ -46,10 +46,10 @@ from limits.registry import get_pair
 from validation.core import cli, runtime
 from validation.core.checks import FAIL, Check, check_line, combine
 from validation.core.one_pass import FLOOR_FACTORS, SAMPLE_BLOCK, block_seed
-from validation.gradient_adjoints import ADJOINT_METHODS, ode_adjoint_gradient, sde_adjoint_gradient, sde_autograd_gradient
-from validation.gradient_backsolve import BacksolveErrors, backsolve_errors
-from validation.gradient_pass import LOSSES, QUANTITIES, GradientErrors, gradient_errors, merge_gradient_errors
-from validation.gradient_weights import add_weight_gradients, has_weight_gradient
+from validation.gradients.adjoints import ADJOINT_METHODS, ode_adjoint_gradient, sde_adjoint_gradient, sde_autograd_gradient
+from validation.gradients.backsolve import BacksolveErrors, backsolve_errors
+from validation.gradients.tangents import LOSSES, QUANTITIES, GradientErrors, gradient_errors, merge_gradient_errors
+from validation.gradients.weights import add_weight_gradients, has_weight_gradient
 from validation.core.pair_study import (KIND_DEFAULTS, PairSettings, RateFitSettings, SampleBlock, ShardingSettings,
                                    add_model_arguments, block_fields, build_pair, check_instance_runs_here,
                                    estimate_mb, run_sample_blocks,
@@ -165,7 +165,7 @@ class GradientResult(StudyResult):
 
     Attributes:
         model: the pair's description; theory_rate, theory_source, converges: what the pair predicts.
-        errors: the network's gradients against the limit's (:class:`validation.gradient_pass.GradientErrors`).
+        errors: the network's gradients against the limit's (:class:`validation.gradients.tangents.GradientErrors`).
         fits: key → the rate fit of each quantity (``state``, ``input``, ``backward@s``, ``branch``).
         methods: the limit's gradient computed other ways (:class:`MethodErrors`), with their fits in ``method_fits``.
         backsolve: the backsolve adjoint's errors (None with ``--no-backsolve``), its fit in ``backsolve_fit``.
@@ -617,7 +617,3 @@ COMMAND = cli.Command(
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line: parse, run, print, write (:func:`validation.core.cli.execute`)."""
     return cli.execute(COMMAND, argv)
-
-
-if __name__ == "__main__":
-    cli.run_command_line(main)

@@ -26,7 +26,7 @@ import torch
 from torchdiffeq import odeint
 
 from limits.pairs import ODEPair
-from validation.gradient_pass import loss_gradient
+from validation.gradients.tangents import loss_gradient
 
 __all__ = ["has_weight_gradient", "weight_key", "WeightGradients", "weight_gradients", "add_weight_gradients"]
 
@@ -118,7 +118,7 @@ def weight_gradients(pair: Any, depths: list[int], s: float, *, loss: str = "hal
 
 def add_weight_gradients(errors: Any, pair: Any, times: tuple[float, ...], *, loss: str, rtol: float,
                          atol: float) -> None:
-    """Adds ``weights@s`` for each s in ``times`` to a :class:`~validation.gradient_pass.GradientErrors` of the same
+    """Adds ``weights@s`` for each s in ``times`` to a :class:`~validation.gradients.tangents.GradientErrors` of the same
     pair (its squared errors against both references, successive differences, reference gap, scale)."""
     def sq(a: torch.Tensor, b: torch.Tensor) -> np.ndarray:
         return (a - b).square().sum(1).detach().double().cpu().numpy()

@@ -1,0 +1,6 @@
+"""``python -m validation.gradients``."""
+from validation.core.cli import run_command_line
+
+from .study import main
+
+run_command_line(main)
