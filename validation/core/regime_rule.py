@@ -24,39 +24,28 @@ from typing import Any
 import numpy as np
 
 from .hypothesis import finite_or_inf
-from .stats import paired_bootstrap, slope
+from .stats import slope_fit
 
 __all__ = ["TAU", "fit_slope", "classify", "critical_beta"]
 
 TAU = 0.15
 
 
-def _slopes(log_l: np.ndarray, medians: np.ndarray) -> np.ndarray:
-    """Least-squares slope of log(median) on log L along the last axis; +inf where a median is not finite."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        slopes = slope(log_l, np.log(medians))
-    return np.where(np.all(np.isfinite(medians), axis=-1), slopes, np.inf)
-
-
 def fit_slope(depths: list[int], r: np.ndarray, boot: int = 200, seed: int = 0) -> dict[str, Any]:
     """Slope of log median r on log L over the top decade; ``r`` has shape (len(depths), samples).
 
-    Returns the slope, its 95% interval from the package's paired bootstrap (percentile; networks resampled,
-    the same indices at every depth; NaN when some resample's median overflows) and the depths used.
+    Returns the slope (+inf when a median overflows), its 95% interval from the package's slope fit
+    (:func:`validation.core.stats.slope_fit`: paired percentile bootstrap, networks resampled, the same indices at
+    every depth; NaN when some resample's median overflows) and the depths used.
     """
     depths_arr = np.asarray(depths, dtype=np.float64)
     use = depths_arr >= depths_arr.max() / 10.0
     if use.sum() < 2:
         use[:] = True
     r = finite_or_inf(r)[use]
-    log_l = np.log(depths_arr[use])
-
-    def statistic(*rows: np.ndarray, axis: int = -1) -> np.ndarray:
-        return _slopes(log_l, np.stack([np.median(row, axis=axis) for row in rows], axis=-1))
-
-    point = float(statistic(*r))
-    lo, hi, _ = paired_bootstrap(list(r), statistic, resamples=boot, confidence=0.95, seed=seed, method="percentile")
-    return {"slope": point, "ci95": [lo, hi], "depths_used": depths_arr[use].astype(int).tolist()}
+    fit = slope_fit(np.log(depths_arr[use]), list(r), lambda row, axis: np.log(np.median(row, axis=axis)),
+                    resamples=boot, confidence=0.95, seed=seed, method="percentile", nonfinite_slope=np.inf)
+    return {"slope": fit.slope, "ci95": [fit.low, fit.high], "depths_used": depths_arr[use].astype(int).tolist()}
 
 
 def classify(slope: float, tau: float = TAU) -> str:

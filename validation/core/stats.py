@@ -77,7 +77,8 @@ from validation.core.checks import INCONCLUSIVE, MIN_FIT_DEPTHS, Check, rate_che
 __all__ = [
     "STATISTICS", "METRIC_HELP", "error_curve", "slope", "local_slopes", "paired_bootstrap", "RateFit", "fit_rate",
     "verdict", "verdict_rule", "contains_theory", "interval_narrowing", "depth_intervals", "percentile_interval",
-    "resampled_interval", "resampled_interval_batched", "POWER_LAW", "CORRECTED",
+    "resampled_interval", "resampled_interval_batched", "resampled_rows", "SlopeFit", "slope_fit", "POWER_LAW",
+    "CORRECTED",
     "DEFAULT_FLOOR_FACTOR", "MAX_CORRECTION", "MIN_CORRECTED_DEPTHS", "DEFAULT_TOLERANCE", "RATE_MOVE_FRACTION",
     "WINDOW_LEVEL", "measured_rate_check", "corrected_fit", "lack_of_fit", "shallow_move", "load_fit_libraries", "theory_distance", "distance_line",
 ]
@@ -212,6 +213,75 @@ def paired_bootstrap(
         return float("nan"), float("nan"), "paired bootstrap (percentile; non-finite resamples)"
     low, high = result.confidence_interval
     return float(low), float(high), "paired bootstrap (percentile)"
+
+
+@dataclass(frozen=True)
+class SlopeFit:
+    """The least-squares slope of y_j = per_x(samples at x_j) on x_j, with its bootstrap interval
+    (:func:`slope_fit`). ``low``, ``high``: the interval (nan when the bootstrap had non-finite resamples);
+    ``method``: how it was made; ``values``: the y_j of the full samples."""
+
+    slope: float
+    low: float
+    high: float
+    method: str
+    values: tuple[float, ...]
+
+
+def resampled_rows(statistic: Callable[[np.ndarray], np.ndarray], rows: np.ndarray, resamples: int,
+                   rng: np.random.Generator) -> np.ndarray:
+    """``statistic`` of ``resamples`` resamples of the rows of ``rows`` (N, …) drawn with replacement from ``rng``,
+    evaluated in batches of about 2^22 numbers: ``statistic`` maps (batch, N, …) to (batch,); returns (resamples,)."""
+    n = len(rows)
+    step = max(1, (1 << 22) // max(1, rows.size))
+    return np.concatenate([statistic(rows[rng.integers(0, n, (min(step, resamples - i), n))])
+                           for i in range(0, resamples, step)])
+
+
+def slope_fit(x: np.ndarray, samples: Sequence[np.ndarray], per_x: Callable[..., np.ndarray], *, resamples: int,
+              confidence: float, seed: int = 0, method: str = "BCa", rng: np.random.Generator | None = None,
+              nonfinite_slope: float | None = None) -> SlopeFit:
+    """The package's one slope fit with a bootstrap interval: y_j = ``per_x``(samples at x_j), and the least-squares
+    slope of y on x (:func:`slope`; x is usually log L or log κ, and y a log of a mean, a median or a mean of logs).
+
+    Two ways to resample, after how the samples were drawn:
+
+    * **paired** (``rng`` None): the samples at every x share their rows (row i is network i, path i or replicate i
+      at every x), and a resample draws the same rows at every x — :func:`paired_bootstrap` with ``seed`` and
+      ``method``; ``per_x(column, axis=-1)`` maps a column of N values (with leading batch axes) to y;
+    * **independent** (``rng`` given): the x_j are independent samples, each resampled on its own from ``rng`` in
+      the order of x (:func:`resampled_rows`), and the interval is the percentile one; ``per_x(rows)`` maps
+      (batch, N, …) to (batch,) and a plain (N, …) array to a scalar.
+
+    ``nonfinite_slope``: the slope when some y is not finite (e.g. +inf for a median that overflowed), in the point
+    estimate and in every resample; None leaves the arithmetic's own nan or inf.
+    """
+    x = np.asarray(x, dtype=float)
+
+    def line(ys: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slopes = slope(x, ys)
+        if nonfinite_slope is None:
+            return slopes
+        return np.where(np.all(np.isfinite(ys), axis=-1), slopes, nonfinite_slope)
+
+    if rng is None:
+        columns = list(samples)
+
+        def statistic(*cols: np.ndarray, axis: int = -1) -> np.ndarray:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return line(np.stack([per_x(c, axis=axis) for c in cols], axis=-1))
+
+        with np.errstate(divide="ignore", invalid="ignore"):
+            values = np.array([float(per_x(c, axis=-1)) for c in columns])
+        low, high, how = paired_bootstrap(columns, statistic, resamples=resamples, confidence=confidence, seed=seed,
+                                          method=method)
+        return SlopeFit(float(statistic(*columns)), low, high, how, tuple(values.tolist()))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        values = np.array([float(per_x(rows)) for rows in samples])
+        replicates = np.stack([resampled_rows(per_x, rows, resamples, rng) for rows in samples], axis=-1)
+    low, high = percentile_interval(line(replicates), confidence)
+    return SlopeFit(float(line(values)), low, high, "independent bootstrap (percentile)", tuple(values.tolist()))
 
 
 def corrected_fit(log_depths: np.ndarray, log_errors: np.ndarray, order: float,

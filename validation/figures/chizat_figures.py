@@ -39,7 +39,7 @@ from limits.chizat import (
 )
 from limits.feature_speed import feature_angles
 from validation.core.checks import Check, bound_check, interval_check
-from validation.core.stats import paired_bootstrap, slope
+from validation.core.stats import slope, slope_fit
 
 __all__ = ["FAMILY_LEVEL", "backward_pass", "backward_table", "kernel_figure", "kernel_table", "KERNEL_EXPONENTS",
            "phase_figure", "phase_table", "CLASSES", "DEPTH_MUP", "COMPLETE_P", "FEATURE_SPEED_EXPONENTS",
@@ -51,18 +51,13 @@ FAMILY_LEVEL = 0.01
 
 def _exponent_fit(values: np.ndarray, log_x: np.ndarray, resamples: int, seed: int,
                   method: str = "BCa") -> dict[str, Any]:
-    """The exponent of a mean in x: the least-squares slope of log (mean over networks) on ``log_x``, with a paired
-    bootstrap over networks (the same networks at every x); ``values`` (x values, networks)."""
-    columns = [values[j] for j in range(values.shape[0])]
-
-    def exponent(*cols: np.ndarray, axis: int = -1) -> np.ndarray:
-        means = np.stack([np.mean(col, axis=axis) for col in cols], axis=-1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return slope(log_x, np.log(means))
-
-    low, high, how = paired_bootstrap(columns, exponent, resamples=resamples, confidence=0.95, seed=seed,
-                                      method=method)
-    return {"exponent": float(exponent(*columns)), "ci95": [low, high], "method": how}
+    """The exponent of a mean in x: the slope of log (mean over networks) on ``log_x``, with a paired bootstrap over
+    networks (the same networks at every x; :func:`validation.core.stats.slope_fit`); ``values`` (x values,
+    networks)."""
+    fit = slope_fit(log_x, [values[j] for j in range(values.shape[0])],
+                    lambda col, axis: np.log(np.mean(col, axis=axis)), resamples=resamples, confidence=0.95,
+                    seed=seed, method=method)
+    return {"exponent": fit.slope, "ci95": [fit.low, fit.high], "method": fit.method}
 
 
 def _too_few_kappas(check: Check, kappas: Any) -> Check:

@@ -66,7 +66,9 @@ from validation.core.checks import FAIL, PASS, Check, bound_check, combine, inte
 from validation.figures.distribution_tests import exchangeability_test, mardia_test
 from validation.figures.pf_models import (block_outputs, eoc_outputs, homogeneous_ode, homogeneous_outputs, pc_fractions,
                                   resnet_outputs, top_pc_fraction)
-from validation.core.stats import percentile_interval, resampled_interval, resampled_interval_batched
+from validation.core.stats import (
+    percentile_interval, resampled_interval, resampled_interval_batched, resampled_rows, slope_fit,
+)
 
 __all__ = ["DEFAULT_DATA", "parse_data", "abc_figure", "abc_table", "two_d_figure", "two_d_table",
            "QUALITATIVE_INPUTS", "PLANTED", "qualitative_figure", "qualitative_table", "relu_figure", "relu_table",
@@ -337,15 +339,6 @@ RELU_PHIS: tuple[str, ...] = ("relu", "identity")
 RELU_GAMMAS: tuple[float, ...] = (0.5, 1.0)
 
 
-def _slope(depths: Sequence[int], values: np.ndarray) -> np.ndarray:
-    """The least-squares slope of log values on log L, along the last axis (non-positive values: NaN)."""
-    x = np.log(np.asarray(depths, dtype=float))
-    x = x - x.mean()
-    with np.errstate(divide="ignore", invalid="ignore"):
-        y = np.where(values > 0, np.log(np.where(values > 0, values, 1.0)), np.nan)
-    return (y * x).sum(-1) / (x * x).sum()
-
-
 def displacement_mean(x: np.ndarray) -> np.ndarray:
     """E[x_T − x_0] over draws and coordinates of (…, N, D) displacements → (…)."""
     return x.mean(axis=(-2, -1))
@@ -361,24 +354,22 @@ def standardised_drift(x: np.ndarray) -> np.ndarray:
     return displacement_mean(x) / np.sqrt(displacement_variance(x))
 
 
-def bootstrap_replicates(statistic: Any, x: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """``statistic`` of ``resamples`` resamples of the rows (draws) of x (N, …) → (resamples,), in batches."""
-    n = len(x)
-    step = max(1, (1 << 22) // max(1, x.size))
-    out = [statistic(x[rng.integers(0, n, (min(step, resamples - i), n))]) for i in range(0, resamples, step)]
-    return np.concatenate(out)
-
-
 def exponent_fit(depths: Sequence[int], samples: Sequence[np.ndarray], statistic: Any, resamples: int,
                  rng: np.random.Generator) -> dict[str, Any]:
-    """The exponent of ``statistic`` in L: the least-squares slope of log statistic on log L over the depths, with a
-    95% percentile bootstrap interval (the draws of each depth resampled independently: the depths are independent
-    samples). ``samples``: one (N, D) array per depth."""
+    """The exponent of ``statistic`` in L: the least-squares slope of log statistic on log L over the depths (a
+    non-positive statistic: NaN), with a 95% percentile bootstrap interval, the draws of each depth resampled
+    independently — the depths are independent samples (:func:`validation.core.stats.slope_fit`, independent).
+    ``samples``: one (N, D) array per depth."""
+
+    def log_statistic(x: np.ndarray) -> np.ndarray:
+        value = np.asarray(statistic(x), dtype=float)
+        return np.where(value > 0, np.log(np.where(value > 0, value, 1.0)), np.nan)
+
+    fit = slope_fit(np.log(np.asarray(depths, dtype=float)), samples, log_statistic, resamples=resamples,
+                    confidence=0.95, rng=rng)
     values = np.array([float(statistic(x)) for x in samples])
-    replicates = np.stack([bootstrap_replicates(statistic, x, resamples, rng) for x in samples], axis=-1)
-    low, high = percentile_interval(_slope(depths, replicates))
     local = np.diff(np.log(np.where(values > 0, values, np.nan))) / np.diff(np.log(np.asarray(depths, dtype=float)))
-    return {"exponent": float(_slope(depths, values)), "ci95": [low, high], "values": values.tolist(),
+    return {"exponent": fit.slope, "ci95": [fit.low, fit.high], "values": values.tolist(),
             "local_exponents": local.tolist()}
 
 
@@ -439,8 +430,8 @@ def relu_figure(s: Any, device: torch.device, progress: bool) -> tuple[dict[str,
         var_fit = exponent_fit(depths, xs, displacement_variance, s.resamples, rng)
         per_depth = []
         for depth, x in zip(depths, xs):
-            drift = bootstrap_replicates(standardised_drift, x, s.resamples, rng)
-            means = bootstrap_replicates(displacement_mean, x, s.resamples, rng)
+            drift = resampled_rows(standardised_drift, x, s.resamples, rng)
+            means = resampled_rows(displacement_mean, x, s.resamples, rng)
             entry = {"depth": depth, "mean": float(displacement_mean(x)), "mean_ci95": percentile_interval(means),
                      "variance": float(displacement_variance(x)), "standardised_drift": float(standardised_drift(x)),
                      "standardised_drift_ci95": percentile_interval(drift)}

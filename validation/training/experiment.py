@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Sequence
 import numpy as np
 import torch
 
-from ..core.stats import paired_bootstrap, slope
+from ..core.stats import slope_fit
 from .sweep import Configuration
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -100,8 +100,8 @@ def power_fit(depths: Sequence[int], values: np.ndarray, *, confidence: float, r
     """The exponent p of v ≈ C L^p from per-replicate values (D depths × R replicates).
 
     The point estimate is the least-squares slope of the replicates' mean log v on log L; the interval is
-    the package's paired bootstrap (:func:`validation.core.stats.paired_bootstrap`, BCa) resampling replicates,
-    the same replicate indices at every depth. A value that is not finite and positive makes the fit
+    the package's slope fit (:func:`validation.core.stats.slope_fit`: paired bootstrap, BCa) resampling
+    replicates, the same replicate indices at every depth. A value that is not finite and positive makes the fit
     undefined: slope and interval are then None, with ``defined`` False.
     """
     values = np.asarray(values, dtype=float)
@@ -112,13 +112,11 @@ def power_fit(depths: Sequence[int], values: np.ndarray, *, confidence: float, r
     if not defined:
         return out
     logs = np.log(values)
-
-    def statistic(*columns: np.ndarray, axis: int = -1) -> np.ndarray:
-        return slope(log_l, np.stack([np.mean(c, axis=axis) for c in columns], axis=-1))
-
-    low, high, method = paired_bootstrap(list(logs), statistic, resamples=resamples, confidence=confidence, seed=seed)
-    out.update(geometric_mean=np.exp(logs.mean(axis=1)).tolist(), slope=float(statistic(*logs)),
-               ci=[low if math.isfinite(low) else None, high if math.isfinite(high) else None], method=method)
+    fit = slope_fit(log_l, list(logs), lambda c, axis: np.mean(c, axis=axis), resamples=resamples,
+                    confidence=confidence, seed=seed)
+    low, high = fit.low, fit.high
+    out.update(geometric_mean=np.exp(logs.mean(axis=1)).tolist(), slope=fit.slope,
+               ci=[low if math.isfinite(low) else None, high if math.isfinite(high) else None], method=fit.method)
     return out
 
 
