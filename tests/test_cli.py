@@ -213,3 +213,21 @@ def test_levy_areas_count_in_the_solver_studys_memory_estimate(capsys):
     assert "this run needs about" in capsys.readouterr().err
     readme = solvers.SolversSettings(width=2, schemes=("euler", "milstein_levy_area"), samples=2000)
     assert 4.9 * 1024 < solvers.estimate_mb("res1", readme) < 4 * 4.9 * 1024
+
+
+def test_settings_are_frozen_once_built():
+    """Settings normalise their fields while they are built, and never change afterwards: a changed setting is a
+    new object (before, ``check`` could change a field of a "frozen" object at any time)."""
+    import dataclasses
+
+    from validation.convergence import ConvergenceSettings
+
+    settings = ConvergenceSettings(depths="4:16", seed=3)
+    assert settings.depths == (4, 8, 16)                        # normalised while built
+    with pytest.raises(dataclasses.FrozenInstanceError, match="frozen once built"):
+        settings._set("seed", 4)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.seed = 4
+    changed = settings.replace(seed=4)
+    assert (settings.seed, changed.seed, changed.depths) == (3, 4, (4, 8, 16))
+    assert "_normalising" not in vars(settings)

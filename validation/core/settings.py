@@ -271,17 +271,27 @@ class CommonSettings:
     device: str = setting("cpu", "cpu, cuda, cuda:N or auto (cuda when available)", group="run and output")
 
     def __post_init__(self) -> None:
-        for field in dataclasses.fields(self):  # a list setting given as text takes the command line's syntax
-            parse = field.metadata.get("parse")
-            value = getattr(self, field.name)
-            if isinstance(value, str) and parse in LIST_PARSERS:
-                try:
-                    self._set(field.name, parse(value))
-                except ValueError as exc:
-                    raise SettingsError(field.name, str(exc)) from None
-        self.check()
+        object.__setattr__(self, "_normalising", True)
+        try:
+            for field in dataclasses.fields(self):  # a list setting given as text takes the command line's syntax
+                parse = field.metadata.get("parse")
+                value = getattr(self, field.name)
+                if isinstance(value, str) and parse in LIST_PARSERS:
+                    try:
+                        self._set(field.name, parse(value))
+                    except ValueError as exc:
+                        raise SettingsError(field.name, str(exc)) from None
+            self.check()
+        finally:
+            object.__delattr__(self, "_normalising")
 
     def _set(self, name: str, value: Any) -> None:
+        """Normalise a field in place — only while the settings are being built (``check`` from ``__post_init__``,
+        the way a frozen dataclass normalises its fields). Afterwards they are frozen: a changed setting is a new
+        object (:meth:`replace`, ``dataclasses.replace``), so a settings object never changes under its reader."""
+        if not self.__dict__.get("_normalising"):
+            raise dataclasses.FrozenInstanceError(f"settings are frozen once built: {name} cannot change; use "
+                                                  f".replace({name}=…) for a changed copy")
         object.__setattr__(self, name, value)
 
     def check(self) -> None:
