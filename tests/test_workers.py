@@ -155,3 +155,27 @@ def test_the_default_workers_follow_the_cores_and_the_numbers_do_not(monkeypatch
         runs[cores] = (_errors(result), result.rate, result.fit.ci)
     assert used == [1, 2, 3]
     assert runs[1] == runs[2] == runs[4]
+
+
+def test_a_local_cluster_listens_on_the_loopback_interface_only(monkeypatch, tmp_path):
+    """``--scheduler local:N``: the scheduler's and the dashboard's bound sockets are on 127.0.0.1 (read from the
+    sockets themselves, no traffic sent); Dask's default dashboard listened on every interface."""
+    from dask.distributed import LocalCluster
+
+    from validation.core import workers
+
+    bound = {}
+    original = LocalCluster.__init__
+
+    def spy(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        http = self.scheduler.http_server
+        bound["dashboard"] = {sock.getsockname()[0] for sock in http._sockets.values()}
+        bound["scheduler"] = {urlparse(address).hostname for address in [self.scheduler.address]}
+
+    from urllib.parse import urlparse
+
+    monkeypatch.setattr(LocalCluster, "__init__", spy)
+    tasks = [(2, str(tmp_path / "unused")), (4, str(tmp_path / "unused"))]
+    assert run_tasks(_square_or_die, tasks, workers=1, scheduler="local:1") == [4, 16]
+    assert bound["dashboard"] == {workers.LOOPBACK} and bound["scheduler"] == {workers.LOOPBACK}, bound

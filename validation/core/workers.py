@@ -188,14 +188,21 @@ def _check_reachable(scheduler: str) -> None:
                      "or use --scheduler local:N")
 
 
+#: where a ``local:N`` cluster listens (scheduler, workers, dashboard)
+LOOPBACK = "127.0.0.1"
+
+
 def _run_dask(function: Callable[[Any], Any], tasks: Sequence[Any], scheduler: str,
               on_result: Callable[[Any], None] | None) -> list[Any]:
     from dask.distributed import Client, LocalCluster
 
     cluster = None
     if scheduler.startswith("local:"):
+        # the scheduler, the workers and the dashboard listen on the loopback interface only, on free ports (never a
+        # clash): a local cluster is this machine's business, and Dask's dashboard would otherwise listen on every
+        # interface
         cluster = LocalCluster(n_workers=int(scheduler[6:]), threads_per_worker=1, processes=True,
-                               dashboard_address=":0")  # any free port: never a clash
+                               host=LOOPBACK, dashboard_address=f"{LOOPBACK}:0")
         client = Client(cluster)
     else:
         _check_reachable(scheduler)
