@@ -179,3 +179,10 @@ def test_a_local_cluster_listens_on_the_loopback_interface_only(monkeypatch, tmp
     tasks = [(2, str(tmp_path / "unused")), (4, str(tmp_path / "unused"))]
     assert run_tasks(_square_or_die, tasks, workers=1, scheduler="local:1") == [4, 16]
     assert bound["dashboard"] == {workers.LOOPBACK} and bound["scheduler"] == {workers.LOOPBACK}, bound
+
+
+def test_a_tls_scheduler_address_is_accepted():
+    """``tls://HOST:PORT``: a scheduler with TLS (docs/howto/scale.md), its certificates from Dask's configuration."""
+    assert check_scheduler("tls://10.0.0.5:8786") == "tls://10.0.0.5:8786"
+    with pytest.raises(ValueError, match="tls://HOST:PORT"):
+        check_scheduler("udp://10.0.0.5:8786")

@@ -132,15 +132,17 @@ def _pool(workers: int) -> Iterator[ProcessPoolExecutor]:
 
 
 def check_scheduler(value: str | None) -> str | None:
-    """``None``, ``local:N`` (1 ≤ N ≤ 256) or ``tcp://HOST:PORT``; raises ``ValueError`` naming what is allowed."""
+    """``None``, ``local:N`` (1 ≤ N ≤ 256), ``tcp://HOST:PORT`` or ``tls://HOST:PORT`` (a scheduler with TLS, the
+    client's certificates from Dask's configuration); raises ``ValueError`` naming what is allowed."""
     if value is None:
         return None
     text = str(value).strip()
     if text.startswith("local:") and text[6:].isdigit() and 1 <= int(text[6:]) <= 256:
         return text
-    if text.startswith("tcp://") and ":" in text[6:] and text.rsplit(":", 1)[1].isdigit():
+    if text.startswith(("tcp://", "tls://")) and ":" in text[6:] and text.rsplit(":", 1)[1].isdigit():
         return text
-    raise ValueError(f"{value!r} is not a scheduler (allowed: local:N with 1 ≤ N ≤ 256, or tcp://HOST:PORT)")
+    raise ValueError(f"{value!r} is not a scheduler (allowed: local:N with 1 ≤ N ≤ 256, tcp://HOST:PORT or "
+                     "tls://HOST:PORT)")
 
 
 def check_workers(settings: Any, default_to_cores: bool = False) -> None:
@@ -171,7 +173,7 @@ def _check_reachable(scheduler: str) -> None:
     says what happened: the connection refused at once, no answer within the timeout, or another socket error."""
     import socket
 
-    host, port = scheduler[len("tcp://"):].rsplit(":", 1)
+    host, port = scheduler[len("tcp://"):].rsplit(":", 1)  # tcp:// or tls://: the same length
     address = f"{host}:{port}"
     try:
         with socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S):
