@@ -81,7 +81,7 @@ sys.path.insert(0, str(ROOT))
 from limits.fractional import FractionalNoise, fgn_autocovariance  # noqa: E402
 from limits.initialisation import Block, FractionalRegime, IIDRegime, SmoothRegime, measure_ratios  # noqa: E402
 from limits.seeding import generator  # noqa: E402
-from validation.core.hypothesis import finite_or_inf# noqa: E402
+from validation.core.hypothesis import finite_or_inf  # noqa: E402
 from validation.core.regime_rule import TAU, classify, critical_beta, fit_slope
 from validation.core.results import RunInfo, write_json  # noqa: E402
 

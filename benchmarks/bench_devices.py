@@ -23,7 +23,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from validation import ablation, convergence, weak# noqa: E402
+from validation import ablation, convergence, weak  # noqa: E402
 from validation.phase import study as phase
 from validation.regimes import study as regimes
 from validation.core.results import RunInfo, utc_now, write_json  # noqa: E402

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from validation.regimes import study as regimes# noqa: E402
+from validation.regimes import study as regimes  # noqa: E402
 from validation.core.results import RunInfo, utc_now, write_json  # noqa: E402
 
 BUDGET_S = 900.0

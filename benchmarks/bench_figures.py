@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import budget  # noqa: E402
-from validation.figures import study as figures# noqa: E402
+from validation.figures import study as figures  # noqa: E402
 
 BUDGET_S = budget.BUDGET_S
 

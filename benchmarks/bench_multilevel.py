@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import budget  # noqa: E402
-from validation.multilevel import study as multilevel# noqa: E402
+from validation.multilevel import study as multilevel  # noqa: E402
 
 #: the runs timed: label → settings beyond the defaults
 RUNS = {

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from limits.fractional import FractionalNoise  # noqa: E402
 from limits.seeding import generator, stream_seed  # noqa: E402
-from validation.phase import study as phase# noqa: E402
+from validation.phase import study as phase  # noqa: E402
 from validation.core.results import RunInfo, utc_now, write_json  # noqa: E402
 
 
