@@ -49,7 +49,7 @@ from validation.core.checks import FAIL, Check
 from validation.core.one_pass import FLOOR_FACTORS, StudyErrors, reference_kind
 from validation.core.one_pass import reference_text as engine_reference_text
 from validation.core.pair_study import (
-    PairSettings, RateFitSettings, ShardingSettings, add_model_arguments, build_pair, estimate_mb, estimate_seconds,
+    PairSettings, RateFitSettings, ReferenceSettings, ShardingSettings, add_model_arguments, build_pair, estimate_mb, estimate_seconds,
     list_models,
     model_spec, pair_class, study_errors_in_blocks,
 )
@@ -68,7 +68,7 @@ __all__ = ["ConvergenceSettings", "ConvergenceResult", "run", "main"]
 
 
 @dataclass(frozen=True)
-class ConvergenceSettings(ShardingSettings, RateFitSettings, PairSettings):
+class ConvergenceSettings(ShardingSettings, RateFitSettings, ReferenceSettings, PairSettings):
     """Settings of the convergence study (the pair, its size, the rate fit, the blocks of samples, and the
     verdict's metric); ``None`` means the model's default (see ``--list``)."""
 

@@ -58,7 +58,7 @@ from validation.core import cli, runtime
 from validation.core.checks import FAIL, MIN_FIT_DEPTHS, Check, combine
 from validation.core.one_pass import FLOOR_FACTORS, sde_pass
 from validation.core.pair_study import (
-    PairSettings, RateFitSettings, build_pair, estimate_mb as pair_estimate_mb,
+    PairSettings, RateFitSettings, ReferenceSettings, build_pair, estimate_mb as pair_estimate_mb,
     estimate_seconds as pair_estimate_seconds, model_spec, pair_class, resolve_sizes,
 )
 from validation.core.plots import decade_ticks
@@ -122,7 +122,7 @@ def _scheme_list(text: str) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class SolversSettings(RateFitSettings, PairSettings):
+class SolversSettings(RateFitSettings, ReferenceSettings, PairSettings):
     """Settings of the solver study: the pair and its size, the rate fit, the schemes. It runs every scheme on all
     samples in one process (its cost axis is each scheme's wall time on one machine, which blocks spread over
     workers would not measure), so it has no sharding settings."""

@@ -1,7 +1,7 @@
 """The one command-line runner every study shares: parse → check → run → print → write.
 
 A study module declares a :class:`Command` (its settings class, its ``run`` function and any flags of its
-own) and its ``main`` is ``execute(COMMAND, argv)``. This module owns, once for all eight studies:
+own) and its ``main`` is ``execute(COMMAND, argv)``. This module owns, once for all ten studies:
 
 * the shared flags: ``--seed``, ``--dtype``, ``--device`` (from :class:`~validation.core.settings.CommonSettings`)
   and ``--threads``, ``--json``, ``--csv``, ``--plot``, ``--memory-mb``, ``--quiet``, ``--debug``; every

@@ -43,7 +43,7 @@ from validation.core.stats import load_fit_libraries
 from validation.core.workers import check_workers, default_workers, run_tasks
 
 __all__ = [
-    "PairSettings", "RateFitSettings", "ShardingSettings", "KIND_DEFAULTS", "FIT_MODELS",
+    "PairSettings", "ReferenceSettings", "RateFitSettings", "ShardingSettings", "KIND_DEFAULTS", "FIT_MODELS",
     "MAX_SAMPLES", "MAX_REFERENCE_STEPS", "FLOAT32_TOLERANCE", "FLOAT64_TOLERANCE", "FLOAT64_MIN_TOLERANCE",
     "pair_class", "resolve_settings", "resolve_sizes", "build_pair", "model_spec", "add_model_arguments", "list_models", "estimate_mb",
     "estimate_seconds", "SampleBlock", "block_errors", "study_errors_in_blocks", "run_sample_blocks",
@@ -98,20 +98,12 @@ class PairSettings(CommonSettings):
                                              default_text="the model's; SDE 4:256, ODE 8:1024")
     samples: int | None = setting(None, "number N of independent weight draws (paths)", parse=int,
                                   default_text="the model's; SDE 500, ODE 200")
-    reference_steps: int | None = setting(None, "SDE pairs: steps of the fine Euler reference on the same path, a "
-                                                "power of two finer than the deepest depth; a second reference "
-                                                "uses half", parse=int, default_text="32 × the deepest depth")
     noise_dtype: str | None = setting(None, "SDE pairs: the type the Brownian path's normals are drawn in, then cast "
                                             "to --dtype; float32 draws them ~4× faster and leaves the strong error "
                                             "unaffected (network and limit read the same increments), but it is "
                                             "another path: the seed's numbers change (docs/theory.md §6)",
                                       choices=("float32", "float64"),
                                       default_text="float32")
-    rtol: float | None = setting(None, "ODE pairs: relative tolerance of the adaptive dopri5 reference (second "
-                                       "reference: 100× looser)", parse=float,
-                                 default_text="1e-10 in float64, 1e-6 in float32")
-    atol: float | None = setting(None, "ODE pairs: absolute tolerance of the reference", parse=float,
-                                 default_text="as --rtol")
 
     def check(self) -> None:
         super().check()
@@ -141,6 +133,32 @@ class PairSettings(CommonSettings):
             self._set("depths", check_depths("depths", self.depths, powers_of_two=True, maximum=MAX_REFERENCE_STEPS))
         if self.samples is not None:
             self._set("samples", check_int("samples", self.samples, 2, MAX_SAMPLES))
+        if self.noise_dtype is not None:
+            check_choice("noise_dtype", self.noise_dtype, ("float32", "float64"))
+
+    @property
+    def torch_noise_dtype(self) -> torch.dtype | None:
+        """The torch type the path's normals are drawn in (None: the study's dtype)."""
+        return optional_torch_dtype(self.noise_dtype)
+
+
+@dataclass(frozen=True)
+class ReferenceSettings(CommonSettings):
+    """The limit's reference of a strong-error study: an SDE pair's fine Euler steps on the same path, an ODE pair's
+    tolerances. A study that measures against no reference (the multilevel study's levels compare depth L with
+    L/2) does not declare this mixin, so it has none of these flags."""
+
+    reference_steps: int | None = setting(None, "SDE pairs: steps of the fine Euler reference on the same path, a "
+                                                "power of two finer than the deepest depth; a second reference "
+                                                "uses half", parse=int, default_text="32 × the deepest depth")
+    rtol: float | None = setting(None, "ODE pairs: relative tolerance of the adaptive dopri5 reference (second "
+                                       "reference: 100× looser)", parse=float,
+                                 default_text="1e-10 in float64, 1e-6 in float32")
+    atol: float | None = setting(None, "ODE pairs: absolute tolerance of the reference", parse=float,
+                                 default_text="as --rtol")
+
+    def check(self) -> None:
+        super().check()
         if self.reference_steps is not None:
             self._set("reference_steps", check_power_of_two("reference_steps", self.reference_steps, 2))
             check_int("reference_steps", self.reference_steps, 2, MAX_REFERENCE_STEPS)
@@ -154,13 +172,6 @@ class PairSettings(CommonSettings):
                                               f"{minimum:g} with --dtype {self.dtype})"
                                               + ("; use --dtype float64" if self.dtype == "float32" else ""))
                 self._set(name, value)
-        if self.noise_dtype is not None:
-            check_choice("noise_dtype", self.noise_dtype, ("float32", "float64"))
-
-    @property
-    def torch_noise_dtype(self) -> torch.dtype | None:
-        """The torch type the path's normals are drawn in (None: the study's dtype)."""
-        return optional_torch_dtype(self.noise_dtype)
 
 
 @dataclass(frozen=True)
@@ -225,20 +236,10 @@ def _defaults(cls: type[Pair]) -> dict[str, Any]:
     return {**KIND_DEFAULTS[cls.kind], **cls.default_study}
 
 
-def resolve_settings(cls: type[Pair], settings: S) -> S:
-    """The settings with every model-dependent default filled in (depths, samples, width, fit start, the
-    reference), and the checks that need the model (an SDE flag on an ODE pair and the reverse)."""
-    defaults = _defaults(cls)
-    depths = tuple(settings.depths or defaults["depths"])
-    changes: dict[str, Any] = {
-        "depths": depths,
-        "samples": settings.samples or defaults["samples"],
-        "width": settings.width or defaults["width"],
-    }
-    if isinstance(settings, RateFitSettings):
-        # a recommended fit_from belongs to the recommended depths: with depths of one's own, the window rule decides
-        changes["fit_from"] = (settings.fit_from if settings.fit_from is not None else
-                               (defaults.get("fit_from") if not settings.depths else None))
+def _reference(cls: type[Pair], settings: ReferenceSettings, defaults: dict[str, Any],
+               depths: tuple[int, ...]) -> dict[str, Any]:
+    """The reference's resolved settings: an SDE pair's Euler steps (its tolerances refused), an ODE pair's
+    tolerances (its Euler steps refused)."""
     if cls.kind == "sde":
         for name in ("rtol", "atol"):
             if getattr(settings, name) is not None:
@@ -255,21 +256,39 @@ def resolve_settings(cls: type[Pair], settings: S) -> S:
         if reference <= depths[-1]:
             raise SettingsError("reference_steps", f"{reference} must be a power of two finer than the deepest "
                                                    f"depth {depths[-1]}")
-        changes["reference_steps"] = reference
+        return {"reference_steps": reference}
+    if settings.reference_steps is not None:
+        raise SettingsError("reference_steps", f"applies to SDE pairs only; {cls.name} is an ODE pair (use "
+                                               "--rtol)")
+    floor = FLOAT32_TOLERANCE if settings.dtype == "float32" else FLOAT64_TOLERANCE
+    if settings.dtype != "float32" and defaults.get("rtol") is not None:
+        floor = defaults["rtol"]  # a pair whose errors fall fast asks for a tighter reference (float64 only)
+    rtol = settings.rtol if settings.rtol is not None else floor
+    return {"rtol": rtol, "atol": settings.atol if settings.atol is not None else rtol}
+
+
+def resolve_settings(cls: type[Pair], settings: S) -> S:
+    """The settings with every model-dependent default filled in (depths, samples, width, fit start, the
+    reference), and the checks that need the model (an SDE flag on an ODE pair and the reverse)."""
+    defaults = _defaults(cls)
+    depths = tuple(settings.depths or defaults["depths"])
+    changes: dict[str, Any] = {
+        "depths": depths,
+        "samples": settings.samples or defaults["samples"],
+        "width": settings.width or defaults["width"],
+    }
+    if isinstance(settings, RateFitSettings):
+        # a recommended fit_from belongs to the recommended depths: with depths of one's own, the window rule decides
+        changes["fit_from"] = (settings.fit_from if settings.fit_from is not None else
+                               (defaults.get("fit_from") if not settings.depths else None))
+    if isinstance(settings, ReferenceSettings):
+        changes.update(_reference(cls, settings, defaults, depths))
+    if cls.kind == "sde":
         # drawn in float32 unless asked otherwise: every reader reads the same increments (docs/theory.md §6)
         changes["noise_dtype"] = settings.noise_dtype or "float32"
-    else:
-        if settings.reference_steps is not None:
-            raise SettingsError("reference_steps", f"applies to SDE pairs only; {cls.name} is an ODE pair (use "
-                                                   "--rtol)")
-        if settings.noise_dtype is not None:
-            raise SettingsError("noise_dtype", f"applies to SDE pairs only; {cls.name} is an ODE pair (its smooth "
-                                               "weights are drawn in --dtype)")
-        floor = FLOAT32_TOLERANCE if settings.dtype == "float32" else FLOAT64_TOLERANCE
-        if settings.dtype != "float32" and defaults.get("rtol") is not None:
-            floor = defaults["rtol"]  # a pair whose errors fall fast asks for a tighter reference (float64 only)
-        changes["rtol"] = settings.rtol if settings.rtol is not None else floor
-        changes["atol"] = settings.atol if settings.atol is not None else changes["rtol"]
+    elif settings.noise_dtype is not None:
+        raise SettingsError("noise_dtype", f"applies to SDE pairs only; {cls.name} is an ODE pair (its smooth "
+                                           "weights are drawn in --dtype)")
     fit_from = changes.get("fit_from")
     if fit_from is not None and sum(L >= fit_from for L in depths) < 2:
         raise SettingsError("fit_from", f"{fit_from} leaves fewer than two of the depths {list(depths)}")

@@ -50,8 +50,8 @@ from validation.gradients.adjoints import ADJOINT_METHODS, ode_adjoint_gradient,
 from validation.gradients.backsolve import BacksolveErrors, backsolve_errors
 from validation.gradients.tangents import LOSSES, QUANTITIES, GradientErrors, gradient_errors, merge_gradient_errors
 from validation.gradients.weights import add_weight_gradients, has_weight_gradient
-from validation.core.pair_study import (KIND_DEFAULTS, PairSettings, RateFitSettings, SampleBlock, ShardingSettings,
-                                   add_model_arguments, block_fields, build_pair, check_instance_runs_here,
+from validation.core.pair_study import (KIND_DEFAULTS, PairSettings, RateFitSettings, ReferenceSettings, SampleBlock,
+                                   ShardingSettings, add_model_arguments, block_fields, build_pair, check_instance_runs_here,
                                    estimate_mb, run_sample_blocks,
                                    list_models, model_spec,
                                    pair_class)
@@ -101,7 +101,7 @@ def _parse_methods(text: str) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class GradientSettings(ShardingSettings, RateFitSettings, PairSettings):
+class GradientSettings(ShardingSettings, RateFitSettings, ReferenceSettings, PairSettings):
     """Settings of the gradient study (the pair, its size, the rate fit, and what is differentiated); ``None`` means
     the model's default (see ``--list``: the convergence study's size, so its very samples and path; SDE pairs at
     least :data:`SDE_DEFAULT_SAMPLES`)."""

@@ -110,10 +110,6 @@ class MultilevelSettings(PairSettings):
     """Settings of the multilevel study: the pair, the levels' depths (``depths``), the complexity test's samples per
     level (``samples``), the solvers, φ, the accuracies of the MLMC runs, and the verdict."""
 
-    # the pair-study settings of a reference, which the levels do not have (no flag; given to run(), refused)
-    reference_steps: int | None = setting(None, "not used: each level compares depth L with L/2", cli=False)
-    rtol: float | None = setting(None, "not used (SDE pairs only)", cli=False)
-    atol: float | None = setting(None, "not used (SDE pairs only)", cli=False)
     depths: tuple[int, ...] | None = setting(None, "the levels' depths L_0 … L_max: powers of two, consecutive "
                                                    "doublings, as '1,2,4' or a range '1:128'",
                                              parse=parse_power_of_two_list,
@@ -499,10 +495,6 @@ def _cost_theory(beta: float | None, eps: np.ndarray) -> np.ndarray | None:
 
 
 # ------------------------------------------------------------------------------------------------ run
-#: the pair-study settings the levels do not read (given, they are refused)
-_NOT_APPLICABLE = ("reference_steps", "rtol", "atol")
-
-
 def _with_defaults(settings: MultilevelSettings) -> MultilevelSettings:
     return dataclasses.replace(settings, depths=settings.depths or DEFAULT_DEPTHS,
                                samples=settings.samples or DEFAULT_SAMPLES, width=settings.width or DEFAULT_WIDTH)
@@ -597,15 +589,10 @@ def run(model: str | type[Pair] | Pair = "res1", settings: MultilevelSettings | 
         >>> result = multilevel.run("res1", samples=2000, schemes=("network",), accuracies=(1e-2,))  # doctest: +SKIP
     """
     settings = make_settings(MultilevelSettings, settings, overrides)
-    for name in _NOT_APPLICABLE:
-        if getattr(settings, name) is not None:
-            raise SettingsError(name, "does not apply to the multilevel study (its levels need no reference: each "
-                                      "compares depth L with L/2 on one path)")
     if pair_class(model).kind != "sde":
         raise SettingsError("model", f"{pair_class(model).name} is an ODE pair; the multilevel study couples Brownian "
                                      "paths across depths (an SDE pair: see --list)")
     pair, settings = build_pair(model, _with_defaults(settings))
-    settings = dataclasses.replace(settings, reference_steps=None)
     with runtime.threads(threads):
         started, clock = utc_now(), time.perf_counter()
         solvers = [_solver_levels(pair, solver, settings, progress) for solver in settings.schemes]
