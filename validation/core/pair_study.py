@@ -88,8 +88,10 @@ class PairSettings(CommonSettings):
                                         default_text="0.1")
     input_dim: int | None = setting(None, "add an input layer h_0 = A x with x in R^n (A entries N(0, 1/n))",
                                     parse=int, group="model", default_text="none: h_0 = x ~ N(0, I_d)")
-    beta: float | None = setting(None, "β of Cohen et al.'s ODE regime (cohen-ode), in (0, 1)", parse=float,
-                                 group="model", default_text="the model's")
+    beta: float | None = setting(None, "β of Cohen et al.'s scaling, per model: cohen-ode 0 ≤ β < 1 (0: the neural "
+                                       "ODE of their §4.2), cohen-ode-noise 0 < β < 1, cohen-sde and cohen-sde-naive "
+                                       "β ≥ 1", parse=float, group="model",
+                                 default_text="the model's: 0.3 for cohen-ode, 0.7 for cohen-ode-noise, 1 for cohen-sde")
     options: Mapping[str, Any] = setting((), "a model-specific setting (repeatable); --list shows each model's",
                                          parse=parse_name_value, flag="--set", metavar="NAME=VALUE",
                                          action="append", group="model", default_text="none")
