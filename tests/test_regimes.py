@@ -216,13 +216,34 @@ def test_phase_counts_explosions_without_crashing(tmp_path: Path) -> None:
     argv = ["--hursts", "0.9", "--betas", "0,1", "--depth", "512", "--ref-depth", "128", "--width", "12",
             "--networks", "2", "--inputs", "2", "--workers", "1", "--json", str(tmp_path / "p.json"),
             "--plot", str(tmp_path / "p.png"), "--quiet"]
-    assert phase.main(argv) == 1  # β = 0 overflows at both depths, so no critical β can be located: FAIL
+    # β = 0 overflows at both depths, in the run and in ≥ 97.5% of the resamples of its two networks, so no critical
+    # β can be located: FAIL
+    assert phase.main(argv) == 1
     res = json.loads((tmp_path / "p.json").read_text())["result"]
     assert "1 H without an estimate" in res["checks"][0]["detail"]
     assert res["overflow_samples"]["main_r_h_overflow"] >= 3
     assert res["grid"]["main_r_h_median_log10"][0] == [None]  # +∞ is written as null, not a number
     assert res["grid"]["main_r_h_median_log10"][1][0] < 0  # β = 1: identity side
     assert (tmp_path / "p.png").exists()
+
+
+PHASE_FEW = dict(hursts=(0.3, 0.6, 0.9), betas=tuple(np.linspace(0.2, 1.3, 12)), depth=256, networks=2, inputs=2,
+                 workers=1)
+
+
+def test_phase_check_is_three_valued_and_few_networks_are_inconclusive(monkeypatch) -> None:
+    """Two networks × two inputs per H: the mean |β_c − prediction| (0.048 here, under the 0.05 tolerance) has an
+    interval over resamples of the networks that straddles the tolerance, so the check says INCONCLUSIVE and how
+    many networks would settle it (the point estimate alone said PASS, and FAIL on other draws). A prediction
+    planted 0.3 off FAILs: its whole interval lies above the tolerance."""
+    few = phase.run(**PHASE_FEW)
+    check = few.checks[0]
+    low, high = few.numbers["mean_deviation_ci95"]
+    assert check["verdict"] == "INCONCLUSIVE" and low < 0.05 < high, check
+    assert "resamples of the networks" in check["detail"] and check["samples_needed"]
+    monkeypatch.setattr(phase, "fractional_critical_beta", lambda h: min(max(h, 0.5) + 0.3, 1.3))
+    wrong = phase.run(**PHASE_FEW)
+    assert wrong.checks[0]["verdict"] == "FAIL" and wrong.numbers["mean_deviation_ci95"][0] > 0.05, wrong.checks
 
 
 @pytest.mark.slow
