@@ -128,10 +128,12 @@ class SolversSettings(RateFitSettings, ReferenceSettings, PairSettings):
     workers would not measure), so it has no sharding settings."""
 
     rtol: float | None = setting(None, "ODE pairs: rtol of the dopri8 side check, reported next to the reference "
-                                       "(the reference itself is rk4 at 4× the deepest step count, second: half)",
-                                 parse=float, default_text="1e-13 in float64, 1e-6 in float32")
-    atol: float | None = setting(None, "ODE pairs: atol of the dopri8 side check", parse=float,
-                                 default_text="as --rtol")
+                                       "(the reference itself is rk4 at 4× the deepest step count, second: half; "
+                                       "--rtol is the same flag)",
+                                 parse=float, flag="--check-rtol", aliases=("--rtol",),
+                                 default_text="1e-13 in float64, 1e-6 in float32")
+    atol: float | None = setting(None, "ODE pairs: atol of the dopri8 side check (--atol is the same flag)",
+                                 parse=float, flag="--check-atol", aliases=("--atol",), default_text="as --check-rtol")
     schemes: tuple[str, ...] | None = setting(
         None, "schemes to compare, comma-separated; SDE: " + ", ".join(SDE_SCHEMES) + "; ODE: "
         + ", ".join([*ODE_FIXED_SCHEMES, *ODE_ADAPTIVE_SCHEMES]), parse=_scheme_list,

@@ -353,7 +353,7 @@ def make_settings(cls: type, settings: Any | None, overrides: dict[str, Any]) ->
     for field in dataclasses.fields(cls):  # an alias keyword (bootstrap=…) is its setting's (resamples=…)
         for alias in field.metadata.get("aliases", ()):
             keyword = alias.lstrip("-").replace("-", "_")
-            if keyword in overrides:
+            if keyword != field.name and keyword in overrides:
                 if field.name in overrides:
                     raise SettingsError(field.name, f"given twice, as {field.name} and as its alias {keyword}")
                 overrides[field.name] = overrides.pop(keyword)

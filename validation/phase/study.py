@@ -106,7 +106,7 @@ class PhaseSettings(CommonSettings):
                                       choices=("float32", "float64"), default_text="as --dtype")
     vmax: float = setting(4.0, "the figure's colour scale is clipped to [−vmax, vmax] in log10 r", parse=float,
                           group="run and output")
-    tolerance: float = setting(0.05, "the check: the 95% interval (over resamples of the networks) of the mean "
+    tolerance: float = setting(0.05, "the check: the bootstrap interval (over resamples of the networks) of the mean "
                                      "|β_c(H) − prediction| of r_h over H must lie below this",
                                parse=float, group="check")
 
