@@ -161,7 +161,7 @@ def tutorial_provenance(started: datetime, seconds: float) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python docs/make_figures.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="+", metavar="NAME", help="make only these (names from --list; "
-                                                                  "'tutorial' for every tutorial figure)")
+                                                                  "'tutorial' for every tutorial, 'tutorial_05' for one)")
     parser.add_argument("--list", action="store_true", help="list the figures and the command behind each")
     parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test; not for the site)")
     parser.add_argument("--out", type=Path, default=HERE / "figures", help="folder of the figures")
@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name + '.png':34s} not redrawn here: {where}")
         return 0
     wanted = set(args.only or [])
-    known = {fig.name for fig in STUDIES} | {"tutorial"}
+    known = {fig.name for fig in STUDIES} | {"tutorial"} | {f"tutorial_{path.name[:2]}" for path in TUTORIALS}
     unknown = sorted(wanted - known)
     if unknown:
         print(f"error: unknown figure {unknown[0]!r} (known: {', '.join(sorted(known))})", file=sys.stderr)
@@ -202,8 +202,10 @@ def main(argv: list[str] | None = None) -> int:
         save(result.plot(), fig.name)
         result.save(args.data / f"{fig.name}.json")
         print(f"== {fig.name}.png ({result.verdict}, {time.perf_counter() - clock:.0f} s): {fig.command}\n")
-    if not wanted or "tutorial" in wanted:
-        for path in TUTORIALS:
+    chosen = [path for path in TUTORIALS
+              if not wanted or "tutorial" in wanted or f"tutorial_{path.name[:2]}" in wanted]
+    if chosen:
+        for path in chosen:
             clock = time.perf_counter()
             when = datetime.now(timezone.utc)
             figures, printed = tutorial_figures(path, args.quick)

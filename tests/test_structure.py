@@ -131,15 +131,22 @@ def test_no_module_outside_a_study_package_imports_its_submodules():
     assert not offences, offences
 
 
-def test_the_structure_checks_can_fail(tmp_path, monkeypatch):
-    """The two checks above on a planted cycle and a planted private import: both must object."""
+def _planted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: dict[str, str]) -> Path:
+    """A planted ``validation`` package of ``files`` (path → source), which the checks then read instead."""
     package = tmp_path / "validation"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "convergence.py").write_text("from validation.solvers import _secret\n")
-    (package / "solvers.py").write_text("from validation import convergence\n_secret = 1\n")
+    for name, source in {"__init__.py": "", **files}.items():
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / name).write_text(source)
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     monkeypatch.setattr(sys.modules[__name__], "PACKAGES", ("validation",))
+    return package
+
+
+def test_the_structure_checks_can_fail(tmp_path, monkeypatch):
+    """The checks above on a planted cycle, a planted private import and planted imports across a study package's
+    boundary: each must object."""
+    package = _planted(tmp_path, monkeypatch, {"convergence.py": "from validation.solvers import _secret\n",
+                                               "solvers.py": "from validation import convergence\n_secret = 1\n"})
     with pytest.raises(pytest.fail.Exception, match="import cycle"):
         test_the_import_graph_has_no_cycles()
     with pytest.raises(AssertionError, match="_secret"):
@@ -160,13 +167,8 @@ def test_the_structure_checks_can_fail(tmp_path, monkeypatch):
 
 def test_a_cycle_through_a_function_level_import_is_found(tmp_path, monkeypatch):
     """A cycle whose one edge is an import deferred into a function body is still a cycle."""
-    package = tmp_path / "validation"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "stats.py").write_text("from validation import results\n")
-    (package / "results.py").write_text("def later():\n    from validation.stats import fit\n    return fit\n")
-    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
-    monkeypatch.setattr(sys.modules[__name__], "PACKAGES", ("validation",))
+    _planted(tmp_path, monkeypatch, {"stats.py": "from validation import results\n",
+                                     "results.py": "def later():\n    from validation.stats import fit\n    return fit\n"})
     with pytest.raises(pytest.fail.Exception, match="import cycle: .*validation.results.*validation.stats"):
         test_the_import_graph_has_no_cycles()
 
