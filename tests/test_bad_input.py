@@ -36,7 +36,7 @@ CONVERGENCE = [
     (["--depths", "16,8"], "strictly increasing"),
     (["--depths", "4:4"], "low to high"),
     (["--depths", "8"], "at least two depths"),
-    (["--depths", ""], "at least two depths"),
+    (["--depths", ""], "gives no value"),
     (["--depths", "abc"], "'abc' is not an integer"),
     (["--depths", "4:1048576"], "more than 16777216"),
     (["--model", "res1-ode", "--rtol", "1e-30", "--atol", "1e-30"], "--rtol: 1e-30 is below what float64 can resolve"),
@@ -115,7 +115,7 @@ ABLATION = [
     (["--set", "s_a=-1"], "s_a=-1.0 is out of range"),
     (["--set", "s_a"], "NAME=VALUE"),
     (["--fit-from", "1024"], "leaves fewer than two"),
-    (["--depths", "8,8"], "strictly increasing"),
+    (["--depths", "8,8"], "gives 8 twice"),
     (["--plot", "x.xyz"], "suffix '.xyz'"),
     (["--json", "/proc/x.json"], "--json /proc/x.json"),
     (["--weight-var", "2"], "unrecognized arguments: --weight-var"),
@@ -147,7 +147,7 @@ WEAK = [
     (["--weak-z", "inf"], "--weak-z: inf must be finite"),
     (["--weak-reference", "100"], "100 is not a power of two"),
     (["--weak-depths", "2:8", "--weak-reference", "8"], "finer than the deepest weak depth 8"),
-    (["--weak-depths", "4,4"], "strictly increasing"),
+    (["--weak-depths", "4,4"], "gives 4 twice"),
     (["--weak-fit-from", "256"], "leaves fewer than two"),
     (["--inputs", "0"], "must be exactly two finite numbers"),
     (["--inputs", "0,nan"], "must be finite"),
@@ -176,7 +176,7 @@ REGIMES = [
     (["--preset", "chizat", "--layers", "100000000"], "--layers: 100000000 is out of range"),
     (["--preset", "fig1", "--seed", "-1"], "--seed: -1 is out of range"),
     (["--preset", "fig1", "--betas", "0.5,-0.2"], "β=-0.2 is out of range"),
-    (["--preset", "fig1", "--betas", ""], "at least one β"),
+    (["--preset", "fig1", "--betas", ""], "gives no value"),
     (["--preset", "fig1", "--depths", "0,10,20"], "0 is out of range"),
     (["--preset", "fig1", "--depths", "10"], "a sweep needs at least 3 depths"),
     (["--preset", "fig1", "--depths", "10,100"], "a sweep needs at least 3 depths"),
@@ -397,3 +397,23 @@ def test_an_unreachable_scheduler_is_refused_before_dask_connects_saying_what_ha
         workers.run_tasks(abs, [1, 2], workers=1, scheduler="tcp://127.0.0.1:8786")
     assert calls == [(("127.0.0.1", 8786), workers.CONNECT_TIMEOUT_S)]
     assert needle in str(refused.value) and "dask scheduler --port 8786" in str(refused.value)
+
+
+@pytest.mark.parametrize("module, argv, words", [
+    ("solvers", ["--model", "res2-ode", "--tolerances", "1e-3,1e-3"], "gives 0.001 twice"),
+    ("regimes", ["--preset", "fig1", "--betas", "0.5,0.5,1"], "gives 0.5 twice"),
+    ("phase", ["--hursts", "0.5,0.5"], "gives 0.5 twice"),
+    ("phase", ["--betas", "0.5:0.5:3"], "gives 0.5 twice"),
+    ("multilevel", ["--accuracies", "1e-3,1e-3"], "gives 0.001 twice"),
+    ("convergence", ["--depths", ","], "gives no value"),
+    ("gradients", ["--backward-times", "0.5,0.5"], "gives 0.5 twice"),
+])
+def test_every_list_flag_refuses_duplicates_and_empty_lists(module, argv, words, capsys):
+    """One shared rule (validation.core.settings.distinct_values) for every list flag: at least one value, none
+    twice — before, duplicated tolerances, β, H and accuracies ran and counted a value twice."""
+    import importlib
+
+    main = importlib.import_module(f"validation.{module}").main
+    assert main([*argv, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err

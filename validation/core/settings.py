@@ -151,6 +151,19 @@ def _int(text: str) -> int:
         raise ValueError(f"{text!r} is not an integer") from None
 
 
+def distinct_values(text: str, values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The one rule of every list flag: at least one value, none twice (a value given twice is a typo, and would
+    count a depth, a β or a tolerance twice in a fit or a table)."""
+    if not values:
+        raise ValueError(f"{text!r} gives no value (give at least one, comma-separated)")
+    seen: set[Any] = set()
+    for value in values:
+        if value in seen:
+            raise ValueError(f"{text!r} gives {value:g} twice (give each value once)")
+        seen.add(value)
+    return values
+
+
 def parse_power_of_two_list(text: str) -> tuple[int, ...]:
     """Depths as a comma list ``4,8,16`` or a range ``4:1024`` (every power of two from 4 to 1024)."""
     text = text.strip()
@@ -167,18 +180,19 @@ def parse_power_of_two_list(text: str) -> tuple[int, ...]:
             values.append(n)
             n *= 2
         return tuple(values)
-    return tuple(_int(part) for part in text.split(",") if part.strip())
+    return distinct_values(text, tuple(_int(part) for part in text.split(",") if part.strip()))
 
 
 def parse_int_list(text: str) -> tuple[int, ...]:
-    return tuple(_int(part) for part in text.split(",") if part.strip())
+    return distinct_values(text, tuple(_int(part) for part in text.split(",") if part.strip()))
 
 
 def parse_float_list(text: str) -> tuple[float, ...]:
     try:
-        return tuple(float(part) for part in text.split(",") if part.strip())
+        values = tuple(float(part) for part in text.split(",") if part.strip())
     except ValueError:
         raise ValueError(f"{text!r} is not a comma-separated list of numbers") from None
+    return distinct_values(text, values)
 
 
 def parse_grid(text: str) -> tuple[float, ...]:
@@ -193,7 +207,7 @@ def parse_grid(text: str) -> tuple[float, ...]:
             raise ValueError(f"grid {text!r}: use 'a:b:n' (n an integer) or a comma list of numbers") from None
         if not 1 <= count <= 10_000:
             raise ValueError(f"grid {text!r}: the count {count} is out of range (must be ≥ 1 and ≤ 10000)")
-        return tuple(np.linspace(start, stop, count).tolist())
+        return distinct_values(text, tuple(np.linspace(start, stop, count).tolist()))
     return parse_float_list(text)
 
 
