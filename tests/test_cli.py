@@ -231,3 +231,16 @@ def test_settings_are_frozen_once_built():
     changed = settings.replace(seed=4)
     assert (settings.seed, changed.seed, changed.depths) == (3, 4, (4, 8, 16))
     assert "_normalising" not in vars(settings)
+
+
+def test_a_result_at_the_prompt_is_one_line():
+    """``result`` typed at a prompt shows the study, the verdict and where the numbers are, not kilobytes of fields
+    (it printed about 5 KB)."""
+    from validation import convergence
+    from validation.figures import study as figures
+
+    for result in (convergence.run("res1", samples=20, depths=(4, 8, 16), reference_steps=64, bootstrap=100),
+                   figures.run("chizat-maximal", **figures.SMOKE["chizat-maximal"])):
+        text = repr(result)
+        assert "\n" not in text and len(text) < 300, text
+        assert result.verdict in text and result.study in text and "result.table()" in text

@@ -71,7 +71,7 @@ class AblationSettings(ConvergenceSettings):
                                parse=float, group="fit and verdict")
 
 
-@dataclass
+@dataclass(repr=False)  # StudyResult's short repr
 class AblationResult(StudyResult):
     """Both sides of the ablation, each a :class:`ConvergenceResult` on the same paths."""
 

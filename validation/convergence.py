@@ -82,7 +82,7 @@ class ConvergenceSettings(ShardingSettings, RateFitSettings, ReferenceSettings, 
 
 
 # ------------------------------------------------------------------------------------------------ result
-@dataclass
+@dataclass(repr=False)  # StudyResult's short repr
 class ConvergenceResult(StudyResult):
     """The convergence study's result: errors at every depth, the fitted rates, the verdict.
 

@@ -282,7 +282,7 @@ def _steps_text(steps: float | None) -> str:
     return f">{MAX_EXTRAPOLATED_STEPS:.0e}" if math.isinf(steps) else format(steps, ".3g")
 
 
-@dataclass
+@dataclass(repr=False)  # StudyResult's short repr
 class SolversResult(StudyResult):
     """The solver study's result: every scheme's errors, rate and cost on the same weights.
 

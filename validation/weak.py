@@ -314,7 +314,7 @@ def estimate_seconds(settings: WeakSettings) -> float:
 
 
 # ----------------------------------------------------------------------------------------------- result
-@dataclass
+@dataclass(repr=False)  # StudyResult's short repr
 class WeakResult(StudyResult):
     """The weak study's result.
 

@@ -196,6 +196,14 @@ class StudyResult(abc.ABC):
     def passed(self) -> bool:
         return self.verdict == "PASS"
 
+    def __repr__(self) -> str:
+        """One line — the study, the verdict and where the rest is — not every number of the run (a study's result
+        holds thousands: typing ``result`` at a prompt printed kilobytes). Subclasses are declared with
+        ``@dataclass(repr=False)`` to keep it."""
+        info = self.run_info
+        return (f"<{type(self).__name__} {self.study}: {self.verdict}; seed {info.seed}, {info.dtype} on {info.device}, "
+                f"{info.wall_time_s:.1f} s — print(result.table()) for the report, result.to_dict() for every number>")
+
     @property
     def exit_code(self) -> int:
         """The command line's exit status for this result: 0 PASS, 1 FAIL, 4 INCONCLUSIVE."""

@@ -767,7 +767,7 @@ def estimate_seconds(figure: str, settings: FiguresSettings) -> float:
 
 
 # ------------------------------------------------------------------------------------------------ result
-@dataclass
+@dataclass(repr=False)  # StudyResult's short repr
 class FiguresResult(StudyResult):
     """One figure's result: ``numbers`` (the ``result`` section of the JSON: the figure's numbers, its checks)
     and ``data`` (the arrays behind the plot, not written to JSON)."""

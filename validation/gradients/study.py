@@ -159,7 +159,7 @@ class MethodErrors:
     exact_gap: float | None = None
 
 
-@dataclass
+@dataclass(repr=False)  # StudyResult's short repr
 class GradientResult(StudyResult):
     """The gradient study's result.
 

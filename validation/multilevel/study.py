@@ -333,7 +333,7 @@ _RATE_WORDS = {"alpha": "α (weak rate, |E Y_l|)", "beta": "β (variance rate, V
                "extrapolated": "Talay-Tubaro rate (|E Y_l - 2 E Y_l+1|)"}
 
 
-@dataclass
+@dataclass(repr=False)  # StudyResult's short repr
 class MultilevelResult(StudyResult):
     """The multilevel study's result: per solver a :class:`SchemeLevels`; ``.verdict``, ``.table()``, ``.plot()``."""
 

@@ -299,7 +299,7 @@ def _analyse(settings: PhaseSettings, columns: list[dict[str, Any]], elapsed: fl
     }
 
 
-@dataclass
+@dataclass(repr=False)  # StudyResult's short repr
 class PhaseResult(StudyResult):
     """The phase diagram: ``numbers`` is the ``result`` section of the JSON (medians per cell, critical β per H,
     overflow counts, the check)."""

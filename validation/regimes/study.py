@@ -890,7 +890,7 @@ def _assumptions(s: RegimesSettings, device: torch.device, progress: bool) -> tu
 
 
 # ------------------------------------------------------------------------------------------------ result
-@dataclass
+@dataclass(repr=False)  # StudyResult's short repr
 class RegimesResult(StudyResult):
     """The regimes study's result: ``numbers`` (the ``result`` section of the JSON: per-β slopes and classes,
     critical β, bounds, checks), and ``data`` (the per-sample ratios behind the figure, not written to JSON)."""

@@ -301,7 +301,7 @@ def resolve(name: str, settings: TrainingSettings) -> TrainingSettings:
     return resolved
 
 
-@dataclass
+@dataclass(repr=False)  # StudyResult's short repr
 class TrainingResult(StudyResult):
     """One experiment's result: ``numbers`` (the ``result`` section of the JSON, from the experiment's
     ``summarise``) and ``records`` (one JSON-ready record per configuration, as checkpointed)."""
