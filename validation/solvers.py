@@ -64,7 +64,8 @@ from validation.core.pair_study import (
 from validation.core.plots import decade_ticks
 from validation.core.results import RunInfo, StudyResult, rows_from_columns, utc_now
 from validation.core.settings import (
-    SettingsError, check_float, check_int, make_settings, parse_float_list, refuse_inapplicable, setting, settings_given,
+    SettingsError, check_float, check_int, make_settings, parse_float_list, parse_name_list, refuse_inapplicable, setting,
+    settings_given,
 )
 from validation.core.stats import RateFit, fit_rate, measured_rate_check, verdict_rule
 
@@ -114,13 +115,6 @@ TIMING_BUDGET_S = 0.5
 MAX_EXTRAPOLATED_STEPS = 1e12
 
 
-def _scheme_list(text: str) -> tuple[str, ...]:
-    names = tuple(part.strip() for part in text.split(",") if part.strip())
-    if not names:
-        raise ValueError(f"{text!r} names no scheme")
-    return names
-
-
 @dataclass(frozen=True)
 class SolversSettings(RateFitSettings, ReferenceSettings, PairSettings):
     """Settings of the solver study: the pair and its size, the rate fit, the schemes. It runs every scheme on all
@@ -136,7 +130,7 @@ class SolversSettings(RateFitSettings, ReferenceSettings, PairSettings):
                                  parse=float, flag="--check-atol", aliases=("--atol",), default_text="as --check-rtol")
     schemes: tuple[str, ...] | None = setting(
         None, "schemes to compare, comma-separated; SDE: " + ", ".join(SDE_SCHEMES) + "; ODE: "
-        + ", ".join([*ODE_FIXED_SCHEMES, *ODE_ADAPTIVE_SCHEMES]), parse=_scheme_list,
+        + ", ".join([*ODE_FIXED_SCHEMES, *ODE_ADAPTIVE_SCHEMES]), parse=parse_name_list,
         default_text="every scheme valid for the model's noise (SDE: log_ode_midpoint only with commutative "
                      "noise; tamed_euler and drift_implicit_euler only when named); ODE: all")
     tolerances: tuple[float, ...] = setting((1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9),
@@ -154,7 +148,7 @@ class SolversSettings(RateFitSettings, ReferenceSettings, PairSettings):
         super().check()
         if self.schemes is not None:
             known = {*SDE_SCHEMES, *ODE_FIXED_SCHEMES, *ODE_ADAPTIVE_SCHEMES}
-            names = tuple(self.schemes) if not isinstance(self.schemes, str) else _scheme_list(self.schemes)
+            names = tuple(self.schemes) if not isinstance(self.schemes, str) else parse_name_list(self.schemes)
             for name in names:
                 if name not in known:
                     raise SettingsError("schemes", f"unknown scheme {name!r} (known: {', '.join(sorted(known))})")

@@ -211,6 +211,14 @@ def parse_grid(text: str) -> tuple[float, ...]:
     return parse_float_list(text)
 
 
+def parse_name_list(text: str) -> tuple[str, ...]:
+    """Names as a comma list (``euler,milstein``): at least one; each study checks the names themselves."""
+    names = tuple(part.strip() for part in text.split(",") if part.strip())
+    if not names:
+        raise ValueError(f"{text!r} names nothing (give names, comma-separated)")
+    return names
+
+
 def parse_name_value(text: str) -> tuple[str, str]:
     """``NAME=VALUE`` (a ``--set`` item)."""
     key, sep, value = text.partition("=")

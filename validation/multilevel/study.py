@@ -69,7 +69,8 @@ from validation.core.pair_study import FIT_MODELS, PairSettings, add_model_argum
 from validation.core.plots import new_grid
 from validation.core.results import RunInfo, StudyResult, utc_now
 from validation.core.settings import (
-    SettingsError, check_choice, check_float, check_int, make_settings, parse_float_list, parse_power_of_two_list, setting,
+    SettingsError, check_choice, check_float, check_int, make_settings, parse_float_list, parse_name_list,
+    parse_power_of_two_list, setting,
 )
 from validation.core.observables import TEST_FUNCTIONS
 
@@ -98,13 +99,6 @@ DEFAULT_SAMPLES = 100_000
 DEFAULT_WIDTH = 2
 
 
-def _names(text: str) -> tuple[str, ...]:
-    names = tuple(part.strip() for part in text.split(",") if part.strip())
-    if not names:
-        raise ValueError(f"{text!r} names no solver")
-    return names
-
-
 @dataclass(frozen=True)
 class MultilevelSettings(PairSettings):
     """Settings of the multilevel study: the pair, the levels' depths (``depths``), the complexity test's samples per
@@ -117,7 +111,7 @@ class MultilevelSettings(PairSettings):
     samples: int | None = setting(None, "level samples per level of the complexity test", parse=int,
                                   default_text=f"{DEFAULT_SAMPLES}")
     schemes: tuple[str, ...] = setting(("network", "milstein_levy_area"), "solvers of the levels, comma-separated: "
-                                       + ", ".join(SOLVERS), parse=_names)
+                                       + ", ".join(SOLVERS), parse=parse_name_list)
     function: str = setting("cos", "the test function φ: " + "; ".join(f"{k}: {v[1]}" for k, v in
                                                                       TEST_FUNCTIONS.items()),
                             choices=tuple(TEST_FUNCTIONS))
@@ -143,7 +137,7 @@ class MultilevelSettings(PairSettings):
 
     def check(self) -> None:
         super().check()
-        names = tuple(self.schemes) if not isinstance(self.schemes, str) else _names(self.schemes)
+        names = tuple(self.schemes) if not isinstance(self.schemes, str) else parse_name_list(self.schemes)
         for name in names:
             if name not in SOLVERS:
                 raise SettingsError("schemes", f"unknown solver {name!r} (allowed: {', '.join(SOLVERS)})")

@@ -214,13 +214,15 @@ def _deviation_interval(settings: PhaseSettings, columns: list[dict[str, Any]], 
     used = [(column, p) for column, p, ok in zip(columns, predicted, inside) if ok]
     if not used:
         return math.nan, math.nan
+    samples = [({tag: column[f"{tag}_r_h{SAMPLES_SUFFIX}"].astype(np.float64).reshape(len(betas), nets, -1)
+                 for tag in ("main", "ref")}, p) for column, p in used]   # (β, network, input), converted once
     means = np.empty(PHASE_RESAMPLES)
     for b in range(PHASE_RESAMPLES):
         deviations = []
-        for column, p in used:
+        for logs_by_tag, p in samples:
             medians = {}
             for tag in ("main", "ref"):
-                logs = column[f"{tag}_r_h{SAMPLES_SUFFIX}"].astype(np.float64).reshape(len(betas), nets, -1)
+                logs = logs_by_tag[tag]
                 medians[tag] = np.median(logs[:, rng.integers(0, nets, nets)].reshape(len(betas), -1), axis=1)
             with np.errstate(invalid="ignore"):
                 slope = (medians["main"] - medians["ref"]) / log_ratio
