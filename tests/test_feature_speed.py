@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from limits.feature_speed import _draw, _forward, _mlp, feature_angles
-from validation.figures import chizat_figures
+from validation.figures.catalogue import chizat_feature_speed
 from validation.figures import study as figures
 
 
@@ -83,7 +83,7 @@ def test_the_mlp_angle_degenerates_with_depth_and_the_resnets_does_not():
 def test_the_mlp_check_fails_against_the_resnets_claim(monkeypatch):
     # a wrong claim (the MLP's angle of order 1) must FAIL; the true one is INCONCLUSIVE at this size (−0.41
     # [−0.46, −0.37] at depths 4…32) and PASSes at the default's (test_the_default_run_passes)
-    monkeypatch.setitem(chizat_figures.FEATURE_SPEED_EXPONENTS, "mlp", 0.0)
+    monkeypatch.setitem(chizat_feature_speed.FEATURE_SPEED_EXPONENTS, "mlp", 0.0)
     result = figures.run("chizat-feature-speed", width=48, hidden=16, depths=(4, 8, 16, 32), kappas=(1.0,),
                          networks=48, resamples=300)
     assert result.verdict == "FAIL" and result.exit_code == 1 and not result.checks[0]["passed"]

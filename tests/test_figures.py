@@ -201,7 +201,7 @@ def test_chizat_maximal_exact_mean_fails_on_a_wrong_weight_scale(monkeypatch):
     """Doob's bounds hold for any plausible implementation; the exact E[S^L] does not: blocks whose output weights
     have variance 1.15× too large (σ_v √1.15) FAIL it (z ≈ 9), while both Doob checks still PASS (at 1.5× the
     tail check fails too, at κ = 2 only)."""
-    import validation.figures.study as figures_module
+    import validation.figures.catalogue.chizat_maximal as figures_module
 
     def wrong_scale(alphas, **kwargs):
         return chizat_spread(alphas, **{**kwargs, "sigma_v": kwargs["sigma_v"] * math.sqrt(1.15)})

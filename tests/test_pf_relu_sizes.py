@@ -14,7 +14,7 @@ from limits.activations import get_activation
 from limits.peluchetti_favaro import simulate_gram
 from limits.seeding import generator
 from validation.figures import study as figures
-from validation.figures import pf_figures
+from validation.figures.catalogue import pf_relu, pf_sizes
 from validation.figures.pf_models import homogeneous_ode, homogeneous_outputs
 from validation.core.settings import SettingsError
 
@@ -86,16 +86,16 @@ def test_relu_checks_come_out_the_other_way_on_swapped_cases(relu_small):
     fits = {(m["phi"], m["gamma"]): m for m in relu_small.numbers["models"]}
     n = RELU_SMALL["draws"]
     # the ReLU network at γ = ½ does not keep a bounded drift; the identity does
-    assert pf_figures.bounded_drift_check("relu", fits[("relu", 0.5)]["per_depth"], 0.1, n).verdict == "FAIL"
-    assert pf_figures.bounded_drift_check("id", fits[("identity", 0.5)]["per_depth"], 0.1, n).verdict == "PASS"
+    assert pf_relu.bounded_drift_check("relu", fits[("relu", 0.5)]["per_depth"], 0.1, n).verdict == "FAIL"
+    assert pf_relu.bounded_drift_check("id", fits[("identity", 0.5)]["per_depth"], 0.1, n).verdict == "PASS"
     # γ = 1 is not a diffusion (variance exponent −1, not 0); γ = ½ is not deterministic (0, not −1)
-    assert pf_figures.exponent_check("x", fits[("relu", 1.0)]["variance_exponent"], 0.0, 0.1, n).verdict == "FAIL"
-    assert pf_figures.exponent_check("x", fits[("relu", 0.5)]["variance_exponent"], -1.0, 0.1, n).verdict == "FAIL"
+    assert pf_relu.exponent_check("x", fits[("relu", 1.0)]["variance_exponent"], 0.0, 0.1, n).verdict == "FAIL"
+    assert pf_relu.exponent_check("x", fits[("relu", 0.5)]["variance_exponent"], -1.0, 0.1, n).verdict == "FAIL"
     # the ReLU mean at γ = 1 converges: its exponent is 0, not ½
     depths = (16, 32, 64)
-    fit = pf_figures.exponent_fit(depths, [_relu_samples(L, 1.0, draws=200) for L in depths],
-                                  pf_figures.displacement_mean, 100, np.random.default_rng(0))
-    assert pf_figures.exponent_check("x", fit, 0.5, 0.1, n).verdict == "FAIL"
+    fit = pf_relu.exponent_fit(depths, [_relu_samples(L, 1.0, draws=200) for L in depths],
+                                  pf_relu.displacement_mean, 100, np.random.default_rng(0))
+    assert pf_relu.exponent_check("x", fit, 0.5, 0.1, n).verdict == "FAIL"
 
 
 def _relu_samples(depth: int, gamma: float, psi: str = "tanh", draws: int = 300) -> np.ndarray:
@@ -106,10 +106,10 @@ def _relu_samples(depth: int, gamma: float, psi: str = "tanh", draws: int = 300)
 def test_an_unbounded_psi_blows_up_faster_than_the_drift():
     # ψ = identity feeds the drift back through ‖x‖: E[x_T − x_0] grows like exp(c√L), so the check of L^{1/2} FAILs
     depths = (16, 64, 256)
-    fit = pf_figures.exponent_fit(depths, [_relu_samples(L, 0.5, "identity", 200) for L in depths],
-                                  pf_figures.displacement_mean, 100, np.random.default_rng(1))
+    fit = pf_relu.exponent_fit(depths, [_relu_samples(L, 0.5, "identity", 200) for L in depths],
+                                  pf_relu.displacement_mean, 100, np.random.default_rng(1))
     assert fit["exponent"] > 1.0 and fit["local_exponents"][1] > fit["local_exponents"][0]
-    assert pf_figures.exponent_check("x", fit, 0.5, 0.1, 200).verdict == "FAIL"
+    assert pf_relu.exponent_check("x", fit, 0.5, 0.1, 200).verdict == "FAIL"
 
 
 def test_relu_figure_refuses_two_depths():
@@ -125,10 +125,10 @@ def test_pooled_statistics_are_the_coordinates_pooled():
     x = rng.standard_normal((50, 3, 5)) @ rng.standard_normal((5, 5))    # (N, D, K)
     first = torch.as_tensor(x.sum(1))[None]
     second = torch.einsum("ndk,ndl->nkl", torch.as_tensor(x), torch.as_tensor(x))[None]
-    cov = pf_figures.pooled_covariances(first, second, 3)[0].numpy()
+    cov = pf_sizes.pooled_covariances(first, second, 3)[0].numpy()
     assert np.allclose(cov, np.cov(x.reshape(-1, 5).T), rtol=1e-12)
     grid = np.linspace(-2, 2, 5)
-    stats = {k: float(v[0]) for k, v in pf_figures.size_statistics(torch.as_tensor(cov)[None], grid).items()}
+    stats = {k: float(v[0]) for k, v in pf_sizes.size_statistics(torch.as_tensor(cov)[None], grid).items()}
     corr = np.corrcoef(x.reshape(-1, 5).T)
     assert stats["ρ(0, 1)"] == pytest.approx(corr[2, 3]) and stats["ρ(-2, 2)"] == pytest.approx(corr[0, 4])
     assert stats["log SD(2)"] == pytest.approx(0.5 * math.log(cov[4, 4]))
@@ -163,8 +163,8 @@ def test_sizes_check_fails_on_a_planted_difference(sizes_small):
     d = moved["differences"]["ρ(0, 1)"]
     d["value"] += 0.3
     d["ci95"] = [d["ci95"][0] + 0.3, d["ci95"][1] + 0.3]
-    assert pf_figures.agreement_check("x", cells, "ρ(0, 1)", 0.1, 200).verdict == "FAIL"
-    assert pf_figures.agreement_check("x", sizes_small.numbers["models"][0]["cells"], "ρ(0, 1)", 0.1,
+    assert pf_sizes.agreement_check("x", cells, "ρ(0, 1)", 0.1, 200).verdict == "FAIL"
+    assert pf_sizes.agreement_check("x", sizes_small.numbers["models"][0]["cells"], "ρ(0, 1)", 0.1,
                                       200).verdict == "PASS"
 
 

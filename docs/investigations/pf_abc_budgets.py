@@ -23,7 +23,7 @@ evaluates them on its 100-point plotting grid in the same batch, which changes t
 the figure command's own JSON, when ``--figure-json`` is given); ``--full-grid`` evaluates on the figure's inputs
 exactly, at about 2–3× the time.
 
-**The decision rule** (exactly :func:`validation.figures.pf_figures.abc_figure`'s). Data (z_j, y_j), j = 1…3; draw i of
+**The decision rule** (exactly :func:`validation.figures.catalogue.pf_abc.abc_figure`'s). Data (z_j, y_j), j = 1…3; draw i of
 model M gives f_i^M, with distance d_i^M = (Σ_j (f_i^M(z_j) − y_j)²)^{1/2} (+∞ when not finite). With budget N
 and k = 10 accepted, m_M = the mean of the k smallest of d_0^M … d_{N−1}^M (the mean accepted l2 distance), and
 
@@ -76,7 +76,7 @@ sys.path.insert(0, str(ROOT))
 from limits.seeding import stream_seed  # noqa: E402
 from validation.core.checks import bound_check  # noqa: E402
 from validation.figures.study import FiguresSettings, _resolve  # noqa: E402
-from validation.figures.pf_figures import DEFAULT_DATA, _accept  # noqa: E402
+from validation.figures.catalogue.pf_abc import DEFAULT_DATA, _accept  # noqa: E402
 from validation.figures.pf_models import eoc_outputs, resnet_outputs  # noqa: E402
 from validation.core.results import RunInfo, to_jsonable, utc_now  # noqa: E402
 from validation.core.settings import make_settings  # noqa: E402

@@ -1,0 +1,84 @@
+"""The one catalogue interface (validation.core.catalogue), and docs/design.md's worked example of a new figure:
+one file, registered beside the real figures, runs through the Python API and the command line."""
+
+from __future__ import annotations
+
+import json
+import re
+import types
+from pathlib import Path
+
+import pytest
+
+from validation.core.catalogue import Catalogue, Entry
+from validation.core.settings import SettingsError
+from validation.figures import study as figures
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _worked_example() -> type:
+    """The ``ToyMean`` class of docs/design.md's "Adding a figure", executed from the page itself."""
+    page = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
+    section = page[page.index("### Adding a figure"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    module = types.ModuleType("toy_mean")
+    exec(compile(code, "docs/design.md (toy_mean.py)", "exec"), module.__dict__)
+    return module.ToyMean
+
+
+@pytest.fixture
+def toy(monkeypatch):
+    """The worked example registered beside the real figures (the study reads its registry at run time)."""
+    toy_class = _worked_example()
+    monkeypatch.setattr(figures, "FIGURES", figures.FIGURES.with_entries(toy_class()))
+    return toy_class
+
+
+def test_the_worked_example_runs_as_a_figure(toy, tmp_path):
+    result = figures.run("toy-mean", **toy.smoke)
+    assert result.verdict == "PASS", result.table()
+    assert result.numbers["title"] == toy.title and result.numbers["paper"] == toy.paper
+    assert "mean" in result.table() and "verdict: PASS" in result.table()
+    payload = json.loads(result.to_json())   # checked against the shipped schema on the way
+    assert payload["result"]["figure"] == "toy-mean" and payload["settings"]["draws"] == toy.smoke["draws"]
+    assert result.plot() is not None
+    again = figures.run("toy-mean", **toy.smoke)
+    assert again.numbers == result.numbers   # same seed, same numbers
+
+
+def test_the_worked_example_fails_on_a_planted_wrong_mean(toy, monkeypatch):
+    monkeypatch.setattr(toy, "shift", 1.0)
+    assert figures.run("toy-mean", **toy.smoke).verdict == "FAIL"
+
+
+def test_the_worked_example_on_the_command_line(toy, tmp_path, capsys):
+    out = tmp_path / "toy.json"
+    assert figures.main(["--figure", "toy-mean", "--draws", "400", "--resamples", "50", "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["result"]["verdict"] == "PASS"
+    assert figures.main(["--list"]) == 0
+    assert "toy-mean" in capsys.readouterr().out
+    assert figures.main(["--figure", "toy-mean", "--width", "8"]) == 2   # a flag it does not take
+    assert "--width: does not apply to the toy-mean figure; it takes --draws, --resamples, --shape-tolerance" \
+        in capsys.readouterr().err
+
+
+class _Named(Entry):
+    title = "t"
+    defaults = {"width": 1}
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def test_the_registry_refuses_duplicates_and_names_the_allowed_entries():
+    catalogue = Catalogue("preset", [_Named("a"), _Named("b")], aliases={"c": "a"})
+    assert list(catalogue) == ["a", "b"] and catalogue["c"] is catalogue["a"] and "c" in catalogue
+    with pytest.raises(SettingsError, match=r"'z' unknown \(allowed: a, b, c\)"):
+        catalogue["z"]
+    with pytest.raises(ValueError, match="two presets are named 'a'"):
+        Catalogue("preset", [_Named("a"), _Named("a")])
+    with pytest.raises(ValueError, match="alias"):
+        Catalogue("preset", [_Named("a")], aliases={"c": "missing"})
+    wider = catalogue.with_entries(_Named("d"))
+    assert list(wider) == ["a", "b", "d"] and list(catalogue) == ["a", "b"]
