@@ -431,7 +431,9 @@ def test_props_2_6_exact_mean_check_fails_on_inflated_weights(monkeypatch: pytes
     small = dict(depths=(10, 40, 160), betas=(0.5, 1.0), samples=200)
     right = regimes.run("fig1", **small)
     assert _check(right, "Props. 2 / 6: E r²")["verdict"] == "PASS"
-    monkeypatch.setattr(regimes, "_regime", lambda values: _InflatedWeights("uniform"))
+    from validation.regimes import sweep
+
+    monkeypatch.setattr(sweep, "regime_of", lambda values: _InflatedWeights("uniform"))
     wrong = regimes.run("fig1", **small)
     assert _check(wrong, "Props. 2 / 6: E r²")["verdict"] == "FAIL"
     assert _check(wrong, "Props. 2 / 6 quantile bounds")["verdict"] == "PASS"
@@ -451,16 +453,20 @@ def test_fig2_quantile_bounds_fail_on_inflated_ratios() -> None:
     block = Block("res3")
     rng = np.random.default_rng(0)
     ratios = np.exp(rng.normal(0.24, 0.075, 2000))             # the measured law: log-normal, Q1 ≈ 1.21
-    good = regimes._fig2_quantile_bounds(settings, ratios, block)
+    from validation.regimes import distribution
+
+    good = distribution._fig2_quantile_bounds(settings, ratios, block)
     assert all(c["verdict"] == "PASS" for c in good["cells"]) and len(good["cells"]) == 6
-    bad = regimes._fig2_quantile_bounds(settings, 2.0 * ratios, block)
+    bad = distribution._fig2_quantile_bounds(settings, 2.0 * ratios, block)
     assert {c["bound_kind"] for c in bad["cells"] if c["verdict"] == "FAIL"} >= {"(ii) 0.75-quantile ≤ 2.062"}
 
 
 def test_prop13_condition_is_on_v0_and_fails_on_shifted_eigenvalues(monkeypatch: pytest.MonkeyPatch) -> None:
     """Prop. 13's condition is read on 𝒱(0) (one matrix per network), and its fraction is compared with a Gaussian
     matrix's probability: 𝒱(0) − 2I (every eigenvalue shifted down by 2) FAILs it."""
-    monkeypatch.setattr(regimes, "GINIBRE_DRAWS", 2000)
+    from validation.regimes import sweep
+
+    monkeypatch.setattr(sweep, "GINIBRE_DRAWS", 2000)
     small = dict(depths=(10, 20, 40), betas=(0.5, 1.0), samples=40)
     right = regimes.run("prop13", **small)
     assert _check(right, "Prop. 13's condition")["verdict"] == "PASS"

@@ -50,10 +50,12 @@ import torch
 from limits.initialisation import IID_LAWS, Block, IIDRegime
 from limits.seeding import generator
 
-from ..core.checks import Check
+from validation.core.checks import Check
 from validation.core.hypothesis import family_z
+from validation.core.plots import new_grid
+from validation.regimes.preset import Preset
 
-__all__ = ["ROWS", "INPUTS", "assumptions", "assumptions_table", "eighth_moment_constant"]
+__all__ = ["ROWS", "INPUTS", "assumptions", "assumptions_table", "eighth_moment_constant", "AssumptionsPreset"]
 
 #: (block, activation, law of √d W, inside the propositions' class); res-1 has no W ("—")
 ROWS: tuple[tuple[str, str, str, bool], ...] = (
@@ -229,3 +231,53 @@ def assumptions_table(numbers: dict[str, Any]) -> str:
                      f"{m2[2]:>7.4f} | {a4[0]:>9.4f} {a4[1]:>7.4f} {a4[2]:>7.4f} | {exact:>6} {r['C']:>7.4f} | {where}")
     lines.append(f"rule: {numbers['rule']}")
     return "\n".join(lines)
+
+
+def _assumptions(s: Any, device: torch.device, progress: bool) -> tuple[dict, dict]:
+    """Marion et al.'s (A₂)/(A₄) block by block (:mod:`validation.regimes.assumptions`; on the CPU)."""
+    numbers, data = assumptions(s.width, s.samples, s.seed, s.torch_dtype)
+    return {**numbers, "title": s.title}, data
+
+
+def plot_assumptions(result: dict[str, Any], ax: Any = None) -> Any:
+    """Marion et al.'s (A₂) and (A₄): the mean ratios m₂ and a₄ of every block at the three inputs, against the
+    band [½, 1] the propositions need (hollow markers: outside their class)."""
+    fig, grid = new_grid(1, 2, ax, figsize=(12, 4.6))
+    rows = result["rows"]
+    labels = [f"{r['block']} {r['activation'].replace('0.7071067811865476', '1/√2')}"
+              + ("" if r["law"] == "—" else f"\n{r['law']}") for r in rows]
+    for ax, key, title in ((grid[0][0], "m2", "(A₂): E‖g(h)‖²/‖h‖²"), (grid[0][1], "a4", "(A₄): E‖∂g·q‖²/‖q‖²")):
+        ax.axhspan(0.5, 1.0, color="tab:green", alpha=0.12, label="[½, 1]: the propositions' band")
+        for j, (name, marker) in enumerate(zip(result["inputs"], ("o", "s", "^"))):
+            for i, r in enumerate(rows):
+                mean, se = r[key]["mean"][j], r[key]["se"][j]
+                ax.errorbar(i + (j - 1) * 0.2, mean, yerr=2 * se, fmt=marker, color=f"C{j}",
+                            mfc=f"C{j}" if r["inside"] else "none", ms=5,
+                            label=f"h = {name}" if i == 0 else None)
+        ax.set_xticks(range(len(rows)), labels, rotation=60, ha="right", fontsize=6.5)
+        ax.set_title(title, fontsize=10)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"{result['title']}, d = {result['width']}, {result['samples']} draws (hollow: outside the class)",
+                 fontsize=10)
+    return fig
+
+
+class AssumptionsPreset(Preset):
+    """(A₂) and (A₄) block by block (module docstring; the preset ``assumptions``)."""
+
+    kind = "assumptions"
+    applies = frozenset({"width", "samples"})
+
+    def estimate_mb(self, s: Any) -> float:
+        """A chunk of :data:`CHUNK` weight matrices, three times over."""
+        item = 4 if s.dtype == "float32" else 8
+        return 3 * CHUNK * s.width**2 * item / 2**20 + 300
+
+    def compute(self, s: Any, device: torch.device, progress: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+        return _assumptions(s, device, progress)
+
+    def table(self, numbers: dict[str, Any]) -> str:
+        return assumptions_table(numbers)
+
+    def plot(self, numbers: dict[str, Any], data: dict[str, Any], ax: Any = None) -> Any:
+        return plot_assumptions(numbers, ax)
