@@ -121,7 +121,7 @@ class CohenScaling(Experiment):
     smoke = dict(depths=(4, 8, 16), replicates=3, epochs=1, datasets=("cohen-synthetic",), train_size=256,
                  resamples=200)
     #: epochs and batch_size are None in the preset: per data set, :data:`PER_DATASET`
-    preset = dict(datasets=("cohen-synthetic", "digits-25"), activations=("tanh", "relu"),
+    defaults = dict(datasets=("cohen-synthetic", "digits-25"), activations=("tanh", "relu"),
                   depths=(8, 16, 32, 64, 128, 256, 512), init="xavier-depth", init_scale=0.01, epochs=None,
                   batch_size=None, optimizer="adam", learning_rates=(0.01,), replicates=5, stop_loss=0.01,
                   stop_rule="epoch", plateau_patience=5, input_norm="unit", max_updates=None)

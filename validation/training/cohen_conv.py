@@ -129,7 +129,7 @@ class CohenConv(Experiment):
              "their α-, β-scaled norms of increments do not vanish (Hypothesis 1 fails: a sparse limit)")
     smoke = dict(dataset="digits", depths=(8, 11, 12), width=2, epochs=1, replicates=2, train_size=256,
                  resamples=200)
-    preset = dict(dataset="auto", depths=(8, 11, 16, 24), stages=None, width=8, epochs=3, batch_size=32,
+    defaults = dict(dataset="auto", depths=(8, 11, 16, 24), stages=None, width=8, epochs=3, batch_size=32,
                   optimizer="sgd", learning_rates=(0.025,), momentum=0.9, weight_decay=5e-4, lr_schedule="cosine",
                   replicates=5, train_size=5_000)
     #: on the bundled digits (1437 training images), 33 replicates per depth — 132 networks, about the 130 that the

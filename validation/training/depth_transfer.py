@@ -132,7 +132,7 @@ class DepthTransfer(Experiment):
              "not move with depth: η* ∝ L^γ with γ within ±0.1 of 0")
     smoke = dict(depths=(4, 8, 16), width=8, betas=(0.0, 0.5), epochs=1, replicates=2,
                  learning_rates=(1e-3, 1e-2, 1e-1), train_size=256, batch_size=64, resamples=200)
-    preset = dict(dataset="digits", depths=(4, 8, 16, 32, 64, 128), width=32, activation="tanh", betas=(0.0, 0.5, 1.0),
+    defaults = dict(dataset="digits", depths=(4, 8, 16, 32, 64, 128), width=32, activation="tanh", betas=(0.0, 0.5, 1.0),
                   epochs=4, batch_size=64, optimizer="adam",
                   learning_rates=tuple(float(f"{10 ** e:.3g}") for e in np.arange(-3.5, 0.01, 0.5)), replicates=6)
 

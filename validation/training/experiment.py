@@ -1,6 +1,7 @@
 """The interface every training experiment implements, and the helpers they share.
 
-An :class:`Experiment` declares its paper setting (``preset``: a value for every setting it uses), the
+An :class:`Experiment` is a catalogue entry (:class:`validation.core.catalogue.Entry`, the interface the figures
+and the regimes presets share): it declares its paper setting (``defaults``: a value for every setting it uses), the
 data sets it needs, and four steps that the study runner (:mod:`validation.training.study`) calls:
 
 1. ``configurations(settings)`` — the sweep, as a list of :class:`~validation.training.sweep.Configuration`;
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Sequence
 import numpy as np
 import torch
 
+from ..core.catalogue import Entry
 from ..core.stats import slope_fit
 from .sweep import Configuration
 
@@ -34,29 +36,35 @@ if TYPE_CHECKING:  # pragma: no cover
 TrainingSettings = Any
 TrainingResult = Any
 
-__all__ = ["Experiment", "grid_learning_rates", "power_fit", "mean_interval", "depth_axis", "number", "Progress"]
+__all__ = ["Experiment", "ALWAYS", "grid_learning_rates", "power_fit", "mean_interval", "depth_axis", "number", "Progress"]
 
 #: a progress callback: ``progress()`` after each epoch advances the inner bar
 Progress = Callable[[], None]
 
 
-class Experiment(abc.ABC):
-    """One trained-network experiment (module docstring)."""
+#: settings every experiment takes (run-level: they do not change the numbers, or are common to all)
+ALWAYS = frozenset({"checkpoint_dir", "resume", "data_dir", "confidence", "resamples", "train_size"})
 
-    #: the ``--experiment`` name
-    name: ClassVar[str]
-    #: one line: what is trained and measured
-    title: ClassVar[str]
-    #: the paper and figure/table reproduced
-    paper: ClassVar[str]
+
+class Experiment(Entry):
+    """One trained-network experiment (module docstring). Besides :class:`~validation.core.catalogue.Entry`'s
+    ``name``, ``title``, ``paper``, ``defaults`` (the paper's preset: a value for every setting the experiment uses)
+    and ``smoke``, it declares ``claim`` and ``rate_grid``."""
+
     #: the paper's claim that the verdict checks, in one sentence
     claim: ClassVar[str]
-    #: a value for every setting the experiment uses (the rest are refused when given)
-    preset: ClassVar[dict[str, Any]]
-    #: settings of a run that takes seconds (the tests and ``docs/make_figures.py --quick``)
-    smoke: ClassVar[dict[str, Any]]
     #: True when ``learning_rates`` is a grid searched per configuration; otherwise exactly one rate is taken
     rate_grid: ClassVar[bool] = False
+    #: default values that depend on the data set (data set → {setting: value}), over ``defaults``
+    per_dataset: ClassVar[dict[str, dict[str, Any]]] = {}
+
+    def takes(self) -> frozenset[str]:
+        """Its defaults' settings and the run-level ones every experiment takes (:data:`ALWAYS`)."""
+        return frozenset(self.defaults) | ALWAYS
+
+    def epochs_of(self, settings: TrainingSettings, configuration: Configuration) -> int:
+        """The epochs one configuration trains for (the progress bar's length): ``settings.epochs`` by default."""
+        return settings.epochs
 
     def datasets(self, settings: TrainingSettings) -> list[str]:
         """The data sets to load (each once)."""
@@ -82,10 +90,6 @@ class Experiment(abc.ABC):
     @abc.abstractmethod
     def plot(self, result: TrainingResult, figure: Any) -> None:
         """Draw the experiment's figure on ``figure`` (a matplotlib Figure)."""
-
-    def estimate_seconds(self, settings: TrainingSettings) -> float:
-        """A rough run time on the 2-core reference machine."""
-        return 0.0
 
 
 def grid_learning_rates(settings: TrainingSettings, replicates: int, device: torch.device) -> torch.Tensor:

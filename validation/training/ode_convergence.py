@@ -135,7 +135,7 @@ class TrainedODEConvergence(Experiment):
              "it as N grows at β = 1, and stays at distance of order 1 from it for i.i.d. weights at β = ½")
     smoke = dict(depths=(4, 8, 16), width=6, epochs=2, replicates=3, betas=(0.5, 1.0), inits=("iid", "smooth"),
                  activations=("tanh",), resamples=200)
-    preset = dict(depths=(8, 16, 32, 64, 128, 256), width=40, epochs=5, optimizer="adam", learning_rates=(0.01,),
+    defaults = dict(depths=(8, 16, 32, 64, 128, 256), width=40, epochs=5, optimizer="adam", learning_rates=(0.01,),
                   replicates=8, betas=(0.5, 1.0), inits=("iid", "smooth"), activations=("relu", "sigmoid", "tanh"),
                   train_size=1)
 

@@ -72,7 +72,7 @@ class PFSGD(Experiment):
              "some (D, L) (test accuracy at best 72.4% uniformly)")
     smoke = dict(widths=(4, 8), depths=(4, 8), epochs=1, replicates=2, learning_rates=(1e-2, 1e-1),
                  train_size=400, resamples=200)
-    preset = dict(dataset="digits", widths=(25, 50, 100), depths=(25, 50, 100), epochs=6, batch_size=200,
+    defaults = dict(dataset="digits", widths=(25, 50, 100), depths=(25, 50, 100), epochs=6, batch_size=200,
                   optimizer="sgd", learning_rates=(1e-3, 1e-2, 1e-1, 1.0), replicates=4, standard_inits=())
 
     def configurations(self, settings):

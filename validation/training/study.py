@@ -44,26 +44,17 @@ from ..core.settings import (CommonSettings, SettingsError, check_choice, check_
                         parse_float_list, parse_grid, parse_int_list, refuse_inapplicable, resolve_device, setting,
                         settings_dict, settings_given)
 from .data import DATASETS, SYSTEM_FOLDERS, Dataset, find_images, load_dataset
+from .catalogue import EXPERIMENTS
 from .experiment import Experiment
 from .networks import PF_STANDARD_INITS
 from .sweep import CheckpointStore, fingerprint
 
-__all__ = ["TrainingSettings", "TrainingResult", "run", "main", "EXPERIMENTS", "register", "listing", "COMMAND"]
+__all__ = ["TrainingSettings", "TrainingResult", "run", "main", "EXPERIMENTS", "listing", "COMMAND"]
 
-#: the registered experiments, by name (filled by :func:`register`)
-EXPERIMENTS: dict[str, Experiment] = {}
-
-#: settings every experiment takes (run-level: they do not change the numbers, or are common to all)
-_ALWAYS = {"checkpoint_dir", "resume", "data_dir", "confidence", "resamples", "train_size"}
 #: the floating-point type of an experiment whose preset names none (training is not a strong-error measurement)
 DEFAULT_DTYPE = "float32"
 #: settings that never enter the checkpoint fingerprint (they do not change the numbers)
 _RUN_ONLY = ("checkpoint_dir", "resume", "data_dir")
-
-
-def register(experiment: Experiment) -> Experiment:
-    EXPERIMENTS[experiment.name] = experiment
-    return experiment
 
 
 def _parse_names(text: str) -> tuple[str, ...]:
@@ -277,13 +268,11 @@ class TrainingSettings(CommonSettings):
 
 def resolve(name: str, settings: TrainingSettings) -> TrainingSettings:
     """The experiment's preset where a setting is None, after refusing settings it does not use."""
-    if name not in EXPERIMENTS:
-        raise SettingsError("experiment", f"{name!r} unknown (allowed: {', '.join(EXPERIMENTS)})")
     experiment = EXPERIMENTS[name]
-    uses = set(experiment.preset) | _ALWAYS
+    uses = experiment.takes()
     refuse_inapplicable(settings_given(settings, against_defaults=True), uses, f"the {name} experiment",
                         takes=", ".join("--" + n.replace("_", "-") for n in sorted(uses - {"resume"})) + ", --resume")
-    values = {k: v for k, v in experiment.preset.items() if getattr(settings, k) is None}
+    values = {k: v for k, v in experiment.defaults.items() if getattr(settings, k) is None}
     if settings.stages is not None and settings.depths is None:  # the layouts give the depths
         values["depths"] = tuple(sum(layout) for layout in settings.stages)
     if settings.dtype is None:
@@ -292,8 +281,8 @@ def resolve(name: str, settings: TrainingSettings) -> TrainingSettings:
     if resolved.dataset == "auto":
         dataset, folder = find_images(resolved.data_dir)
         resolved = dataclasses.replace(resolved, dataset=dataset, data_dir=folder)
-    if "dataset" in experiment.preset:  # a one-data-set experiment's preset values that depend on the data set
-        by_dataset = getattr(experiment, "per_dataset", {}).get(resolved.dataset, {})
+    if "dataset" in experiment.defaults:  # a one-data-set experiment's preset values that depend on the data set
+        by_dataset = experiment.per_dataset.get(resolved.dataset, {})
         resolved = dataclasses.replace(resolved, **{k: v for k, v in by_dataset.items() if getattr(settings, k) is None})
     if not experiment.rate_grid and resolved.learning_rates is not None and len(resolved.learning_rates) != 1:
         raise SettingsError("learning_rates", f"{list(resolved.learning_rates)}: the {name} experiment trains with one "
@@ -389,7 +378,6 @@ def run(experiment: str = "marion-fig8", settings: TrainingSettings | None = Non
                                                        data_dir=settings.data_dir, train_size=settings.train_size,
                                                        unit_norm=settings.input_norm == "unit")
                                     for name in spec.datasets(settings)}
-        epochs_of = getattr(spec, "epochs_of", lambda settings, configuration: settings.epochs)
         configurations = spec.configurations(settings)
         store = CheckpointStore(settings.checkpoint_dir, experiment, stamp(settings, device), settings.resume)
         records: dict[str, dict[str, Any]] = {}
@@ -400,7 +388,7 @@ def run(experiment: str = "marion-fig8", settings: TrainingSettings | None = Non
                 outer.set_postfix_str(configuration.key)
                 record = store.load(configuration)
                 if record is None:
-                    inner.reset(total=epochs_of(settings, configuration))
+                    inner.reset(total=spec.epochs_of(settings, configuration))
                     tick = time.perf_counter()
                     record = _normalise(spec.train_one(settings, configuration, data, device, inner.update))
                     store.save(configuration, record, time.perf_counter() - tick)
@@ -419,9 +407,9 @@ def listing() -> str:
     """The ``--list`` text: every experiment with its paper and claim."""
     lines = []
     for e in EXPERIMENTS.values():
-        per_dataset = getattr(e, "per_dataset", {})    # settings whose preset value depends on the data set
+        per_dataset = e.per_dataset    # settings whose preset value depends on the data set
         lines += [f"{e.name:15s} {e.title}", f"{'':15s} {e.paper}", f"{'':15s} claim: {e.claim}",
-                  f"{'':15s} preset: " + ", ".join(f"{k}={_preset_text(per_dataset, k, v)}" for k, v in e.preset.items()),
+                  f"{'':15s} preset: " + ", ".join(f"{k}={_preset_text(per_dataset, k, v)}" for k, v in e.defaults.items()),
                   ""]
     return "\n".join(lines).rstrip()
 
