@@ -173,6 +173,29 @@ def test_a_cycle_through_a_function_level_import_is_found(tmp_path, monkeypatch)
         test_the_import_graph_has_no_cycles()
 
 
+def _raw_checks() -> list[str]:
+    """Where a module writes a check as a dict literal ``{"check": …, "passed": …}`` instead of through
+    :class:`validation.core.checks.Check` (whose ``to_dict`` is the one JSON form of a check)."""
+    offences = []
+    for name, path in _modules().items():
+        if name == "validation.core.checks":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            keys = {k.value for k in getattr(node, "keys", []) if isinstance(k, ast.Constant)}
+            if isinstance(node, ast.Dict) and {"check", "passed"} <= keys:
+                offences.append(f"{name}:{node.lineno}")
+    return offences
+
+
+def test_every_check_is_built_by_the_one_check_type():
+    assert not _raw_checks(), _raw_checks()
+
+
+def test_the_check_type_rule_finds_a_raw_check(tmp_path, monkeypatch):
+    _planted(tmp_path, monkeypatch, {"weak.py": "def checks():\n    return [{'check': 'x', 'passed': True}]\n"})
+    assert _raw_checks() == ["validation.weak:2"]
+
+
 def test_threads_reach_the_run_and_its_json(tmp_path):
     """``--threads 2`` is the thread count torch runs the study with, and the one the JSON records (before 0.4
     the study's own default of 1 overrode it and the JSON said 1)."""

@@ -296,8 +296,9 @@ class FiguresResult(StudyResult):
 
     @property
     def checks(self) -> list[dict[str, Any]]:
-        """Every check: ``{"check", "passed", "detail"}``, with ``verdict`` where it has a margin (an interval
-        against a bound: :func:`validation.core.checks.bound_check`)."""
+        """Every check, as :meth:`validation.core.checks.Check.to_dict` gives it: ``{"check", "verdict", "passed",
+        "detail", "samples_needed"}`` (INCONCLUSIVE where an interval against a bound contains it:
+        :func:`validation.core.checks.bound_check`)."""
         return self.numbers["checks"]
 
     @property

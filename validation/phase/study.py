@@ -312,7 +312,7 @@ class PhaseResult(StudyResult):
 
     @property
     def checks(self) -> list[dict[str, Any]]:
-        """The checks of the run: ``{"check", "passed", "detail"}``."""
+        """The checks of the run: ``{"check", "verdict", "passed", "detail", "samples_needed"}``."""
         return self.numbers["checks"]
 
     @property

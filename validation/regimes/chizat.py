@@ -74,12 +74,14 @@ def _chizat(s: Any, device: torch.device, progress: bool) -> tuple[dict, dict]:
                          "predicted_class": predicted_class(beta, critical),
                          "median": np.median(sweep[:, j], axis=1).tolist()})
     estimate = critical_beta(betas, [e["slope"] for e in per_beta])
-    checks = [{"check": f"exact spread, α√(ML) = {e['kappa']:g}", "passed": e["verdict"] == "pass",
-               "detail": f"max |z| {e['max_abs_z']:.2f} ≤ {z_max:.2f}"} for e in per_alpha]
-    checks += [{"check": f"E h^ℓ = x (Prop. 2.1), α√(ML) = {e['kappa']:g}", "passed": e["mean_zero_min_p"] >= mean_level,
-                "detail": f"Hotelling's test of E (h^ℓ − x)/‖x‖ = 0 at every layer: smallest p {e['mean_zero_min_p']:.3g} "
-                          f"(≥ {mean_level:.2g}: Bonferroni, family-wise 1%); at ℓ = L ‖mean‖ "
-                          f"{e['mean_displacement_at_L']:.3g} (its size under E = 0: {e['mean_displacement_null_rms_at_L']:.3g})"}
+    checks = [Check.of(f"exact spread, α√(ML) = {e['kappa']:g}",
+                       e["verdict"] == "pass",
+                       f"max |z| {e['max_abs_z']:.2f} ≤ {z_max:.2f}").to_dict() for e in per_alpha]
+    checks += [Check.of(f"E h^ℓ = x (Prop. 2.1), α√(ML) = {e['kappa']:g}",
+                        e["mean_zero_min_p"] >= mean_level,
+                        f"Hotelling's test of E (h^ℓ − x)/‖x‖ = 0 at every layer: smallest p {e['mean_zero_min_p']:.3g} "
+                        f"(≥ {mean_level:.2g}: Bonferroni, family-wise 1%); at ℓ = L ‖mean‖ "
+                        f"{e['mean_displacement_at_L']:.3g} (its size under E = 0: {e['mean_displacement_null_rms_at_L']:.3g})").to_dict()
                for e in per_alpha]
     checks += hidden_sweep["checks"]
     checks += classification_checks(per_beta, ("r",), lambda e, key: e["class"])

@@ -17,6 +17,7 @@ from limits.regime_theory import (
     prop3_norm_bounds,
 )
 from validation.core import runtime
+from validation.core.checks import Check
 from validation.core.hypothesis import (
     exceedance_check, lognormal_summary,
 )
@@ -67,16 +68,21 @@ def _distribution(s: Any, device: torch.device, progress: bool) -> tuple[dict, d
         "forward_r_h": lognormal_summary(data["r_h"]),
     }
     nonfinite = sum(int((~np.isfinite(v)).sum()) for v in data.values())
-    checks = [{"check": "no overflow", "passed": nonfinite == 0, "detail": f"{nonfinite} non-finite values"}]
+    checks = [Check.of("no overflow",
+                       nonfinite == 0,
+                       f"{nonfinite} non-finite values").to_dict()]
     if paper_size:
         f = result["forward"]
-        checks.append({"check": "paper's Q1 bound", "passed": f["q1_above_bound"],
-                       "detail": f"Q1 {f['quartiles'][0]:.3f} ≥ {PAPER_FIG2['bound_q1']}"})
-        checks.append({"check": "paper's Q3 bound", "passed": f["q3_below_bound"],
-                       "detail": f"Q3 {f['quartiles'][2]:.3f} ≤ {PAPER_FIG2['bound_q3']}"})
+        checks.append(Check.of("paper's Q1 bound",
+                               f["q1_above_bound"],
+                               f"Q1 {f['quartiles'][0]:.3f} ≥ {PAPER_FIG2['bound_q1']}").to_dict())
+        checks.append(Check.of("paper's Q3 bound",
+                               f["q3_below_bound"],
+                               f"Q3 {f['quartiles'][2]:.3f} ≤ {PAPER_FIG2['bound_q3']}").to_dict())
     else:
-        checks.append({"check": "paper's quartile bounds", "passed": True,
-                       "detail": "not checked: they are stated for i.i.d. res-3, β = ½, L = 1000, d = 100"})
+        checks.append(Check.of("paper's quartile bounds",
+                               True,
+                               "not checked: they are stated for i.i.d. res-3, β = ½, L = 1000, d = 100").to_dict())
     if s.regime == "iid":
         result["quantile_bounds"] = _fig2_quantile_bounds(s, data["n_h"], Block(s.block, s.activation))
         if result["quantile_bounds"]["cells"]:

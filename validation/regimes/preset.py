@@ -82,23 +82,27 @@ def classification_checks(per_beta: list[dict], quantities: Sequence[str], measu
             continue
         for key in quantities:
             got = measured(entry, key)
-            checks.append({"check": f"class of β = {entry['beta']:g} ({key})", "passed": got == entry["predicted_class"],
-                           "detail": f"measured {got}, predicted {entry['predicted_class']}"})
+            checks.append(Check.of(f"class of β = {entry['beta']:g} ({key})",
+                                   got == entry["predicted_class"],
+                                   f"measured {got}, predicted {entry['predicted_class']}").to_dict())
     return checks
 
 
 def critical_checks(betas: Sequence[float], estimate: dict[str, float | None], critical: float, tolerance: float,
                      quantities: Sequence[str]) -> list[dict]:
     if not min(betas) < critical < max(betas) and critical not in betas:
-        return [{"check": "critical β", "passed": True, "detail": f"not checked: the β grid [{min(betas):g}, "
-                                                                  f"{max(betas):g}] does not bracket {critical:g}"}]
+        return [Check.of("critical β",
+                         True,
+                         f"not checked: the β grid [{min(betas):g}, "
+                         f"{max(betas):g}] does not bracket {critical:g}").to_dict()]
     checks = []
     for key in quantities:
         value = estimate[key] if isinstance(estimate, dict) else estimate
         ok = value is not None and abs(value - critical) <= tolerance
-        checks.append({"check": f"critical β ({key})", "passed": bool(ok),
-                       "detail": f"estimate {'none' if value is None else f'{value:.3f}'}, predicted {critical:g} "
-                                 f"± {tolerance:g}"})
+        checks.append(Check.of(f"critical β ({key})",
+                               bool(ok),
+                               f"estimate {'none' if value is None else f'{value:.3f}'}, predicted {critical:g} "
+                               f"± {tolerance:g}").to_dict())
     return checks
 
 

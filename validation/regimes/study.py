@@ -248,7 +248,8 @@ class RegimesResult(StudyResult):
 
     @property
     def checks(self) -> list[dict[str, Any]]:
-        """Every check of the run: ``{"check", "passed", "detail"}``; the verdict is PASS when all pass."""
+        """Every check of the run, as :meth:`validation.core.checks.Check.to_dict` gives it: ``{"check", "verdict",
+        "passed", "detail", "samples_needed"}``; the verdict combines them."""
         return self.numbers["checks"]
 
     @property

@@ -97,11 +97,12 @@ def _sweep(s: Any, device: torch.device, progress: bool) -> tuple[dict, dict]:
         each = [b[k] for b in bounds for k in ("r_h", "r_p")]
         passed = sum(c["passed"] for c in each)
         uncounted = sum(not c["passed"] and not c["reliable"] for c in each)
-        checks.append({"check": "Lemma 14 / Prop. 7 bounds", "passed": passed + uncounted == len(each),
-                       "detail": f"{passed}/{len(each)} within z = {z:.2f} s.e."
-                                 + (f"; {uncounted} failed but not counted: too few samples for the tail of r² "
-                                    "(N < 10 (e^{s²} − 1), s the sd of log r²), where the sample mean is unreliable"
-                                    if uncounted else "")})
+        checks.append(Check.of("Lemma 14 / Prop. 7 bounds",
+                               passed + uncounted == len(each),
+                               f"{passed}/{len(each)} within z = {z:.2f} s.e."
+                               + (f"; {uncounted} failed but not counted: too few samples for the tail of r² "
+                                  "(N < 10 (e^{s²} − 1), s the sd of log r²), where the sample mean is unreliable"
+                                  if uncounted else "")).to_dict())
     if quantile_bounds:
         checks.append(exceedance_summary("Props. 2 / 6 quantile bounds", quantile_bounds).to_dict())
     if exact_means:

@@ -235,10 +235,10 @@ class CohenScaling(Experiment):
                 entry["expected"] = SETUPS[activation]["expected"]
                 groups[f"{dataset}/{activation}"] = entry
                 decision = entry["A"]["decision"]
-                checks.append({"check": f"{dataset}, {activation}: decision on A is the paper's", "passed":
-                               decision == entry["expected"],
-                               "detail": f"{decision} (paper: {entry['expected']}); exponent of the β̂-scaled norm of "
-                                         f"increments {_ci(entry['A']['scaled_increments'], 0)}"})
+                checks.append(Check.of(f"{dataset}, {activation}: decision on A is the paper's",
+                                       decision == entry["expected"],
+                                       f"{decision} (paper: {entry['expected']}); exponent of the β̂-scaled norm of "
+                                       f"increments {_ci(entry['A']['scaled_increments'], 0)}").to_dict())
                 # Cohen et al. App. B (Figs. 9–10): the biases scale like A — β_b − β_A in one paired bootstrap (a new
                 # seed offset), and the same decision
                 bias = bias_against_A(statistics["A"], statistics["b"], entry["A"]["decision"], entry["b"]["decision"],

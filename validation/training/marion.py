@@ -189,11 +189,11 @@ class MarionFig8(Experiment):
                 fits["theory"] = INITIALISATIONS[init]["expected"][quantity]
                 fits["keeps_initial"] = bool(keeps)
                 entry[quantity] = fits
-                checks.append({"check": f"{init}: change of the exponent of {QUANTITIES[quantity]} in training",
-                               "passed": bool(keeps),
-                               "detail": (f"{number(fits['change']['slope'])} [{number(low)}, {number(high)}] within "
-                                          f"0 ± {TOLERANCE:g} (trained {number(fits['trained']['slope'])}, initial "
-                                          f"{number(fits['initial']['slope'])}, theory {fits['theory']:g})")})
+                checks.append(Check.of(f"{init}: change of the exponent of {QUANTITIES[quantity]} in training",
+                                       bool(keeps),
+                                       f"{number(fits['change']['slope'])} [{number(low)}, {number(high)}] within "
+                                       f"0 ± {TOLERANCE:g} (trained {number(fits['trained']['slope'])}, initial "
+                                       f"{number(fits['initial']['slope'])}, theory {fits['theory']:g})").to_dict())
             entry["weights_moved"] = moved = self._movement(settings, rows, entry)
             checks.append(moved.pop("check"))
             per_init[init] = entry
@@ -414,13 +414,14 @@ class MarionFig9(Experiment):
             where = f"L = {g['depth']}: " if several else ""
             identity_ok = bool(np.all(trainable[above]))
             explosion_seen = bool(np.any(~trainable[far_below])) if far_below.any() else False
-            checks += [{"check": f"{where}every cell with β ≥ max(H, 1/2) is trainable", "passed": identity_ok,
-                        "detail": f"{int(np.sum(~trainable[above]))} of {int(above.sum())} such cells below 90% of "
-                                  "the best"},
-                       {"check": f"{where}some cell with β ≤ max(H, 1/2) − 0.2 is not trainable",
-                        "passed": explosion_seen,
-                        "detail": f"{int(np.sum(~trainable[far_below]))} of {int(far_below.sum())} such cells not "
-                                  "trainable"}]
+            checks += [Check.of(f"{where}every cell with β ≥ max(H, 1/2) is trainable",
+                                identity_ok,
+                                f"{int(np.sum(~trainable[above]))} of {int(above.sum())} such cells below 90% of "
+                                "the best").to_dict(),
+                       Check.of(f"{where}some cell with β ≤ max(H, 1/2) − 0.2 is not trainable",
+                                explosion_seen,
+                                f"{int(np.sum(~trainable[far_below]))} of {int(far_below.sum())} such cells not "
+                                "trainable").to_dict()]
         if several:
             checks.append(self._depth_check(settings, grids, below, critical))
         first = grids[0]
@@ -460,10 +461,12 @@ class MarionFig9(Experiment):
                      "the explosion zone grows with L)" if rises else "; the failing region does not rise with depth")
                   + (f"; {int(np.sum(deep_trainable[below]))} of {int(below.sum())} cells below the line train at "
                      f"L = {deep['depth']}"))
-        return {"check": (f"the trainable region is shifted downwards at every depth: from L = {shallow['depth']} to "
-                          f"{deep['depth']} the failing region rises at no H, and cells below β = max(H, 1/2) still "
-                          f"train at L = {deep['depth']}"),
-                "passed": bool(not rises and shifted), "detail": detail, "rises_at": rises,
+        return {**Check.of(f"the trainable region is shifted downwards at every depth: from L = {shallow['depth']} to "
+                           f"{deep['depth']} the failing region rises at no H, and cells below β = max(H, 1/2) still "
+                           f"train at L = {deep['depth']}",
+                           bool(not rises and shifted),
+                           detail).to_dict(),
+                "rises_at": rises,
                 "below_line_accuracy": {str(L): a for L, a in below_acc.items()}}
 
     def table(self, result):

@@ -59,15 +59,15 @@ def _chizat(s: Any, device: torch.device, progress: bool) -> tuple[dict, dict]:
         per_kappa.append(entry)
         data[kappa] = {"sup": sup, "final": final}
         worst = max(tails, key=lambda e: e["p_sup_ci95"][0] / e["bound"])
-        checks.append({"check": f"κ = {kappa:g}: P(sup S ≥ a) ≤ {s.tail_constant:g}·E[S^L]/a",
-                       "passed": all(e["passed"] for e in tails),
-                       "detail": f"{sum(e['passed'] for e in tails)}/{len(tails)} thresholds; tightest a = "
-                                 f"{worst['multiple']:g}·E[S^L]: P̂ = {worst['p_sup']:.4f} [{worst['p_sup_ci95'][0]:.4f}, "
-                                 f"{worst['p_sup_ci95'][1]:.4f}] vs bound {worst['bound']:.4f}"})
-        checks.append({"check": f"κ = {kappa:g}: E[sup S] ≤ {s.doob_constant:g}·E[S^L]",
-                       "passed": bool(ratio_ci[0] <= s.doob_constant),
-                       "detail": f"E[sup S]/E[S^L] = {entry['ratio_sup_final']:.3f} [{ratio_ci[0]:.3f}, "
-                                 f"{ratio_ci[1]:.3f}]; lower end ≤ {s.doob_constant:g}"})
+        checks.append(Check.of(f"κ = {kappa:g}: P(sup S ≥ a) ≤ {s.tail_constant:g}·E[S^L]/a",
+                               all(e["passed"] for e in tails),
+                               f"{sum(e['passed'] for e in tails)}/{len(tails)} thresholds; tightest a = "
+                               f"{worst['multiple']:g}·E[S^L]: P̂ = {worst['p_sup']:.4f} [{worst['p_sup_ci95'][0]:.4f}, "
+                               f"{worst['p_sup_ci95'][1]:.4f}] vs bound {worst['bound']:.4f}").to_dict())
+        checks.append(Check.of(f"κ = {kappa:g}: E[sup S] ≤ {s.doob_constant:g}·E[S^L]",
+                               bool(ratio_ci[0] <= s.doob_constant),
+                               f"E[sup S]/E[S^L] = {entry['ratio_sup_final']:.3f} [{ratio_ci[0]:.3f}, "
+                               f"{ratio_ci[1]:.3f}]; lower end ≤ {s.doob_constant:g}").to_dict())
         # Doob's bounds cannot fail for any plausible implementation; the exact mean they rest on can
         mean_check = bounds_check(np.sqrt(final), exact, exact, family_z(len(s.kappas)))
         entry["exact_mean_check"] = mean_check

@@ -15,6 +15,7 @@ import torch
 from limits.fractional import FractionalNoise, block_moments, estimate_hurst
 from limits.seeding import generator
 from validation.core.plots import new_grid
+from validation.core.checks import Check
 from validation.core.stats import resampled_interval
 from validation.figures.figure import Figure, figure_rng
 
@@ -43,9 +44,10 @@ def _fbm(s: Any, device: torch.device, progress: bool) -> tuple[dict, dict]:
                       "per_realisation_mean": float(singles.mean()),
                       "per_realisation_5_95": [float(np.quantile(singles, 0.05)), float(np.quantile(singles, 0.95))],
                       "shown": paths.tolist() if n <= 4096 else None})
-        checks.append({"check": f"H = {h:g} recovered", "passed": bool(ok),
-                       "detail": f"Ĥ = {estimate:.4f} [{ci[0]:.4f}, {ci[1]:.4f}], |Ĥ − H| = {abs(estimate - h):.4f} "
-                                 f"(tolerance {s.hurst_tolerance:g})"})
+        checks.append(Check.of(f"H = {h:g} recovered",
+                               bool(ok),
+                               f"Ĥ = {estimate:.4f} [{ci[0]:.4f}, {ci[1]:.4f}], |Ĥ − H| = {abs(estimate - h):.4f} "
+                               f"(tolerance {s.hurst_tolerance:g})").to_dict())
     result = {"length": n, "realisations": s.realisations,
               "rule": "Ĥ = ½ slope of log E[S_m²] on log m (m = 1, 2, 4, … ≤ n/8; S_m block sums of the unit-variance "
                       f"fGn, pooled over realisations; limits.fractional.estimate_hurst); |Ĥ − H| ≤ {s.hurst_tolerance:g}",
