@@ -206,7 +206,7 @@ def test_levy_areas_count_in_the_solver_studys_memory_estimate(capsys):
     """A scheme that reads Lévy areas records m(m − 1)/2 of them per step (m = d² + d): at width 64 the run needs
     terabytes and is refused before it starts (exit 2; it used to exit 3 after failing to allocate 53.7 GB); the
     README's width-2 run is estimated above its measured 4.9 GB peak at 2000 paths (issue 46)."""
-    from validation import solvers
+    from validation.solvers import study as solvers
 
     assert solvers.main(["--model", "res1", "--schemes", "euler,milstein_levy_area", "--samples", "50",
                          "--depths", "4,8,16", "--width", "64", "--quiet"]) == 2

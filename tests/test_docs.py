@@ -143,7 +143,7 @@ def test_every_command_on_the_papers_page_parses(command_line):
 def _resolvers() -> dict:
     """Each study's settings resolver for its model / preset / figure / experiment (the studies without a positional
     choice validate every setting when the settings object is built)."""
-    from validation import solvers
+    from validation.solvers import study as solvers
     from validation.figures import study as figures
     from validation.regimes import study as regimes
     from validation.core import pair_study

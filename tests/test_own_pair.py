@@ -79,7 +79,7 @@ def test_a_pair_declares_what_it_reads_and_the_base_checks_it():
 def test_the_solver_study_runs_on_a_pair_whose_limit_does_not_say_its_noise_channels():
     """The example's limit sets no ``noise_channels``; the Stratonovich schemes need it to assemble g, and the
     solver study takes it from the path's channels (before 0.4: an internal error, exit 3)."""
-    from validation import solvers
+    from validation.solvers import study as solvers
 
     result = solvers.run(str(ROOT / EXAMPLE), samples=20, width=3, depths=(4, 8, 16), reference_steps=256, bootstrap=100,
                          schemes=("euler", "midpoint"))

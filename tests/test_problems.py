@@ -16,7 +16,8 @@ from limits import make_pair
 from limits.brownian import record_path
 from limits.problems import PROBLEMS, get_problem
 from limits.schemes import SchemeError, get_sde_scheme, sde_schemes_for
-from validation import solvers
+from validation.solvers import runs as solver_runs
+from validation.solvers import study as solvers
 
 
 def _rms(x: torch.Tensor, y: torch.Tensor) -> float:
@@ -32,7 +33,7 @@ def test_the_exact_solution_is_what_the_schemes_converge_to(name):
     x0 = problem.initial_state(300)
     exact = problem.exact(x0, path)
     limit = problem.limit_sde()
-    best = solvers._best_scheme(limit, problem.noise_type, levy_areas=True)
+    best = solver_runs._best_scheme(limit, problem.noise_type, levy_areas=True)
     scheme = get_sde_scheme(best)(limit, problem.noise_type, levy_areas=True)
     coarse, fine = (_rms(scheme.integrate(x0, path, steps, problem.t1), exact) for steps in (32, 512))
     assert fine < 1e-2 * (1 + _rms(exact, torch.zeros_like(exact)))

@@ -16,7 +16,7 @@ from limits.brownian import BrownianGrid, DyadicPath, merge_space_time_areas
 from limits.ito import ItoLimit
 from limits.pairs import run_network
 from limits.schemes import SDE_SCHEMES, SchemeError, get_sde_scheme, sde_schemes_for
-from validation import solvers
+from validation.solvers import study as solvers
 from validation.core.one_pass import sde_pass
 from validation.core.plots import overlapping_tick_labels
 from validation.core.results import validate
@@ -180,11 +180,11 @@ def test_timed_reports_the_median_of_repeats_after_a_warm_up(monkeypatch):
     machine cannot make the test flake."""
     from types import SimpleNamespace
 
-    from validation import solvers
+    from validation.solvers import runs as solver_runs
     from validation.solvers import timed
 
     now = [0.0]
-    monkeypatch.setattr(solvers, "time", SimpleNamespace(perf_counter=lambda: now[0]))
+    monkeypatch.setattr(solver_runs, "time", SimpleNamespace(perf_counter=lambda: now[0]))
     calls, durations = [], iter([0.05, 0.001, 0.03, 0.002])   # the warm-up 50 ms; then 1, 30, 2 ms
 
     def solve():

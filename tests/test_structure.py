@@ -109,7 +109,7 @@ def test_no_study_imports_another_studys_private_names():
 
 
 #: the studies that are packages (a study with helpers): their helpers are theirs alone
-STUDY_PACKAGES = ("gradients", "multilevel", "regimes", "phase", "figures", "training")
+STUDY_PACKAGES = ("gradients", "multilevel", "regimes", "phase", "figures", "training", "solvers")
 
 
 def test_no_module_outside_a_study_package_imports_its_submodules():

@@ -13,6 +13,7 @@ from .base import NOISE_TYPES, PathIncrement, SchemeError, SDEScheme
 from .drift_implicit_euler import DriftImplicitEuler
 from .euler_maruyama import EulerMaruyama
 from .milstein_levy_area import MilsteinLevyArea
+from .ode import ODE_ADAPTIVE_SCHEMES, ODE_FIXED_SCHEMES
 from .tamed_euler import TamedEuler
 from .torchsde_methods import SRK, EulerHeun, LogODEMidpoint, Midpoint, Milstein, ReversibleHeun, TorchsdeMethod
 from .truncated_milstein import TruncatedMilstein
@@ -22,7 +23,7 @@ __all__ = [
     "EulerHeun", "ReversibleHeun", "LogODEMidpoint", "Milstein", "SRK", "MilsteinLevyArea", "TruncatedMilstein", "TamedEuler",
     "DriftImplicitEuler",
     "SDE_SCHEMES", "sde_schemes_for",
-    "get_sde_scheme",
+    "get_sde_scheme", "ODE_FIXED_SCHEMES", "ODE_ADAPTIVE_SCHEMES",
 ]
 
 SDE_SCHEMES: Mapping[str, type[SDEScheme]] = MappingProxyType({

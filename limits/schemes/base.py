@@ -81,6 +81,12 @@ class SDEScheme(abc.ABC):
     needs_levy_area: ClassVar[bool] = False
     levy_area_orders: ClassVar[Mapping[str, float | None]] = {}
     needs_diffusion_matrix: ClassVar[bool] = False
+    #: a comparison runs it only when named (schemes for another question: superlinear drifts, the multilevel
+    #: estimator's fine solver); a comparison on a pair also leaves a scheme that ``needs_levy_area`` to be named
+    #: (the path's m² area entries per step and sample, m = d² for res-1)
+    on_request: ClassVar[bool] = False
+    #: too costly to run by default on general noise (a comparison runs it there only when named)
+    costly_on_general_noise: ClassVar[bool] = False
 
     def __init__(self, limit: ItoLimit, noise_type: str = "general", *, levy_areas: bool = False) -> None:
         if noise_type not in NOISE_TYPES:

@@ -112,6 +112,8 @@ class DriftImplicitEuler(SDEScheme):
     description = "drift-implicit Euler (Ito): H_{k+1} = H_k + f(t_{k+1}, H_{k+1}) dt + g dB, Newton per step"
     sde_type = "ito"
     strong_orders = {"general": 0.5}
+    #: run only when named: the blow-up question (docs/results/blowup.md), not the order comparison
+    on_request = True
     #: the least per step (the residual at X⁰ and at one Newton iterate); :attr:`log` counts the real number
     drift_evaluations = 2
     diffusion_evaluations = 1

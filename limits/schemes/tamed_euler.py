@@ -38,6 +38,8 @@ class TamedEuler(SDEScheme):
     description = "tamed Euler (Ito; Hutzenthaler-Jentzen-Kloeden 2012): H + f dt/(1 + dt |f|) + g dB"
     sde_type = "ito"
     strong_orders = {"general": 0.5}
+    #: run only when named: the blow-up question (docs/results/blowup.md), not the order comparison
+    on_request = True
 
     def step(self, t: float, dt: float, h: torch.Tensor, increment: PathIncrement, state: Any
              ) -> tuple[torch.Tensor, Any]:

@@ -33,6 +33,8 @@ class TruncatedMilstein(SDEScheme):
     description = "Milstein (Ito) without Levy areas, any noise (order 1 on commutative noise, 1/2 otherwise)"
     sde_type = "ito"
     strong_orders = {"general": 0.5, "commutative": 1.0, "additive": 1.0}
+    #: run only when named: the antithetic multilevel estimator's fine solver; on its own, Milstein's order-1 row is already shown on commutative noise
+    on_request = True
     drift_evaluations = 1
     #: g itself and its derivative (as for Milstein with areas)
     diffusion_evaluations = 2
