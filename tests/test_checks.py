@@ -12,7 +12,7 @@ import pytest
 from validation.core.checks import (
     EXIT_STATUS, FAIL, INCONCLUSIVE, PASS, Check, combine, interval_check, rate_check, samples_to_settle,
 )
-from validation.core.stats import fit_rate
+from validation.core.rate_fit import fit_rate
 
 
 @pytest.mark.parametrize("interval, expected", [
@@ -126,7 +126,7 @@ def test_the_window_advice_names_a_fit_that_keeps_three_depths():
 
 
 def _narrowing(kind: str, seed: int) -> float | None:
-    from validation.core.stats import interval_narrowing
+    from validation.core.rate_fit import interval_narrowing
 
     depths = np.array([8, 16, 32, 64, 128])
     rng = np.random.default_rng(seed)

@@ -15,7 +15,7 @@ from limits.brownian import BrownianGrid
 from limits import ModelConfig, PairError, get_pair, ito_correction, run_network
 from limits.cohen import CohenODE, CohenSDE, CohenSDENaive, ode_rate, third_derivative_at_zero
 from validation.core.one_pass import study_errors
-from validation.core.stats import fit_rate, verdict
+from validation.core.rate_fit import fit_rate, verdict
 
 
 def _sde(cls=CohenSDE, samples=4, width=3, **kw):
@@ -261,7 +261,7 @@ def test_time_varying_fluctuation_scale_is_an_ito_process_the_limit_must_follow(
     diffusion carries λ(t) and its Itô drift λ(t)²; the network converges to it at rate ½, and NOT to the limit that
     forgets the profile (a planted wrong limit)."""
     from validation.core.one_pass import study_errors
-    from validation.core.stats import fit_rate
+    from validation.core.rate_fit import fit_rate
 
     pair = _sde(samples=300, width=3, options={"s_profile": "linear:0.5:1.5"})
     flat = _sde(samples=300, width=3)

@@ -9,7 +9,7 @@ import torch
 
 from limits import make_pair
 from validation.gradients.tangents import gradient_errors
-from validation.core.stats import fit_rate
+from validation.core.rate_fit import fit_rate
 
 
 def test_the_linear_limit_gradient_is_exact():

@@ -14,7 +14,7 @@ from limits.activations import get_activation
 from limits import ModelConfig, PairError, get_pair
 from limits.peluchetti_favaro import PFBlock, PFPair, covariance_matrix, parse_covariance, simulate_gram
 from validation.core.one_pass import study_errors
-from validation.core.stats import fit_rate, verdict
+from validation.core.rate_fit import fit_rate, verdict
 
 STRUCTURED = {"cov_out": "diag:0.5:2", "cov_in": "ar1:0.5", "cov_b": "equi:0.3"}
 

@@ -13,9 +13,9 @@ import pytest
 from scipy.optimize import least_squares
 
 from validation import convergence
-from validation.core.stats import (
-    CORRECTED, MAX_CORRECTION, POWER_LAW, RATE_MOVE_FRACTION, RateFit, contains_theory, corrected_fit, distance_line,
-    fit_rate, lack_of_fit, local_slopes, shallow_move, slope, theory_distance, verdict,
+from validation.core.stats import local_slopes, slope
+from validation.core.rate_fit import (
+    CORRECTED, MAX_CORRECTION, POWER_LAW, RATE_MOVE_FRACTION, RateFit, contains_theory, corrected_fit, distance_line, fit_rate, lack_of_fit, shallow_move, theory_distance, verdict,
 )
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -6,7 +6,7 @@ import pytest
 
 from limits import ModelConfig, get_pair
 from validation.core.one_pass import ode_errors, sde_errors
-from validation.core.stats import fit_rate, verdict
+from validation.core.rate_fit import fit_rate, verdict
 
 
 def test_res1_rate_is_one_half():
@@ -64,7 +64,7 @@ def test_fit_recovers_an_exact_power_law_and_its_interval():
 
 
 def test_verdict_is_an_equivalence_test():
-    from validation.core.stats import RateFit
+    from validation.core.rate_fit import RateFit
 
     def fit(low, high):
         return RateFit((low + high) / 2, (low, high), 0.95, np.ones(3), np.ones(3, bool), np.zeros(2), "x",

@@ -11,7 +11,7 @@ from torchdiffeq import odeint
 
 from limits import ModelConfig, PairError, get_pair, make_pair, pair_names, run_network
 from validation.core.one_pass import ode_errors
-from validation.core.stats import fit_rate, verdict
+from validation.core.rate_fit import fit_rate, verdict
 
 MODELS = ["res2-midpoint", "res2-rk4"]
 SPAN = torch.tensor([0.0, 1.0], dtype=torch.float64)

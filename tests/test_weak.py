@@ -12,7 +12,7 @@ import torchsde
 from limits.brownian import BrownianGrid
 from limits.pairs import ModelConfig, run_network
 from limits.peluchetti_favaro import PFPair
-from validation.core.stats import fit_rate
+from validation.core.rate_fit import fit_rate
 from validation.weak import coupled_outputs, energy_test, main
 
 

@@ -35,7 +35,8 @@ from validation.core.pair_study import build_pair, estimate_mb, estimate_seconds
 from validation.core.plots import Curve, draw_error_curves, new_axes
 from validation.core.results import StudyResult
 from validation.core.settings import make_settings, parse_name_value, parse_power_of_two_list, setting
-from validation.core.stats import depth_intervals, distance_line, theory_distance, verdict_rule
+from validation.core.stats import depth_intervals
+from validation.core.rate_fit import distance_line, theory_distance, verdict_rule
 
 __all__ = ["AblationSettings", "AblationResult", "run", "main"]
 

@@ -58,9 +58,9 @@ from validation.core.pair_study import FIT_MODELS, KIND_DEFAULTS, SampleBlock, b
 from validation.core.plots import Curve, draw_error_curves, new_axes
 from validation.core.results import RunInfo, StudyResult, rows_from_columns, utc_now
 from validation.core.settings import SettingsError, check_choice, make_settings, setting
-from validation.core.stats import (
-    METRIC_HELP, RateFit, contains_theory, depth_intervals, distance_line, fit_rate, measured_rate_check, theory_distance,
-    verdict_rule,
+from validation.core.stats import METRIC_HELP, depth_intervals
+from validation.core.rate_fit import (
+    RateFit, contains_theory, distance_line, fit_rate, measured_rate_check, theory_distance, verdict_rule,
 )
 
 __all__ = ["ConvergenceSettings", "ConvergenceResult", "run", "main"]
@@ -130,7 +130,7 @@ class ConvergenceResult(StudyResult):
     @functools.cached_property
     def check(self) -> Check:
         """The verdict's check: the equivalence test of the verdict metric's rate interval against
-        :func:`~validation.core.stats.verdict_rule` (:func:`validation.core.stats.measured_rate_check`: an INCONCLUSIVE
+        :func:`~validation.core.rate_fit.verdict_rule` (:func:`validation.core.rate_fit.measured_rate_check`: an INCONCLUSIVE
         says how many samples would settle it); FAIL on NaN/inf errors."""
         s = self.settings
         name = f"rate [{s.metric}] of {self.model.get('name', self.model_spec)}"

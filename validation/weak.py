@@ -62,7 +62,8 @@ from validation.core.settings import (
     make_settings, parse_float_list, parse_power_of_two_list, resolve_device, setting,
 )
 from validation.core.observables import TEST_FUNCTIONS
-from validation.core.stats import RateFit, depth_intervals, fit_rate
+from validation.core.stats import depth_intervals
+from validation.core.rate_fit import RateFit, fit_rate
 from validation.core.workers import check_workers, default_workers, run_tasks
 
 __all__ = ["WeakSettings", "WeakResult", "run", "main", "energy_test", "coupled_outputs", "weak_batch", "WeakTask",

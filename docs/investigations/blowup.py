@@ -15,7 +15,7 @@ Three measurements, each on seeded Brownian paths shared by every scheme and ste
    inputs and trends (RK4, 2^kmax steps), and the trend-free Riccati blow-up times.
 3. **The rate with a reference that does not explode** (part ``rate``). cohen-sde at s_A = s_b = 1,
    ā = b̄ = 1, the study's defaults otherwise (1000 paths, depths 8…512, the engine's path): the network and
-   the limit at 8192 steps by each scheme on the same path; the RMS rate by ``validation.core.stats.fit_rate``
+   the limit at 8192 steps by each scheme on the same path; the RMS rate by ``validation.core.rate_fit.fit_rate``
    (fit from L = 32).
 
 Runs of separate cases, schemes or k lists on the same paths (same seed, samples, kmax and budget) combine
@@ -381,7 +381,7 @@ def riccati_check(case: str, samples: int, fine: int, seed: int, device: str) ->
 # ----------------------------------------------------------------------------------------------- study 3
 def rate_study(samples: int, depths: list[int], reference_steps: int, seed: int, device: str,
                resamples: int) -> dict[str, Any]:
-    from validation.core.stats import fit_rate
+    from validation.core.rate_fit import fit_rate
 
     pair = build_pair("cohen-sde", samples, seed, device)
     # the block length of validation.core.one_pass.sde_pass: on the same device, the same path as the convergence study

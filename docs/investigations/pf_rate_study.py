@@ -4,7 +4,7 @@ import numpy as np, torch
 torch.set_num_threads(1)
 from limits import ModelConfig, get_pair
 from validation.core.one_pass import study_errors
-from validation.core.stats import fit_rate
+from validation.core.rate_fit import fit_rate
 
 p = argparse.ArgumentParser()
 p.add_argument("--phi", default="swish"); p.add_argument("--sw", type=float, default=1.0)

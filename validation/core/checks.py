@@ -25,7 +25,7 @@ normal quantile):
 A check reports as ``samples_needed`` the larger of the two when both foresee a PASS, else the count to PASS.
 They are estimates for planning, not promises: the estimate moves with the samples. Both assume the half-width
 shrinks as N^-1/2; where the per-sample errors are heavy-tailed it shrinks slower, and a study that has the
-per-sample values measures the exponent γ on parts of its samples (:func:`validation.core.stats.interval_narrowing`)
+per-sample values measures the exponent γ on parts of its samples (:func:`validation.core.rate_fit.interval_narrowing`)
 and uses N' = N · ratio^(1/γ) instead of ratio² (and N / k^(1/γ)) — the detail says which.
 
 A rate fitted through fewer than :data:`MIN_FIT_DEPTHS` depths (after the reference floor and the window
@@ -152,7 +152,7 @@ class Settling(NamedTuple):
 def samples_to_settle(estimate: float, interval: tuple[float, float], margin: tuple[float, float],
                       samples: int, confidence: float = 0.95, narrowing: float = 0.5) -> Settling:
     """The sample counts of the module docstring (a :class:`Settling`). ``narrowing`` is γ of the half-width's
-    N^-γ: 1/2 for light-tailed errors, measured by :func:`validation.core.stats.interval_narrowing` where it is
+    N^-γ: 1/2 for light-tailed errors, measured by :func:`validation.core.rate_fit.interval_narrowing` where it is
     smaller; below :data:`MIN_NARROWING` the interval is taken not to narrow (no counts)."""
     none = Settling(None, None, None)
     low, high = margin
@@ -230,7 +230,7 @@ def interval_check(name: str, estimate: float, interval: tuple[float, float], ma
 
 def rate_check(name: str, fit: Any, margin: tuple[float, float], samples: int, *, what: str = "the interval",
                narrowing: float | None = None) -> Check:
-    """The verdict of a rate fit (:class:`validation.core.stats.RateFit`) against ``margin`` (``narrowing``: as for
+    """The verdict of a rate fit (:class:`validation.core.rate_fit.RateFit`) against ``margin`` (``narrowing``: as for
     :func:`interval_check`): FAIL on non-finite or zero errors; otherwise :func:`interval_check` of its interval, except that a rate fitted on fewer than
     :data:`MIN_FIT_DEPTHS` depths cannot PASS (INCONCLUSIVE, saying which depths to add) — it can still FAIL,
     when even its interval lies wholly outside the margin (an exploding error, say). An *unsettled* fit (the window

@@ -9,7 +9,7 @@ layout for all studies, checked against the JSON Schema shipped in ``validation/
 * ``schema_version`` — 2 (since 0.4: a verdict may be ``INCONCLUSIVE``);
 * ``settings`` — every setting of the run, resolved (``run(model, **settings)`` repeats it);
 * ``result`` — the study's numbers, always with ``verdict`` (``PASS``, ``FAIL`` or ``INCONCLUSIVE``); every rate fit has
-  one form (:meth:`validation.core.stats.RateFit.to_dict`);
+  one form (:meth:`validation.core.rate_fit.RateFit.to_dict`);
 * ``run`` — provenance (:class:`RunInfo`): seed, dtype of each part, device, threads, the command as typed
   (``null`` from the Python API), wall time, the package version and git commit, library versions.
 

@@ -59,7 +59,7 @@ from validation.core.plots import Curve, draw_error_curves, new_grid
 from validation.core.results import RunInfo, StudyResult, rows_from_columns, utc_now
 from validation.core.settings import (SettingsError, check_choice, check_int, make_settings, optional_torch_dtype,
                                  parse_float_list, resolve_device, setting, torch_dtype)
-from validation.core.stats import RateFit, fit_rate, measured_rate_check, verdict_rule
+from validation.core.rate_fit import RateFit, fit_rate, measured_rate_check, verdict_rule
 
 __all__ = ["GradientSettings", "GradientResult", "MethodErrors", "SDE_METHODS", "ODE_METHODS", "run", "main"]
 

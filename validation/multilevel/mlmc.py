@@ -35,7 +35,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from validation.core.stats import corrected_fit, slope as stats_slope
+from validation.core.stats import slope as stats_slope
+from validation.core.rate_fit import corrected_fit
 
 __all__ = ["LevelBatch", "LevelSampler", "LevelSamples", "LevelRate", "MLMCEstimate", "complexity_samples",
            "telescoping_gaps",

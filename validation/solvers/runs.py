@@ -24,7 +24,7 @@ from validation.core.one_pass import FLOOR_FACTORS, sde_pass
 from validation.core.settings import (
     SettingsError,
 )
-from validation.core.stats import RateFit, fit_rate, measured_rate_check, verdict_rule
+from validation.core.rate_fit import RateFit, fit_rate, measured_rate_check, verdict_rule
 from validation.solvers.settings import SolversSettings
 
 
@@ -69,7 +69,7 @@ class SchemeRun:
 
     def check(self, tolerance: float, *, resamples: int = 2000, seed: int = 0) -> Check | None:
         """The equivalence test of the rate against the theory order ± ``tolerance``
-        (:func:`validation.core.stats.measured_rate_check`, with the bootstrap's ``resamples`` and ``seed``); None when
+        (:func:`validation.core.rate_fit.measured_rate_check`, with the bootstrap's ``resamples`` and ``seed``); None when
         there is none to check. A scheme exact to rounding against an exact solution satisfies any order: PASS."""
         if self.exact_to_rounding and self.theory_order is not None:
             worst = float(np.max(self.errors))
@@ -244,7 +244,7 @@ def _squared(h: torch.Tensor, reference: torch.Tensor) -> np.ndarray:
 
 def _fit(depths: Sequence[int], squared: np.ndarray, floor: float, settings: SolversSettings, kind: str,
          next_order: float | None) -> RateFit:
-    """The convergence study's rate fit (:func:`validation.core.stats.fit_rate`, docs/theory.md §6): the corrected
+    """The convergence study's rate fit (:func:`validation.core.rate_fit.fit_rate`, docs/theory.md §6): the corrected
     model of order ``next_order`` (None: a straight line, ``--fit-model power-law``) on the depths ≥ ``fit_from``
     whose RMS error is at least SCHEME_FLOOR_FACTORS[kind] × the reference floor — never through the floor; no rate
     (FAIL) when fewer than two such depths are left."""

@@ -37,6 +37,7 @@ import numpy as np
 
 from ..core.checks import INCONCLUSIVE, Check, check_line, combine, interval_check
 from ..core.settings import SettingsError
+from ..core.stats import slope_fit
 from .experiment import Experiment, depth_axis, grid_learning_rates, number
 from .networks import Res1Net, weight_regime
 from .sweep import Configuration
@@ -90,35 +91,30 @@ def _optimal_log_rates(log_loss: np.ndarray, log_rates: np.ndarray) -> tuple[np.
     return np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
 
 
-def _slope(log_depths: np.ndarray, values: np.ndarray) -> float:
-    if not np.all(np.isfinite(values)):
-        return math.nan
-    return float(np.polyfit(log_depths, values, 1)[0])
-
-
 def transfer_fit(depths: list[int], learning_rates: list[float], losses: np.ndarray, *, confidence: float,
                  resamples: int, seed: int) -> dict[str, Any]:
-    """η*(L) and its exponent γ with bootstrap intervals (module docstring) from final losses (D, G, R)."""
+    """η*(L) and its exponent γ with bootstrap intervals (module docstring) from final losses (D, G, R): the package's
+    slope fit (:func:`validation.core.stats.slope_fit`), independent across depths and, within a depth, across the
+    (L, η) cells (``cells``: replicates at different rates are different networks)."""
     log_rates = np.log(np.asarray(learning_rates, dtype=float))
     log_depths = np.log(np.asarray(depths, dtype=float))
     with np.errstate(divide="ignore", invalid="ignore"):
         log_loss = np.where(np.isfinite(losses) & (losses > 0), np.log(np.maximum(losses, 1e-300)), np.inf)
     optimum, edge = _optimal_log_rates(log_loss, log_rates)
-    gamma = _slope(log_depths, optimum)
-    rng = np.random.default_rng(seed)
-    D, G, R = losses.shape
-    draws = np.empty((resamples, D))
-    for b in range(resamples):
-        index = rng.integers(0, R, size=(D, G, R))
-        draws[b] = _optimal_log_rates(np.take_along_axis(log_loss, index, axis=2), log_rates)[0]
-    slopes = np.array([_slope(log_depths, row) for row in draws])
-    tail = 100 * (1 - confidence) / 2
-    finite = slopes[np.isfinite(slopes)]
-    interval = (tuple(float(v) for v in np.percentile(finite, [tail, 100 - tail])) if len(finite) >= resamples // 2
-                else (math.nan, math.nan))
-    rate_intervals = np.exp(np.nanpercentile(draws, [tail, 100 - tail], axis=0)).T
-    return {"optimal_rate": np.exp(optimum).tolist(), "optimal_rate_ci": rate_intervals.tolist(),
-            "at_edge": edge.tolist(), "exponent": gamma, "exponent_ci": list(interval),
+
+    def optimal(rows: np.ndarray) -> Any:
+        """log η* of replicate rows (…, R, G): the vertex of the mean log loss over the rates."""
+        with np.errstate(invalid="ignore"):
+            means = rows.mean(axis=-2)
+        if means.ndim == 1:
+            return optimal_log_rate(log_rates, means)[0]
+        return np.array([optimal_log_rate(log_rates, row)[0] for row in means])
+
+    fit = slope_fit(log_depths, [log_loss[i].T for i in range(len(depths))], optimal, resamples=resamples,
+                    confidence=confidence, rng=np.random.default_rng(seed), cells=True)
+    interval = (fit.low, fit.high) if fit.finite >= 0.5 else (math.nan, math.nan)
+    return {"optimal_rate": np.exp(optimum).tolist(), "optimal_rate_ci": np.exp(np.array(fit.intervals)).tolist(),
+            "at_edge": edge.tolist(), "exponent": fit.slope, "exponent_ci": list(interval),
             "mean_loss": np.exp(np.where(np.isfinite(log_loss), log_loss, np.nan).mean(axis=2)).tolist()}
 
 
