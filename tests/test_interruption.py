@@ -35,9 +35,16 @@ def _start(argv: list[str], **options) -> subprocess.Popen:
 
 
 def _cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process (Linux /proc), in seconds."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU time of a process and of its live child processes (Linux /proc), in seconds. The children
+    count: a run shares its blocks with worker processes, whose time the parent's own counters show only once they
+    are reaped, at the end — a threshold on the parent alone was reached only when the run was all but done, and a
+    signal sent then could arrive after the outputs were written (exit 0: a flaky failure under load)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except FileNotFoundError:  # it ended meanwhile
+        return 0.0
+    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return own + sum(_cpu_seconds(child) for child in _children(pid))
 
 
 @functools.lru_cache(maxsize=None)
@@ -119,9 +126,18 @@ def test_a_full_disk_fails_the_run_without_truncating_anything(tmp_path):
 
 
 def _children(pid: int) -> list[int]:
+    """The live child processes of ``pid`` (Linux /proc), over all its threads; a thread or process that ends while
+    they are read is skipped (reading its ``children`` raced with its exit: a flaky FileNotFoundError under load)."""
     found = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        found += [int(c) for c in (task / "children").read_text().split()]
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except FileNotFoundError:
+        return found
+    for task in tasks:
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except FileNotFoundError:
+            continue
     return found
 
 

@@ -9,14 +9,17 @@ second). This module covers the two ends:
 
 * :func:`guard_start_up`, called by ``validation/__init__.py`` when the package is imported by ``python -m`` (the
   first thing such a process imports of ours): a signal ends the process with ``interrupted: no output was
-  written`` (status 130) or ``terminated: …`` (143), by raising ``SystemExit`` — the imports unwind, nothing has
-  been opened for writing;
+  written`` (status 130) or ``terminated: …`` (143) at once (``os._exit``: nothing has been opened for writing, and
+  an exception raised in the handler could surface inside one of torch's C++ import hooks — pybind11 turns it into
+  a C++ exception and the process aborts with ``terminate called …``, seen once in four runs of
+  ``tests/test_interruption.py`` under load);
 * :func:`after_the_run`, called once the run's outputs are written: the two signals are ignored for the
   teardown, which then ends with the run's own status.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from types import FrameType
@@ -29,8 +32,8 @@ EXIT_BY_SIGNAL: dict[int, tuple[str, int]] = {signal.SIGINT: ("interrupted", 130
 
 def _before_the_run(signum: int, frame: FrameType | None) -> None:  # noqa: ARG001
     word, code = EXIT_BY_SIGNAL[signum]
-    print(f"{word}: no output was written", file=sys.stderr)
-    raise SystemExit(code)
+    print(f"{word}: no output was written", file=sys.stderr, flush=True)
+    os._exit(code)
 
 
 def _set(handler: object) -> None:

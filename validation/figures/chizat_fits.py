@@ -1,17 +1,19 @@
-"""The checks the Chizat figures share: the exponent of a mean in a log-spaced variable (a paired bootstrap over
-networks, through the package's one slope fit) and the rule that an exponent from fewer than three κ is a slope,
-not a fit."""
+"""What the Chizat figures share: their base class (σ_u defaults to 1/√d), the exponent of a mean in a log-spaced
+variable (a paired bootstrap over networks, through the package's one slope fit) and the rule that an exponent from
+fewer than three κ is a slope, not a fit."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from validation.core.checks import Check
 from validation.core.stats import slope_fit
+from validation.figures.figure import Figure
 
-__all__ = ["FAMILY_LEVEL", "exponent_fit_of_mean", "too_few_kappas"]
+__all__ = ["ChizatFigure", "FAMILY_LEVEL", "exponent_fit_of_mean", "too_few_kappas"]
 
 #: the family-wise level of the closed-form checks (two-sided z, Bonferroni over the κ values)
 FAMILY_LEVEL = 0.01
@@ -34,3 +36,11 @@ def too_few_kappas(check: Check, kappas: Any) -> Check:
         return check
     return Check(check.name, "INCONCLUSIVE", "an exponent from fewer than 3 values of κ is a slope, not a fit: give "
                                              "at least three --kappas")
+
+
+class ChizatFigure(Figure):
+    """A figure of the lecture's ResNet with ReLU 2LP blocks (:mod:`limits.chizat`): σ_u is 1/√d unless given."""
+
+    def check_values(self, values: dict[str, Any]) -> None:
+        if values.get("sigma_u") is None:
+            values["sigma_u"] = 1.0 / math.sqrt(values["width"])

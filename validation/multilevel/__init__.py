@@ -5,8 +5,8 @@ The study is :mod:`validation.multilevel.study`; this is its public surface.
 """
 
 from .study import (
-    COMMAND, MultilevelSettings, MultilevelResult, SchemeLevels, run, main, TEST_FUNCTIONS, SOLVERS, level_sampler,
+    COMMAND, MultilevelSettings, MultilevelResult, SchemeLevels, run, main, TEST_FUNCTIONS, LEVEL_SCHEMES, SOLVERS, level_sampler,
 )
 
 __all__ = ["COMMAND", "MultilevelSettings", "MultilevelResult", "SchemeLevels", "run", "main", "TEST_FUNCTIONS",
-           "SOLVERS", "level_sampler"]
+           "LEVEL_SCHEMES", "SOLVERS", "level_sampler"]

@@ -74,16 +74,18 @@ from validation.core.settings import (
 )
 from validation.core.observables import TEST_FUNCTIONS
 
-__all__ = ["MultilevelSettings", "MultilevelResult", "SchemeLevels", "run", "main", "TEST_FUNCTIONS", "SOLVERS",
+__all__ = ["MultilevelSettings", "MultilevelResult", "SchemeLevels", "run", "main", "TEST_FUNCTIONS", "LEVEL_SCHEMES", "SOLVERS",
            "level_sampler"]
 
 #: Giles & Szpruch's antithetic estimator (docs/theory.md §8): truncated Milstein, the fine solve averaged with its
 #: increment-swapped twin, no Lévy areas
 ANTITHETIC = "antithetic_milstein"
-#: the solvers a level can use: the pair's network, a scheme of limits.schemes with a step rule (torchsde's methods
-#: run whole solves and are left out), or the antithetic estimator
-SOLVERS: tuple[str, ...] = ("network", *(name for name, cls in SDE_SCHEMES.items()
-                                        if cls.integrate is SDEScheme.integrate), ANTITHETIC)
+#: the schemes a level can run (``--schemes``; each is a "solver" of the result): the pair's network, a scheme of
+#: limits.schemes with a step rule (torchsde's methods run whole solves and are left out), or the antithetic estimator
+LEVEL_SCHEMES: tuple[str, ...] = ("network", *(name for name, cls in SDE_SCHEMES.items()
+                                              if cls.integrate is SDEScheme.integrate), ANTITHETIC)
+#: the name of :data:`LEVEL_SCHEMES` before it was renamed (it said "solvers", the name of another study)
+SOLVERS = LEVEL_SCHEMES
 
 #: samples per sampler call, at most: memory is this × L × the path's numbers per step, capped by PATH_BUDGET
 MAX_BATCH = 1 << 16
@@ -111,7 +113,7 @@ class MultilevelSettings(PairSettings):
     samples: int | None = setting(None, "level samples per level of the complexity test", parse=int,
                                   default_text=f"{DEFAULT_SAMPLES}")
     schemes: tuple[str, ...] = setting(("network", "milstein_levy_area"), "solvers of the levels, comma-separated: "
-                                       + ", ".join(SOLVERS), parse=parse_name_list)
+                                       + ", ".join(LEVEL_SCHEMES), parse=parse_name_list)
     function: str = setting("cos", "the test function φ: " + "; ".join(f"{k}: {v[1]}" for k, v in
                                                                       TEST_FUNCTIONS.items()),
                             choices=tuple(TEST_FUNCTIONS))
@@ -139,8 +141,8 @@ class MultilevelSettings(PairSettings):
         super().check()
         names = tuple(self.schemes) if not isinstance(self.schemes, str) else parse_name_list(self.schemes)
         for name in names:
-            if name not in SOLVERS:
-                raise SettingsError("schemes", f"unknown solver {name!r} (allowed: {', '.join(SOLVERS)})")
+            if name not in LEVEL_SCHEMES:
+                raise SettingsError("schemes", f"unknown solver {name!r} (allowed: {', '.join(LEVEL_SCHEMES)})")
         if len(set(names)) != len(names):
             raise SettingsError("schemes", f"{', '.join(names)} names a solver twice")
         self._set("schemes", names)
@@ -168,7 +170,7 @@ MIN_TEST_LEVELS = 4
 # ------------------------------------------------------------------------------------------------ the levels
 def level_sampler(pair: SDEPair, solver: str, function: str, depth0: int, seed: int, phase: str,
                   noise_dtype: torch.dtype | None = None) -> Callable[[int, int, int], LevelBatch]:
-    """The level sampler of ``solver`` (:data:`SOLVERS`) on ``pair``: ``sampler(level, samples, batch)`` draws
+    """The level sampler of ``solver`` (:data:`LEVEL_SCHEMES`) on ``pair``: ``sampler(level, samples, batch)`` draws
     ``samples`` inputs and Brownian paths from the streams (seed, "multilevel", phase, level, batch) — the pair's own
     input law (its ``initial_state``) and :func:`limits.brownian.record_path` at L = depth0 · 2^level steps, with Lévy
     areas when the solver reads them — and returns φ at depth L and at L/2 on those paths. Every solver given the

@@ -34,8 +34,7 @@ from limits.chizat import chizat_backward_spread, chizat_constant, chizat_expect
 from validation.core.checks import Check, interval_check
 from validation.core.plots import new_grid
 from validation.core.stats import slope
-from validation.figures.chizat_fits import FAMILY_LEVEL, exponent_fit_of_mean, too_few_kappas
-from validation.figures.figure import Figure
+from validation.figures.chizat_fits import ChizatFigure, FAMILY_LEVEL, exponent_fit_of_mean, too_few_kappas
 
 
 def backward_pass(s: Any, device: torch.device, progress: bool) -> tuple[dict[str, Any], dict[Any, Any]]:
@@ -155,7 +154,7 @@ def plot_chizat_backward(numbers: dict[str, Any], data: dict[Any, Any], ax: Any 
     return fig
 
 
-class ChizatBackward(Figure):
+class ChizatBackward(ChizatFigure):
     """The ``chizat-backward`` figure (module docstring)."""
 
     name = "chizat-backward"
@@ -182,10 +181,6 @@ class ChizatBackward(Figure):
         networks=60,
         resamples=50,
     )
-
-    def check_values(self, values: dict[str, Any]) -> None:
-        if values.get("sigma_u") is None:
-            values["sigma_u"] = 1.0 / math.sqrt(values["width"])
 
     def estimate_mb(self, s: Any) -> float:
         """A chunk's states and gradients, and two spreads (κ, L + 1, n) in float64."""

@@ -17,9 +17,8 @@ from tqdm.auto import tqdm
 from limits.feature_speed import feature_angles
 from validation.core.checks import Check, bound_check, interval_check
 from validation.core.plots import new_grid
-from validation.figures.chizat_fits import exponent_fit_of_mean
+from validation.figures.chizat_fits import ChizatFigure, exponent_fit_of_mean
 from validation.core.settings import SettingsError
-from validation.figures.figure import Figure
 
 
 #: the exponents of cos θ at the last layer in L, stated by Chizat & Netrapalli (2024): Θ(1/√ℓ) for the ReLU MLP,
@@ -181,7 +180,7 @@ def plot_feature_speed(numbers: dict[str, Any], data: dict[Any, Any], ax: Any = 
     return fig
 
 
-class ChizatFeatureSpeed(Figure):
+class ChizatFeatureSpeed(ChizatFigure):
     """The ``chizat-feature-speed`` figure (module docstring)."""
 
     name = "chizat-feature-speed"
@@ -212,8 +211,7 @@ class ChizatFeatureSpeed(Figure):
     )
 
     def check_values(self, values: dict[str, Any]) -> None:
-        if values.get("sigma_u") is None:
-            values["sigma_u"] = 1.0 / math.sqrt(values["width"])
+        super().check_values(values)
         if len(values["depths"]) < 3:
             raise SettingsError("depths", f"{list(values['depths'])}: chizat-feature-speed fits exponents, give at least "
                                           "three depths")

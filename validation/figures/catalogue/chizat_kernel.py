@@ -15,8 +15,7 @@ import torch
 from limits.chizat import chizat_kernel_errors
 from validation.core.checks import bound_check
 from validation.core.plots import new_grid
-from validation.figures.chizat_fits import exponent_fit_of_mean, too_few_kappas
-from validation.figures.figure import Figure
+from validation.figures.chizat_fits import ChizatFigure, exponent_fit_of_mean, too_few_kappas
 
 
 #: the exponents in MLα² stated before measuring (docs/theory.md, "Chizat §3.2–3.3"): an error made of the forward
@@ -108,7 +107,7 @@ def plot_chizat_kernel(numbers: dict[str, Any], data: dict[Any, Any], ax: Any = 
     return fig
 
 
-class ChizatKernel(Figure):
+class ChizatKernel(ChizatFigure):
     """The ``chizat-kernel`` figure (module docstring)."""
 
     name = "chizat-kernel"
@@ -136,10 +135,6 @@ class ChizatKernel(Figure):
         inputs=2,
         resamples=50,
     )
-
-    def check_values(self, values: dict[str, Any]) -> None:
-        if values.get("sigma_u") is None:
-            values["sigma_u"] = 1.0 / math.sqrt(values["width"])
 
     def estimate_mb(self, s: Any) -> float:
         """A chunk's Jacobian rows (inputs · d of them, each over every block weight)."""

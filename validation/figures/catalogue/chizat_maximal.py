@@ -24,7 +24,8 @@ from validation.core.checks import Check
 from validation.core.hypothesis import bounds_check, family_z
 from validation.core.plots import new_grid
 from validation.core.stats import resampled_interval
-from validation.figures.figure import Figure, figure_rng
+from validation.figures.chizat_fits import ChizatFigure
+from validation.figures.figure import figure_rng
 
 
 def _chizat(s: Any, device: torch.device, progress: bool) -> tuple[dict, dict]:
@@ -135,7 +136,7 @@ def plot_chizat(numbers: dict[str, Any], data: dict[Any, Any], ax: Any = None) -
     return fig
 
 
-class ChizatMaximal(Figure):
+class ChizatMaximal(ChizatFigure):
     """The ``chizat-maximal`` figure (module docstring)."""
 
     name = "chizat-maximal"
@@ -161,10 +162,6 @@ class ChizatMaximal(Figure):
         networks=60,
         resamples=50,
     )
-
-    def check_values(self, values: dict[str, Any]) -> None:
-        if values.get("sigma_u") is None:
-            values["sigma_u"] = 1.0 / math.sqrt(values["width"])
 
     def estimate_mb(self, s: Any) -> float:
         item = 4 if s.dtype == "float32" else 8

@@ -17,8 +17,7 @@ from tqdm.auto import tqdm
 from limits.chizat import chizat_training_changes
 from validation.core.checks import Check, bound_check, interval_check
 from validation.core.plots import new_grid
-from validation.figures.chizat_fits import exponent_fit_of_mean
-from validation.figures.figure import Figure
+from validation.figures.chizat_fits import ChizatFigure, exponent_fit_of_mean
 
 
 #: the regimes of the lecture's Figure 1, as classified here
@@ -176,7 +175,7 @@ def plot_chizat_phase(numbers: dict[str, Any], data: dict[Any, Any], ax: Any = N
     return fig
 
 
-class ChizatPhase(Figure):
+class ChizatPhase(ChizatFigure):
     """The ``chizat-phase`` figure (module docstring)."""
 
     name = "chizat-phase"
@@ -212,10 +211,6 @@ class ChizatPhase(Figure):
         steps=2,
         resamples=50,
     )
-
-    def check_values(self, values: dict[str, Any]) -> None:
-        if values.get("sigma_u") is None:
-            values["sigma_u"] = 1.0 / math.sqrt(values["width"])
 
     def estimate_mb(self, s: Any) -> float:
         """Every network's weights and states at the deepest depth, three times over."""
