@@ -247,6 +247,9 @@ def test_ablation_cli_small_run(tmp_path):
     (["--activation", "tanh"], "nothing to ablate"),
     (["--set", "s_a=-1"], "out of range"),
     (["--set", "s_a"], "NAME=VALUE"),
+    (["--weight-var", "2"], "unrecognized arguments: --weight-var"),   # the weight scales are --set s_a, s_b
+    (["--rtol", "1e-6"], "unrecognized arguments: --rtol"),             # SDE references only
+    (["--depths", "4,8,12"], "power of two"),                           # checked as the convergence study does
 ])
 def test_ablation_cli_bad_input_exit_2(argv, message, capsys):
     from validation import ablation
@@ -283,3 +286,20 @@ def test_time_varying_fluctuation_scale_is_an_ito_process_the_limit_must_follow(
     assert bad.rate < 0.2, bad
     with pytest.raises(PairError, match="s_profile='linear:0:1' is out of range"):
         _sde(options={"s_profile": "linear:0:1"})
+
+
+def test_ablation_settings_are_those_that_apply_and_resolve_like_the_convergence_studys():
+    """The ablation declares the settings it takes — none hidden — and both its runs see exactly them."""
+    import dataclasses
+
+    from validation import ablation
+    from validation.core.settings import SettingsError
+
+    names = {f.name for f in dataclasses.fields(ablation.AblationSettings)}
+    assert not names & {"weight_var", "beta", "rtol", "atol"} and {"lengthscale", "options", "metric"} <= names
+    with pytest.raises(SettingsError, match="weight_var: no such setting"):
+        ablation.run(weight_var=2.0)
+    settings = ablation.AblationSettings(samples=40, depths=(4, 8))
+    both = settings.convergence_settings()
+    assert all(getattr(both, name) == getattr(settings, name) for name in names)
+    assert both.weight_var is None and both.beta is None

@@ -14,6 +14,8 @@ from limits import ModelConfig, get_pair
 from limits.brownian import record_path
 from limits.pairs import run_network
 from limits.seeding import stream_seed
+from limits.schemes import get_sde_scheme
+from validation.multilevel import samplers
 from validation.multilevel import study as multilevel
 from validation.core.checks import FAIL, PASS
 from validation.core.settings import SettingsError
@@ -186,12 +188,12 @@ def test_antithetic_levels_match_the_closed_form_and_telescope_exactly():
 
 def test_the_antithetic_twin_swaps_each_coarse_steps_halves():
     batch, drawn, path = level_and_its_draws("antithetic_milstein", 2)
-    twin = multilevel.swapped_halves(path)
+    twin = samplers.swapped_halves(path)
     np.testing.assert_array_equal(twin.increments[0], path.increments[1])
     np.testing.assert_array_equal(twin.increments[3], path.increments[2])
     torch = pytest.importorskip("torch")
     assert torch.equal(twin(0.0, 0.5), path(0.0, 0.5))  # the coarse steps are the path's
-    scheme = multilevel.get_sde_scheme("milstein_truncated")(drawn.limit_sde(), drawn.noise_type)
+    scheme = get_sde_scheme("milstein_truncated")(drawn.limit_sde(), drawn.noise_type)
     h0 = drawn.initial_state()
     fine, again = ((scheme.integrate(h0, p, 4) ** 2).sum(-1).numpy() for p in (path, twin))
     np.testing.assert_allclose(batch.fine, 0.5 * (fine + again), rtol=0, atol=1e-15)
@@ -203,7 +205,7 @@ def test_the_antithetic_twin_swaps_each_coarse_steps_halves():
 def test_without_the_swap_the_antithetic_beta_falls_to_one(monkeypatch):
     """The planted error: a 'twin' that is the path itself makes the estimator truncated Milstein's plain levels,
     whose variance decays at β = 1 on res-1's non-commutative noise — the β check FAILs."""
-    monkeypatch.setattr(multilevel, "swapped_halves", lambda path: path)
+    monkeypatch.setattr(samplers, "swapped_halves", lambda path: path)
     result = multilevel.run("res1", schemes=("antithetic_milstein",), samples=4000, depths=(1, 2, 4, 8, 16, 32),
                             accuracies=(1e-2,), resamples=200)
     beta = result.solvers[0].rates["beta"]

@@ -34,42 +34,73 @@ from validation.core.checks import combine
 from validation.core.pair_study import build_pair, estimate_mb, estimate_seconds
 from validation.core.plots import Curve, draw_error_curves, new_axes
 from validation.core.results import StudyResult
-from validation.core.settings import make_settings, parse_name_value, parse_power_of_two_list, setting
+from validation.core.settings import CommonSettings, make_settings, parse_name_value, parse_power_of_two_list, setting
 from validation.core.stats import depth_intervals
 from validation.core.rate_fit import distance_line, theory_distance, verdict_rule
 
 __all__ = ["AblationSettings", "AblationResult", "run", "main"]
 
 _DEFAULTS = CohenSDE.default_study
-_HIDDEN = {"cli": False}
+
+
+def _as_in_convergence(name: str, default: Any = dataclasses.MISSING) -> Any:
+    """The convergence study's setting ``name`` as a field here — its help, flag, parser and group — with its
+    default, or ``default``."""
+    spec = ConvergenceSettings.__dataclass_fields__[name]
+    return dataclasses.field(default=spec.default if default is dataclasses.MISSING else default,
+                             metadata=spec.metadata)
 
 
 @dataclass(frozen=True)
-class AblationSettings(ConvergenceSettings):
-    """Settings of the ablation: the convergence study's, run on ``cohen-sde`` and ``cohen-sde-naive``."""
+class AblationSettings(CommonSettings):
+    """Settings of the ablation: the convergence study's that apply to ``cohen-sde`` and ``cohen-sde-naive``, run
+    on both (:meth:`convergence_settings`). Not taken: ``--weight-var`` (the weight scales are ``--set s_a=…,
+    s_b=…``), ``--beta`` (this is the β = 1 regime), ``--rtol`` and ``--atol`` (the references are SDE ones).
+    ``--lengthscale`` is the smooth trend's."""
 
     width: int | None = setting(_DEFAULTS["width"], "width d", parse=int, group="model")
     activation: str | None = setting(None, "σ, with σ''(0) ≠ 0 for the ablation to mean anything (shifted-softplus, "
                                            "swish)", group="model", default_text="shifted-softplus")
-    weight_var: float | None = setting(None, "not used: the weight scales are --set s_a=…, s_b=…", **_HIDDEN)
+    lengthscale: float | None = _as_in_convergence("lengthscale")
+    input_dim: int | None = _as_in_convergence("input_dim")
     options: Mapping[str, Any] = setting((), "a cohen-sde setting (repeatable): " + ", ".join(
         f"{key} (default {spec.default})" for key, spec in CohenSDE.option_specs.items()), parse=parse_name_value,
         flag="--set", metavar="NAME=VALUE", action="append", group="model", default_text="none")
-    beta: float | None = setting(None, "not used: this is the β = 1 regime", **_HIDDEN)
     depths: tuple[int, ...] | None = setting(tuple(_DEFAULTS["depths"]), "depths L, powers of two ('8,16,32' or "
                                                                          "'8:512')", parse=parse_power_of_two_list)
     samples: int | None = setting(_DEFAULTS["samples"], "independent weight paths N (the same for both limits)",
                                   parse=int)
+    noise_dtype: str | None = _as_in_convergence("noise_dtype")
     reference_steps: int | None = setting(_DEFAULTS["reference_steps"], "Euler steps of each limit's reference on "
                                                                          "the same path (power of two; second "
                                                                          "reference: half)", parse=int)
-    rtol: float | None = setting(None, "not used (SDE pairs)", **_HIDDEN)
-    atol: float | None = setting(None, "not used (SDE pairs)", **_HIDDEN)
+    fit_model: str = _as_in_convergence("fit_model")
     fit_from: int | None = setting(_DEFAULTS.get("fit_from"), "fit only depths ≥ this (pre-asymptotic depths "
                                                               "dropped by hand)", parse=int, group="fit and verdict",
                                    default_text="none: every depth above the reference floor")
     tolerance: float = setting(0.05, "δ: corrected interval within 0.5 ± δ, naive interval within [−δ, 0.5 − δ]",
                                parse=float, group="fit and verdict")
+    confidence: float = _as_in_convergence("confidence")
+    resamples: int = _as_in_convergence("resamples")
+    sample_block: int = _as_in_convergence("sample_block")
+    workers: int | None = _as_in_convergence("workers")
+    scheduler: str | None = _as_in_convergence("scheduler")
+    metric: str = _as_in_convergence("metric")
+
+    def check(self) -> None:
+        super().check()
+        both = self.convergence_settings()  # every value checked by the study that runs it, under its own name
+        for f in dataclasses.fields(self):  # and held as it holds them (e.g. --set as a mapping)
+            self._set(f.name, getattr(both, f.name))
+
+    def convergence_settings(self) -> ConvergenceSettings:
+        """The convergence study's settings of both runs: these, and nothing else given."""
+        return ConvergenceSettings(**{f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
+
+    @classmethod
+    def of(cls, resolved: ConvergenceSettings) -> "AblationSettings":
+        """These settings as the convergence study resolved them (the model's defaults filled in)."""
+        return cls(**{f.name: getattr(resolved, f.name) for f in dataclasses.fields(cls)})
 
 
 @dataclass(repr=False)  # StudyResult's short repr
@@ -193,14 +224,16 @@ def run(settings: AblationSettings | None = None, /, *, progress: bool = False, 
         An :class:`AblationResult` with ``.corrected`` and ``.naive`` (each a ``ConvergenceResult``).
     """
     settings = make_settings(AblationSettings, settings, overrides)
+    both = settings.convergence_settings()
     for model in ("cohen-sde", "cohen-sde-naive"):  # both checked before either runs
-        build_pair(model, settings)
+        build_pair(model, both)
     common = dict(progress=progress, threads=threads, command_line=command_line)
-    corrected = convergence.run("cohen-sde", settings, **common)
-    naive = convergence.run("cohen-sde-naive", settings, **common)
+    corrected = convergence.run("cohen-sde", both, **common)
+    naive = convergence.run("cohen-sde-naive", both, **common)
     first = corrected.run_info
     info = dataclasses.replace(first, wall_time_s=first.wall_time_s + naive.run_info.wall_time_s)
-    return AblationResult(settings=corrected.settings, run_info=info, corrected=corrected, naive=naive)
+    return AblationResult(settings=AblationSettings.of(corrected.settings), run_info=info, corrected=corrected,
+                          naive=naive)
 
 
 EPILOG = """\
@@ -217,8 +250,8 @@ COMMAND = cli.Command(
     epilog=EPILOG,
     settings=AblationSettings,
     run=run,
-    estimate_mb=lambda settings: estimate_mb("cohen-sde", settings),
-    estimate_seconds=lambda settings: 2 * estimate_seconds("cohen-sde", settings),
+    estimate_mb=lambda settings: estimate_mb("cohen-sde", settings.convergence_settings()),
+    estimate_seconds=lambda settings: 2 * estimate_seconds("cohen-sde", settings.convergence_settings()),
 )
 
 
