@@ -81,6 +81,8 @@ class SDEScheme(abc.ABC):
     needs_levy_area: ClassVar[bool] = False
     levy_area_orders: ClassVar[Mapping[str, float | None]] = {}
     needs_diffusion_matrix: ClassVar[bool] = False
+    #: the weak order (of E φ(X_T)) where one is proved for the scheme, None otherwise (the multilevel study's α)
+    weak_order: ClassVar[float | None] = None
     #: a comparison runs it only when named (schemes for another question: superlinear drifts, the multilevel
     #: estimator's fine solver); a comparison on a pair also leaves a scheme that ``needs_levy_area`` to be named
     #: (the path's m² area entries per step and sample, m = d² for res-1)

@@ -109,6 +109,8 @@ class DriftImplicitEuler(SDEScheme):
     """
 
     name = "drift_implicit_euler"
+    #: weak order 1: Kloeden & Platen (1992), §15.4: the implicit Euler scheme's weak order is 1
+    weak_order = 1.0
     description = "drift-implicit Euler (Ito): H_{k+1} = H_k + f(t_{k+1}, H_{k+1}) dt + g dB, Newton per step"
     sde_type = "ito"
     strong_orders = {"general": 0.5}

@@ -17,6 +17,8 @@ __all__ = ["EulerMaruyama"]
 
 class EulerMaruyama(SDEScheme):
     name = "euler"
+    #: weak order 1: Kloeden & Platen (1992), Thm 14.5.1
+    weak_order = 1.0
     description = "Euler-Maruyama (Ito): H + f dt + g dB"
     sde_type = "ito"
     strong_orders = {"general": 0.5, "additive": 1.0}

@@ -32,6 +32,8 @@ __all__ = ["MilsteinLevyArea"]
 
 class MilsteinLevyArea(SDEScheme):
     name = "milstein_levy_area"
+    #: weak order 1: Kloeden & Platen (1992), Thm 14.5.2: the Milstein scheme's weak order is 1
+    weak_order = 1.0
     description = "Milstein (Ito) with the path's full Levy areas, any noise"
     sde_type = "ito"
     strong_orders = {kind: 1.0 for kind in NOISE_TYPES}

@@ -35,6 +35,8 @@ __all__ = ["TamedEuler"]
 
 class TamedEuler(SDEScheme):
     name = "tamed_euler"
+    #: weak order 1: Euler's: the taming changes each step by O(dt²)
+    weak_order = 1.0
     description = "tamed Euler (Ito; Hutzenthaler-Jentzen-Kloeden 2012): H + f dt/(1 + dt |f|) + g dB"
     sde_type = "ito"
     strong_orders = {"general": 0.5}

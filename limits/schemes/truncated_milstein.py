@@ -30,6 +30,8 @@ __all__ = ["TruncatedMilstein"]
 
 class TruncatedMilstein(SDEScheme):
     name = "milstein_truncated"
+    #: weak order 1: the Lévy areas dropped change no first moment (Giles & Szpruch 2014)
+    weak_order = 1.0
     description = "Milstein (Ito) without Levy areas, any noise (order 1 on commutative noise, 1/2 otherwise)"
     sde_type = "ito"
     strong_orders = {"general": 0.5, "commutative": 1.0, "additive": 1.0}

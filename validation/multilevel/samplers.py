@@ -26,11 +26,11 @@ ANTITHETIC = "antithetic_milstein"
 
 
 #: the schemes a level can run (``--schemes``; each is a "solver" of the result): the pair's network, a scheme of
-#: limits.schemes with a step rule (torchsde's methods run whole solves and are left out), or the antithetic estimator
+#: limits.schemes with a step rule and a declared weak order (α's theory; torchsde's methods run whole solves and are
+#: left out), or the antithetic estimator
 LEVEL_SCHEMES: tuple[str, ...] = ("network", *(name for name, cls in SDE_SCHEMES.items()
-                                              if cls.integrate is SDEScheme.integrate), ANTITHETIC)
-
-
+                                              if cls.integrate is SDEScheme.integrate and cls.weak_order is not None),
+                                  ANTITHETIC)
 #: the name of :data:`LEVEL_SCHEMES` before it was renamed (it said "solvers", the name of another study)
 SOLVERS = LEVEL_SCHEMES
 

@@ -55,7 +55,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from limits.pairs import Pair, SDEPair
-from limits.schemes import get_sde_scheme
+from limits.schemes import EulerMaruyama, get_sde_scheme
 from validation.core import cli, runtime
 from validation.core.checks import FAIL, INCONCLUSIVE, PASS, Check, combine, interval_check
 from validation.multilevel.mlmc import (
@@ -80,8 +80,8 @@ __all__ = ["MultilevelSettings", "MultilevelResult", "SchemeLevels", "run", "mai
 
 #: the rates that measure a weak error (their checks decide the verdict only with --strict-weak)
 WEAK_RATES = ("alpha", "extrapolated")
-#: the weak order of every solver here (Euler–Maruyama and Milstein: Kloeden & Platen 1992, Thm 14.5.1), α's theory
-WEAK_ORDER = 1.0
+#: the weak order of the pair's network, α's theory: the network is the Euler–Maruyama scheme of its limit
+NETWORK_WEAK_ORDER = EulerMaruyama.weak_order
 #: the study's own defaults for the pair settings it reads
 DEFAULT_DEPTHS = (1, 2, 4, 8, 16, 32, 64, 128)
 DEFAULT_SAMPLES = 100_000
@@ -188,14 +188,17 @@ class SchemeLevels:
     consistency: list[float]
     estimates: list[MLMCEstimate]
     telescoping: list[tuple[float, float, float]] = dataclasses.field(default_factory=list)
+    #: the scheme's weak order (its declared ``weak_order``; the network's is Euler–Maruyama's): α's theory
+    weak_order: float = 1.0
 
     @property
     def beta_theory(self) -> float | None:
         return None if self.strong_order is None else 2.0 * self.strong_order
 
     def theory(self, rate: str) -> float | None:
-        """The theory value of ``alpha`` (weak order 1), ``beta`` (2 × strong order), ``extrapolated`` (2)."""
-        return {"alpha": WEAK_ORDER, "beta": self.beta_theory, "extrapolated": 2.0 * WEAK_ORDER}[rate]
+        """The theory value of ``alpha`` (the weak order), ``beta`` (2 × strong order), ``extrapolated`` (2 × the weak
+        order, after one Richardson step)."""
+        return {"alpha": self.weak_order, "beta": self.beta_theory, "extrapolated": 2.0 * self.weak_order}[rate]
 
     def checks(self, tolerance: float, confidence: float) -> list[tuple[Check, bool]]:
         """Each check with whether it judges a weak-error rate (:data:`WEAK_RATES`): the rates' equivalence tests
@@ -446,16 +449,18 @@ def _solver_levels(pair: SDEPair, solver: str, settings: MultilevelSettings, pro
     gamma_time, gamma_interval = _gamma(test, first, lambda s: s.seconds_per_sample, settings.confidence)
     if solver == "network":
         description, strong_order = f"the ResNet of depth L ({pair.name})", float(pair.theory_rate)
-        per_step = pair.evaluations_per_layer
+        per_step, weak_order = pair.evaluations_per_layer, NETWORK_WEAK_ORDER
     elif solver == ANTITHETIC:
         scheme = get_sde_scheme("milstein_truncated")(pair.limit_sde(), pair.noise_type)
         # the order of ½(X^f + X^a) − X^c (Giles & Szpruch 2014): O(1/L), so β = 2 though X^f alone is order ½
         description, strong_order, per_step = ("Giles-Szpruch antithetic MLMC: truncated Milstein (no Levy areas), "
                                                "fine solve averaged with its increment-swapped twin"), 1.0, scheme.evaluations
+        weak_order = scheme.weak_order
     else:
         scheme = get_sde_scheme(solver)(pair.limit_sde(), pair.noise_type)
         description, strong_order, per_step = scheme.description, scheme.strong_order, scheme.evaluations
-    # the estimator's bias test extrapolates with the theory weak order 1 (a measured α this noisy would steer it: at
+        weak_order = scheme.weak_order
+    # the estimator's bias test extrapolates with the theory weak order (a measured α this noisy would steer it: at
     # α = 0.5 it adds levels until --max-levels); a new level's variance is guessed with the measured β
     beta = rates["beta"].rate if rates["beta"].finite else (2.0 * strong_order if strong_order else 1.0)
 
@@ -469,14 +474,14 @@ def _solver_levels(pair: SDEPair, solver: str, settings: MultilevelSettings, pro
     for accuracy in tqdm(settings.accuracies, desc=f"{solver}: MLMC", disable=not progress, leave=False):
         sampler = level_sampler(pair, solver, settings.function, depth0, settings.seed, f"mlmc-{accuracy:g}",
                                 noise_dtype)
-        estimate = mlmc_estimate(sampler, accuracy, alpha=WEAK_ORDER, beta=beta, cost_per_sample=cost_per_sample,
+        estimate = mlmc_estimate(sampler, accuracy, alpha=weak_order, beta=beta, cost_per_sample=cost_per_sample,
                                  max_levels=settings.max_levels, batch=batch)
         finest = estimate.levels - 1
         var_p = float(np.var(test[min(finest, len(test) - 1)].single_solve))  # plain MC draws one solve
         estimate.mc_cost = var_p * depth0 * 2**finest * per_step / ((1 - THETA) * accuracy**2)
         estimates.append(estimate)
     return SchemeLevels(solver, description, strong_order, test, depths, rates, gamma, gamma_time, gamma_interval,
-                        consistency(test), estimates, telescoping_gaps(test, settings.confidence))
+                        consistency(test), estimates, telescoping_gaps(test, settings.confidence), weak_order)
 
 
 def run(model: str | type[Pair] | Pair = "res1", settings: MultilevelSettings | None = None, /, *,
