@@ -49,12 +49,15 @@ each side on one thread. Non-finite ratios (float32 overflow) count as +∞.
 
 Usage::
 
-    python benchmarks/against_authors.py --authors-dir ../scaling-resnets --authors-python ../authors-venv/bin/python
+    python benchmarks/against_authors.py --authors-dir ../scaling-resnets --authors-python ../authors-venv/bin/python --json /tmp/against_authors.json
 
 The authors' side was set up here with ``python -m venv authors-venv && authors-venv/bin/pip install torch==2.13.0
 numpy scipy pandas seaborn matplotlib pytorch-lightning`` (their ``requirements.txt`` pins 2022 versions that do
-not install on Python 3.11; the versions used are recorded in the JSON). Exit 0 when the run completes, 2 when the
-checkout or the authors' dependencies are missing (the line says what and how to install it). Every finished
+not install on Python 3.11; the versions used are recorded in the JSON). Exit 0 when the run completes, 2 when an
+argument is bad or the checkout or the authors' dependencies are missing (one line says what, and how to install
+it) — every argument is checked before the authors' side starts, and the committed
+``benchmarks/results/against_authors.json`` is replaced only with ``--force`` — and 3 when the authors' side fails
+or returns no result for a cell. Every finished
 cell of the authors' side is kept in ``<json>.authors-cells.jsonl`` until the JSON is written: a run stopped
 midway resumes there (each cell draws from its own seeds, so the numbers are those of an uninterrupted run).
 """
@@ -65,6 +68,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -290,8 +294,54 @@ def classes(depths, ratios: np.ndarray, betas, seed: int) -> dict[str, Any]:
             "critical_beta": critical_beta(list(betas), slopes)}
 
 
+#: the committed result file: overwritten only with ``--force``
+COMMITTED_JSON = ROOT / "benchmarks" / "results" / "against_authors.json"
+#: the largest network count per cell a run may ask for (the default full run uses 100; 10⁶ is hours per cell)
+MAX_NETWORKS = 1_000_000
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse, with a bad flag reported in one line (exit 2), like the studies' command lines."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(f"error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _interpreter(text: str) -> str:
+    """``--authors-python`` as an absolute path: the authors' side runs in their folder, where a relative path
+    (which the probe here still found) means something else."""
+    if os.sep in text or (os.altsep and os.altsep in text):
+        return str(Path(text).resolve())
+    found = shutil.which(text)
+    return found if found is not None else text
+
+
+def _argument_problem(args: argparse.Namespace) -> str | None:
+    """The first bad argument, in one line (None: all can run) — checked before the authors' side starts."""
+    wanted = [c.strip() for c in args.cells.split(",") if c.strip()]
+    unknown = sorted(set(wanted) - {"fig1", "fig4", "fig7", "covariance"})
+    if unknown or not wanted:
+        return f"--cells: {unknown or wanted} (allowed: fig1, fig4, fig7, covariance)"
+    sizes = {"--iid-samples": args.iid_samples, "--smooth-samples": args.smooth_samples,
+             "--fig7-networks": args.fig7_networks, "--fbm-paths": args.fbm_paths}
+    for flag, value in sizes.items():
+        if not 2 <= value <= MAX_NETWORKS:
+            return f"{flag}: {value} is out of range (allowed: 2 to {MAX_NETWORKS})"
+    if not 0 <= args.seed <= 2**63 - 1:
+        return f"--seed: {args.seed} is out of range (allowed: 0 to 2^63 − 1)"
+    if not 0 < args.exact_generator_at < 1:
+        return f"--exact-generator-at: {args.exact_generator_at:g} is out of range (allowed: 0 < H < 1)"
+    target = args.json.resolve()
+    if not target.parent.is_dir():
+        return f"--json {args.json}: the folder {target.parent} does not exist"
+    if target == COMMITTED_JSON and not args.force:
+        return (f"--json {args.json} is the committed result: give another path, or --force to replace it")
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python benchmarks/against_authors.py", description=__doc__.split("\n\n")[0])
+    parser = _OneLineParser(prog="python benchmarks/against_authors.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--authors-dir", type=Path, required=True, help="a checkout of PierreMarion23/scaling-resnets")
     parser.add_argument("--authors-python", default=sys.executable,
                         help="the interpreter with the authors' dependencies (default: this one)")
@@ -304,18 +354,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="the H at which fig7 also runs the authors' code with an exact fGn generator (default 0.9)")
     parser.add_argument("--fbm-paths", type=int, default=2000, help="paths for the covariance evidence (default 2000)")
     parser.add_argument("--seed", type=int, default=0, help="seed of both sides (default 0)")
-    parser.add_argument("--json", type=Path, default=ROOT / "benchmarks" / "results" / "against_authors.json",
-                        help="where to write the result (default benchmarks/results/against_authors.json)")
+    parser.add_argument("--json", type=Path, default=COMMITTED_JSON,
+                        help="where to write the result (default benchmarks/results/against_authors.json, the "
+                             "committed file: replacing it needs --force)")
+    parser.add_argument("--force", action="store_true", help="allow --json to replace the committed result")
     args = parser.parse_args(argv)
-    wanted = [c.strip() for c in args.cells.split(",") if c.strip()]
-    unknown = sorted(set(wanted) - {"fig1", "fig4", "fig7", "covariance"})
-    sizes = {"--iid-samples": args.iid_samples, "--smooth-samples": args.smooth_samples,
-             "--fig7-networks": args.fig7_networks, "--fbm-paths": args.fbm_paths}
-    bad = [f"{flag}: {value} is out of range (must be ≥ 2)" for flag, value in sizes.items() if value < 2]
-    if unknown or bad or not wanted:
-        print(f"error: {bad[0] if bad else f'--cells: {unknown or wanted} (allowed: fig1, fig4, fig7, covariance)'}",
-              file=sys.stderr)
+    problem = _argument_problem(args)
+    if problem is not None:
+        print(f"error: {problem}", file=sys.stderr)
         return 2
+    wanted = [c.strip() for c in args.cells.split(",") if c.strip()]
+    args.authors_python = _interpreter(args.authors_python)
     try:
         authors = check_authors(args.authors_dir.resolve(), args.authors_python)
     except Missing as exc:
@@ -345,9 +394,18 @@ def main(argv: list[str] | None = None) -> int:
     job = {"authors_dir": authors["dir"], "package_dir": str(ROOT), "seed": args.seed, "cells": cells}
     print(f"authors' side: {len(cells)} cells in {args.authors_python} (one thread) …", flush=True)
     cache = args.json.with_name(args.json.name + ".authors-cells.jsonl")
-    records = run_authors(job, args.authors_python, cache, lambda r: print(
-        f"  {r['name']}: {r['seconds']:.1f} s" + (" (from the cache of an interrupted run)" if r.get("cached") else ""),
-        flush=True))
+    try:
+        records = run_authors(job, args.authors_python, cache, lambda r: print(
+            f"  {r['name']}: {r['seconds']:.1f} s" + (" (from the cache of an interrupted run)" if r.get("cached") else ""),
+            flush=True))
+    except (RuntimeError, json.JSONDecodeError) as exc:
+        print(f"error: {' '.join(str(exc).split())[:600]}", file=sys.stderr)
+        return 3
+    missing = [cell["name"] for cell in cells if cell["name"] not in records]
+    if missing:
+        print(f"error: the authors' side returned no result for {len(missing)} of {len(cells)} cells (first: "
+              f"{missing[0]}); nothing was written", file=sys.stderr)
+        return 3
     rng = np.random.default_rng(args.seed)
     result: dict[str, Any] = {}
 
