@@ -14,9 +14,7 @@ from limits.brownian import DyadicPath, record_path
 from limits.pairs import SDEPair, run_network
 from limits.schemes import SDE_SCHEMES, SDEScheme, get_sde_scheme
 from limits.seeding import stream_seed
-from validation.multilevel.mlmc import (
-    LevelBatch,
-)
+from validation.multilevel.mlmc import LevelBatch
 from validation.core.observables import TEST_FUNCTIONS
 
 

@@ -13,9 +13,7 @@ from tqdm import tqdm
 
 from limits.chizat import chizat_constant, chizat_expected_spread, chizat_spread
 from validation.core.checks import Check
-from validation.core.hypothesis import (
-    family_z, hotelling_zero_mean,
-)
+from validation.core.hypothesis import family_z, hotelling_zero_mean
 from validation.core.plots import new_grid
 from validation.core.regime_rule import TAU, classify, critical_beta, fit_slope
 from validation.core.settings import SettingsError

@@ -10,17 +10,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from limits.initialisation import (
-    Block, measure_ratios,
-)
-from limits.regime_theory import (
-    prop3_norm_bounds,
-)
+from limits.initialisation import Block, measure_ratios
+from limits.regime_theory import prop3_norm_bounds
 from validation.core import runtime
 from validation.core.checks import Check
-from validation.core.hypothesis import (
-    exceedance_check, lognormal_summary,
-)
+from validation.core.hypothesis import exceedance_check, lognormal_summary
 from validation.core.plots import new_grid
 from validation.core.settings import SettingsError
 from validation.core.workers import run_tasks

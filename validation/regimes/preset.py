@@ -19,12 +19,8 @@ from typing import Any, ClassVar, Sequence
 import torch
 from tqdm import tqdm
 
-from limits.initialisation import (
-    Block, FractionalRegime, IIDRegime, Regime, SmoothRegime,
-)
-from limits.regime_theory import (
-    fractional_critical_beta,
-)
+from limits.initialisation import Block, FractionalRegime, IIDRegime, Regime, SmoothRegime
+from limits.regime_theory import fractional_critical_beta
 from validation.core.catalogue import Entry
 from validation.core.checks import Check, combine
 from validation.core.settings import SettingsError, optional_torch_dtype
@@ -35,14 +31,17 @@ CLASS_MARGIN = 0.2
 
 
 def noise_dtype_of(s: Any) -> torch.dtype | None:
+    """The dtype the weights' normals are drawn in (``--noise-dtype``), None for the run's own."""
     return optional_torch_dtype(s.noise_dtype)
 
 
 def regime_name(values: dict[str, Any]) -> str:
+    """The weight regime's name in words (the generic title's)."""
     return regime_of(values).name
 
 
 def regime_of(values: Any) -> Regime:
+    """The weight regime of resolved settings (a settings object or a dict of values)."""
     get = values.get if isinstance(values, dict) else (lambda k: getattr(values, k))
     if get("regime") == "iid":
         return IIDRegime(get("law"))

@@ -11,12 +11,8 @@ import numpy as np
 import torch
 
 from limits.activations import get_activation
-from limits.initialisation import (
-    Block, SmoothRegime, largest_real_eigenvalue, measure_ratios,
-)
-from limits.regime_theory import (
-    lemma14_bounds, positive_eigenvalue_probability,
-)
+from limits.initialisation import Block, SmoothRegime, largest_real_eigenvalue, measure_ratios
+from limits.regime_theory import lemma14_bounds, positive_eigenvalue_probability
 from validation.core.checks import Check, combine
 from validation.core.hypothesis import (
     binomial_consistency, bounds_check, exact_mean_check, exceedance_check, family_z, finite_or_inf,

@@ -21,9 +21,7 @@ from limits.problems import Problem
 from limits.schemes import ODE_ADAPTIVE_SCHEMES, ODE_FIXED_SCHEMES, SDE_SCHEMES, get_sde_scheme, sde_schemes_for
 from validation.core.checks import MIN_FIT_DEPTHS, Check
 from validation.core.one_pass import FLOOR_FACTORS, sde_pass
-from validation.core.settings import (
-    SettingsError,
-)
+from validation.core.settings import SettingsError
 from validation.core.rate_fit import RateFit, fit_rate, measured_rate_check, verdict_rule
 from validation.solvers.settings import SolversSettings
 

@@ -8,12 +8,8 @@ from dataclasses import dataclass
 
 from limits.problems import PROBLEMS
 from limits.schemes import ODE_ADAPTIVE_SCHEMES, ODE_FIXED_SCHEMES, SDE_SCHEMES
-from validation.core.pair_study import (
-    PairSettings, RateFitSettings, ReferenceSettings,
-)
-from validation.core.settings import (
-    SettingsError, check_float, check_int, parse_float_list, parse_name_list, setting,
-)
+from validation.core.pair_study import PairSettings, RateFitSettings, ReferenceSettings
+from validation.core.settings import SettingsError, check_float, check_int, parse_float_list, parse_name_list, setting
 
 
 #: timed repeats of every solve after its warm-up (DiffEqDevTools times a work-precision point as the median of

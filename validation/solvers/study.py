@@ -59,9 +59,7 @@ from validation.core.pair_study import (
 )
 from validation.core.plots import decade_ticks
 from validation.core.results import RunInfo, StudyResult, rows_from_columns, utc_now
-from validation.core.settings import (
-    SettingsError, make_settings, refuse_inapplicable, settings_given,
-)
+from validation.core.settings import SettingsError, make_settings, refuse_inapplicable, settings_given
 from validation.solvers.runs import (
     MAX_EXTRAPOLATED_STEPS, SCHEME_FLOOR_FACTORS, TIMING_BUDGET_S, SchemeRun, ode_runs, problem_runs, sde_runs,
     sde_scheme_names, converges, steps_to_reach,
