@@ -19,7 +19,10 @@ from validation import convergence
 
 ROOT = Path(__file__).resolve().parents[1]
 #: a res1 study that computes for a few seconds (so that a signal lands in the middle of it)
-BUSY = ["--model", "res1", "--samples", "400", "--depths", "4:256", "--reference-steps", "16384", "--width", "10"]
+#: a run of about 10 s of CPU, all of it in the one process the signals go to (``--workers 1``): with workers, the
+#: parent's own CPU time reaches the "computing" threshold late and unevenly, and a signal then raced the end of the run
+BUSY = ["--model", "res1", "--samples", "400", "--depths", "4:256", "--reference-steps", "16384", "--width", "10",
+        "--workers", "1"]
 
 
 def _old_outputs(folder: Path) -> dict[Path, bytes]:

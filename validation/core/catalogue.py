@@ -43,6 +43,10 @@ class Entry(abc.ABC):
         """The settings this entry takes: the keys of :attr:`defaults` unless an entry says otherwise."""
         return frozenset(self.defaults)
 
+    def described(self, noun: str) -> str:
+        """How a refusal names this entry: "the NAME NOUN" (``noun``: the catalogue's, e.g. "figure")."""
+        return f"the {self.name} {noun}"
+
     def estimate_mb(self, settings: Any) -> float:
         """A rough upper estimate of the run's peak memory in MiB, from resolved settings (0: not estimated)."""
         return 0.0
@@ -108,7 +112,7 @@ class Catalogue(Mapping[str, E], Generic[E]):
         """One class attribute of every entry by name, e.g. ``field("smoke")``."""
         return {name: getattr(entry, attribute) for name, entry in self._entries.items()}
 
-    def resolve_values(self, name: str, settings: Any, *, where: str | None = None) -> tuple[E, dict[str, Any], set[str]]:
+    def resolve_values(self, name: str, settings: Any) -> tuple[E, dict[str, Any], set[str]]:
         """The entry, its settings (its defaults overridden by those given) and the names given.
 
         ``settings`` is the study's settings dataclass, ``None`` meaning "not given"; a given setting the entry
@@ -116,7 +120,7 @@ class Catalogue(Mapping[str, E], Generic[E]):
         """
         entry = self[name]
         given = settings_given(settings)
-        refuse_inapplicable(given, entry.takes(), where or f"the {entry.name} {self.noun}")
+        refuse_inapplicable(given, entry.takes(), entry.described(self.noun))
         values = {**entry.defaults, **{key: getattr(settings, key) for key in given}}
         return entry, values, given
 

@@ -251,7 +251,7 @@ class FiguresSettings(CommonSettings):
 def _resolve(figure: str, settings: FiguresSettings) -> FiguresSettings:
     """The figure's defaults where a setting is None, after refusing settings that do not apply and checking the
     figure's own constraints (:meth:`validation.figures.figure.Figure.check_values`)."""
-    entry, values, _ = FIGURES.resolve_values(figure, settings, where=f"the {figure} figure")
+    entry, values, _ = FIGURES.resolve_values(figure, settings)
     entry.check_values(values)
     if "show" in values:
         values["show"] = min(values["show"], values.get("draws", values.get("realisations")))

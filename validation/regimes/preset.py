@@ -170,6 +170,9 @@ class Preset(Entry):
     def takes(self) -> frozenset[str]:
         return self.applies
 
+    def described(self, noun: str) -> str:
+        return f"the {self.name} {noun} ({self.kind})"
+
     def check_values(self, values: dict[str, Any], given: set[str]) -> None:
         """Refuse settings that cannot run together (``values``: every setting resolved; ``given``: the names the
         user gave); may fill derived values in ``values``."""

@@ -212,9 +212,7 @@ class RegimesSettings(CommonSettings):
 def _resolve(preset: str, settings: RegimesSettings) -> RegimesSettings:
     """The preset's values where a setting is None, after refusing settings that do not apply and checking the
     preset's own constraints (:meth:`validation.regimes.preset.Preset.check_values`)."""
-    entry = PRESETS[preset]
-    entry, values, given = PRESETS.resolve_values(preset, settings,
-                                                  where=f"the {entry.name} preset ({entry.kind})")
+    entry, values, given = PRESETS.resolve_values(preset, settings)
     entry.check_values(values, given)
     return dataclasses.replace(settings, **values, preset=entry.name, kind=entry.kind, title=entry.title_for(values))
 
