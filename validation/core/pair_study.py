@@ -394,7 +394,7 @@ def estimate_mb(model: str | type[Pair] | Pair, settings: PairSettings) -> float
     # one block of samples is in memory per process; the per-sample results of all of them in the parent
     samples, width, depths = min(s.samples, block), s.width, s.depths
     processes = workers if scheduler is None else 1
-    item = 4 if s.dtype == "float32" else 8
+    item = s.torch_dtype.itemsize
     state = samples * width * item * (4 * len(depths) + 8)
     if cls.kind == "sde":
         per_step = samples * (width * width + width)

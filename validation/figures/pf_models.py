@@ -295,5 +295,5 @@ def pf_seconds(s: Any, *, resnet_passes: int, models: int, points: int) -> float
 def pf_megabytes(s: Any) -> float:
     """A rough upper estimate in MiB of the peak memory of a P&F function-sample figure: chunks of at most 2^22
     numbers, the draws' outputs at every input, a correlation matrix."""
-    item = 4 if s.dtype == "float32" else 8
+    item = s.torch_dtype.itemsize
     return (6 * 2**22 * item + 8 * s.draws * s.inputs * 8 + 4 * s.inputs**2 * 8) / 2**20 + 300

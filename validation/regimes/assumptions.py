@@ -270,7 +270,7 @@ class AssumptionsPreset(Preset):
 
     def estimate_mb(self, s: Any) -> float:
         """A chunk of :data:`CHUNK` weight matrices, three times over."""
-        item = 4 if s.dtype == "float32" else 8
+        item = s.torch_dtype.itemsize
         return 3 * CHUNK * s.width**2 * item / 2**20 + 300
 
     def compute(self, s: Any, device: torch.device, progress: bool) -> tuple[dict[str, Any], dict[str, Any]]:

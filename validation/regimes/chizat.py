@@ -220,7 +220,7 @@ class ChizatPreset(Preset):
 
     def estimate_mb(self, s: Any) -> float:
         """A chunk of at most 64 networks' weights at the deepest depth."""
-        item = 4 if s.dtype == "float32" else 8
+        item = s.torch_dtype.itemsize
         layers = max(s.layers, max(s.depths))
         per_net = 2 * layers * s.hidden * s.width * item
         return min(64, max(s.samples, s.sweep_samples)) * per_net / 2**20 + 300

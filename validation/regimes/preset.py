@@ -237,7 +237,7 @@ class WeightsPreset(Preset):
     def estimate_mb(self, s: Any) -> float:
         """Every network's weights and states at the deepest depth, or a chunk of ``--chunk-mb``, twice, per
         worker."""
-        item = 4 if s.dtype == "float32" else 8
+        item = s.torch_dtype.itemsize
         depth = max(s.depths)
         columns = len(s.betas) * s.inputs
         per_net = 2 * depth * s.width * s.width * item + depth * s.width * columns * item * 2

@@ -184,7 +184,7 @@ class ChizatBackward(ChizatFigure):
 
     def estimate_mb(self, s: Any) -> float:
         """A chunk's states and gradients, and two spreads (κ, L + 1, n) in float64."""
-        item = 4 if s.dtype == "float32" else 8
+        item = s.torch_dtype.itemsize
         chunk = 64 * len(s.kappas) * s.width * (s.layers + 1) * 6 + 64 * 2 * s.layers * s.hidden * s.width
         return (chunk * item + 2 * len(s.kappas) * (s.layers + 1) * s.networks * 8) / 2**20 + 300
 

@@ -218,7 +218,7 @@ class ChizatFeatureSpeed(ChizatFigure):
 
     def estimate_mb(self, s: Any) -> float:
         """A chunk of 8 networks' weights, gradients, states and tangents."""
-        item = 4 if s.dtype == "float32" else 8
+        item = s.torch_dtype.itemsize
         per_layer = max(s.width**2, 2 * s.hidden * s.width)
         return 8 * s.depths[-1] * (3 * per_layer + 8 * s.width) * item / 2**20 + 300
 

@@ -138,7 +138,7 @@ class ChizatKernel(ChizatFigure):
 
     def estimate_mb(self, s: Any) -> float:
         """A chunk's Jacobian rows (inputs · d of them, each over every block weight)."""
-        item = 4 if s.dtype == "float32" else 8
+        item = s.torch_dtype.itemsize
         params = 2 * s.layers * s.hidden * s.width
         return (3 * s.inputs * s.width * 32 * params + 4 * 32 * s.layers * s.width * s.inputs) * item / 2**20 + 300
 

@@ -164,7 +164,7 @@ class ChizatMaximal(ChizatFigure):
     )
 
     def estimate_mb(self, s: Any) -> float:
-        item = 4 if s.dtype == "float32" else 8
+        item = s.torch_dtype.itemsize
         return (64 * 2 * s.layers * s.hidden * s.width + len(s.kappas) * (s.layers + 1) * s.networks) * item / 2**20 + 300
 
     def compute(self, s: Any, device: torch.device, progress: bool) -> tuple[dict[str, Any], dict[Any, Any]]:

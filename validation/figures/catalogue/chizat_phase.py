@@ -214,7 +214,7 @@ class ChizatPhase(ChizatFigure):
 
     def estimate_mb(self, s: Any) -> float:
         """Every network's weights and states at the deepest depth, three times over."""
-        item = 4 if s.dtype == "float32" else 8
+        item = s.torch_dtype.itemsize
         return 4 * s.networks * s.depths[-1] * (2 * s.hidden * s.width + 2 * s.width * s.inputs) * item / 2**20 + 300
 
     def compute(self, s: Any, device: torch.device, progress: bool) -> tuple[dict[str, Any], dict[Any, Any]]:

@@ -106,7 +106,7 @@ class MarionFBM(Figure):
     )
 
     def estimate_mb(self, s: Any) -> float:
-        item = 4 if s.dtype == "float32" else 8
+        item = s.torch_dtype.itemsize
         return 3 * s.realisations * s.length * item * 4 / 2**20 + 300
 
     def compute(self, s: Any, device: torch.device, progress: bool) -> tuple[dict[str, Any], dict[Any, Any]]:

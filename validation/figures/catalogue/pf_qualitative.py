@@ -251,7 +251,7 @@ class PFQualitative(Figure):
 
     def estimate_mb(self, s: Any) -> float:
         """A chunk's fine increments; all draws' outputs; a batch of permutations."""
-        item = 4 if s.dtype == "float32" else 8
+        item = s.torch_dtype.itemsize
         chunk = min(500, s.draws) * (s.sde_factor * (s.width**2 + s.width) + 16 * s.width) * item
         return (chunk + 16 * s.draws * s.width * 8 + 4 * 2**22 * 8) / 2**20 + 300
 

@@ -312,7 +312,7 @@ class PFSizes(Figure):
 
     def estimate_mb(self, s: Any) -> float:
         """A chunk's Gram states, every cell's resampled statistics, a batch of resamples."""
-        item = 4 if s.dtype == "float32" else 8
+        item = s.torch_dtype.itemsize
         cells = 2 * len(s.depths) * len(s.widths)
         return (6 * min(1000, s.draws) * s.widths[-1] * s.inputs * item + cells * 8 * s.resamples * 8
                 + 4 * 2**23 * 8) / 2**20 + 300
