@@ -2,6 +2,7 @@
 registry (the order of ``--list``)."""
 
 from ..core.catalogue import Catalogue
+from .chaintron2026 import ChaintronLinear
 from .cohen import CohenScaling
 from .cohen_conv import CohenConv
 from .depth_transfer import DepthTransfer
@@ -26,4 +27,5 @@ EXPERIMENTS: Catalogue[Experiment] = Catalogue("experiment", (
     TrainedODEConvergence(),
     CohenConv(),
     MarionFig2(),
+    ChaintronLinear(),
 ))

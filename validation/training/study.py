@@ -95,10 +95,16 @@ class TrainingSettings(CommonSettings):
         None, "cohen-conv: the stage repeats n1-n2-n3-n4 of each network (depth L = n1+n2+n3+n4, every n ≥ 2), comma "
               "list, e.g. 2-2-2-2,3-4-6-3; replaces --depths", parse=_parse_layouts, group="model",
         default_text="the authors' layouts of --depths")
-    hidden: int | None = setting(None, "marion2024-fig1: hidden width M of each residual block", parse=int,
-                                 group="model", default_text="the experiment's")
-    widths: tuple[int, ...] | None = setting(None, "pf-sgd: widths D, comma list", parse=parse_int_list,
-                                             group="model", default_text="25,50,100")
+    hidden: int | None = setting(None, "marion2024-fig1, chaintron2026-linear: hidden width M of each residual block",
+                                 parse=int, group="model", default_text="the experiment's")
+    hiddens: tuple[int, ...] | None = setting(None, "chaintron2026-linear: hidden widths M of the width sweep, "
+                                                    "increasing comma list", parse=parse_int_list, group="model",
+                                              default_text="the experiment's")
+    depth: int | None = setting(None, "chaintron2026-linear: the depth L of the width and embedding sweeps",
+                                parse=int, group="model", default_text="the experiment's")
+    widths: tuple[int, ...] | None = setting(None, "pf-sgd: widths D; chaintron2026-linear: embedding dimensions D "
+                                                   "of the embedding sweep; comma list", parse=parse_int_list,
+                                             group="model", default_text="the experiment's")
     activation: str | None = setting(None, "σ of the residual blocks (marion: relu, tanh, …)", group="model",
                                      default_text="the experiment's")
     activations: tuple[str, ...] | None = setting(None, "cohen-scaling: set-ups, comma list of tanh (shared "
@@ -190,7 +196,7 @@ class TrainingSettings(CommonSettings):
         super().check()
         if self.checkpoint_dir in ("none", ""):
             self._set("checkpoint_dir", None)
-        positive_ints = {"width": (1, 4096), "hidden": (1, 4096), "epochs": (1, 100_000), "batch_size": (1, 1_000_000),
+        positive_ints = {"width": (1, 4096), "hidden": (1, 4096), "depth": (1, 100_000), "epochs": (1, 100_000), "batch_size": (1, 1_000_000),
                          "replicates": (1, 1024), "max_updates": (1, 10**9), "train_size": (1, 10**9),
                          "plateau_patience": (0, 100_000)}
         for name, (low, high) in positive_ints.items():
@@ -214,7 +220,9 @@ class TrainingSettings(CommonSettings):
                 raise SettingsError("depths", f"{list(depths)}: give increasing depths, each ≥ 1")
             self._set("depths", depths)
         if self.widths is not None:
-            self._set("widths", tuple(check_int("widths", w, 1, 4096) for w in self.widths))
+            self._set("widths", tuple(check_int("widths", w, 1, 1_000_000) for w in self.widths))
+        if self.hiddens is not None:
+            self._set("hiddens", tuple(check_int("hiddens", m, 1, 1_000_000) for m in self.hiddens))
         for name, low, high in (("hursts", 0, 1), ("betas", 0, 5)):
             values = getattr(self, name)
             if values is not None:
@@ -430,10 +438,8 @@ def _text(value: Any) -> str:
 
 
 def estimate_seconds(experiment: str, settings: TrainingSettings) -> float:
-    try:
-        return EXPERIMENTS[experiment].estimate_seconds(resolve(experiment, settings))
-    except (SettingsError, KeyError):
-        return 0.0
+    """The experiment's time estimate for these settings, in seconds on the 2-core machine (0: not estimated)."""
+    return _estimate(experiment, settings, "estimate_seconds")
 
 
 EPILOG = """\
@@ -457,8 +463,14 @@ def _run_command(experiment: str | None, settings: TrainingSettings, **kwargs: A
     return run(experiment, settings, **kwargs)
 
 
-def _estimate_seconds(experiment: str | None, settings: TrainingSettings) -> float:
-    return 0.0 if experiment is None else estimate_seconds(experiment, settings)
+def _estimate(experiment: str | None, settings: TrainingSettings, which: str) -> float:
+    """The experiment's ``estimate_mb`` or ``estimate_seconds`` of the resolved settings (0 when they are refused)."""
+    if experiment is None:
+        return 0.0
+    try:
+        return getattr(EXPERIMENTS[experiment], which)(resolve(experiment, settings))
+    except (SettingsError, KeyError):
+        return 0.0
 
 
 COMMAND = cli.Command(
@@ -470,8 +482,8 @@ COMMAND = cli.Command(
     positional=("experiment",),
     add_arguments=_add_arguments,
     listing=listing,
-    estimate_mb=lambda experiment, settings: 0.0,
-    estimate_seconds=_estimate_seconds,
+    estimate_mb=lambda experiment, settings: _estimate(experiment, settings, "estimate_mb"),
+    estimate_seconds=lambda experiment, settings: _estimate(experiment, settings, "estimate_seconds"),
     outputs=("json", "plot"),
 )
 

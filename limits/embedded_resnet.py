@@ -1,0 +1,281 @@
+"""A ResNet with an embedding, trained by gradient descent, and its infinite-width counterpart (Chizat 2025;
+Chaintron, Chizat & Maass 2026), driven by the same sampled weights.
+
+**The finite network**, as the authors' ``FiniteResNetWithEmbedding`` (``lchizat/2026-resnets-of-all-shapes-and-sizes``,
+``linear_experiments_python/src/resnet``): an input x ∈ R^{d_in} is embedded, sent through L residual blocks of M
+hidden units in embedding dimension D, and read out,
+
+    h_0 = W_e x,   h_{l+1} = h_l + α/(LM) · V_l σ(p_l),   p_l = U_lᵀ h_l / D,   f = W_uᵀ h_L / D,
+
+with W_e ∈ R^{D×d_in}, W_u ∈ R^{D×d_out} of N(0, 1) entries (fixed), and U_l, V_l ∈ R^{D×M} of N(0, D) entries
+(trained). The loss of one example is ½‖f − y‖²; its backward pass b_l = ∂loss/∂h_l is the authors':
+
+    b_L = W_u (f − y) / D,   q_l = σ'(p_l) ⊙ V_lᵀ b_{l+1},   b_l = b_{l+1} + α/(LMD) · U_l q_l,
+
+and one gradient step at rate η moves every hidden unit m of block l by the authors' update (their learning rates
+scaled by D, ``eta_u = eta_v = D``):
+
+    u_m ← u_m − (η/α) · h_l q_m,        v_m ← v_m − (ηD/α) · b_{l+1} σ(p_m).
+
+(For σ = identity, p_m = u_mᵀh_l/D and q_m = v_mᵀ b_{l+1}.) This is gradient descent on the loss at rate
+η·D·LM/α² — the residual scale α/(LM) with the maximal-local-update learning rates of the papers.
+
+**The infinite-width counterpart (σ = identity).** Every hidden unit of block l moves by the *same* linear map of
+(u, v) (it depends on h_l and b_{l+1}, shared by the block's units), so the network depends on its units only through
+their second moments per block,
+
+    A_l = (1/M) Σ_m u_m u_mᵀ,   B_l = (1/M) Σ_m v_m v_mᵀ,   C_l = (1/M) Σ_m v_m u_mᵀ,
+
+which move, with c = η/α, h = h_l and b = b_{l+1}, as
+
+    C ← C − c B b hᵀ − c b (A h)ᵀ + c² (bᵀ C h) b hᵀ,
+    A ← A − c Cᵀ b hᵀ − c h (Cᵀ b)ᵀ + c² (bᵀ B b) h hᵀ,
+    B ← B − c C h bᵀ − c b (C h)ᵀ + c² (hᵀ A h) b bᵀ,
+
+while h_{l+1} = h_l + α/(LD) · C_l h_l and b_l = b_{l+1} + α/(LD) · C_lᵀ b_{l+1}. Started from the empirical moments
+of M drawn units, this *is* the finite network (:class:`MomentResNet`, checked against :class:`EmbeddedResNet` to
+rounding in the tests); started from the exact moments A = B = D·I, C = 0 it is the network at M = ∞ on the same
+embedding — the width limit at fixed L and D, computed exactly (no Monte Carlo). So the distance between the two
+is the finite-width error alone, and the depth and embedding errors are differences of the M = ∞ network between
+L and 2L, and between D and 2D (docs/theory.md §9).
+
+**At M = ∞ the moments stay low-rank.** From A = B = D·I, C = 0, every update adds outer products of vectors in the
+span S_l of the states h_l^j, b_{l+1}^j of the steps j taken so far (A h = D h + …, B b = D b + … stay in it), so
+after k steps A = D·I + Q P_A Qᵀ, B = D·I + Q P_B Qᵀ, C = Q P_C Qᵀ with Q = [h^0, b^0, …, h^{k−1}, b^{k−1}]
+(D × 2k) and 2k × 2k coefficients. :class:`InfiniteWidthResNet` keeps only those: O(L·D·k) memory and work per
+step instead of O(L·D²), so D in the thousands costs little; it equals :meth:`MomentResNet.infinite` to rounding.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from .activations import Activation, get_activation
+from .seeding import generator
+
+__all__ = ["Trajectory", "EmbeddedResNet", "MomentResNet", "InfiniteWidthResNet", "one_example_task",
+           "embedding_draws", "unit_draws", "train"]
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """The states of R replicates over K gradient steps, before each step (as the authors track them):
+    ``hidden`` (K, R, L + 1, D) the hidden states h_0 … h_L, ``output`` (K, R, d_out) and ``loss`` (K, R)."""
+
+    hidden: torch.Tensor
+    output: torch.Tensor
+    loss: torch.Tensor
+
+
+def one_example_task(seed: int, d_in: int, d_out: int, *, dtype: torch.dtype = torch.float64,
+                     x_norm: float = 0.8, noise: float = 0.05) -> tuple[torch.Tensor, torch.Tensor]:
+    """The authors' task: one input x of norm 0.8 (a Gaussian direction) and its target y = A x + 0.05 ξ, with A of
+    N(0, 1) entries and ξ standard normal (their ``exp_cvg_rate.ipynb``), from the streams ``(seed, "task", …)``."""
+    gen = generator(seed, "embedded-resnet", "task")
+    x = torch.randn(d_in, generator=gen, dtype=torch.float64)
+    x = x_norm * x / x.norm()
+    a = torch.randn(d_out, d_in, generator=gen, dtype=torch.float64)
+    y = a @ x + noise * torch.randn(d_out, generator=gen, dtype=torch.float64)
+    return x.to(dtype), y.to(dtype)
+
+
+def embedding_draws(seed: int, label: object, replicates: range, dim: int, d_in: int, d_out: int, *,
+                    dtype: torch.dtype = torch.float64) -> tuple[torch.Tensor, torch.Tensor]:
+    """W_e (R, D, d_in) and W_u (R, D, d_out) of N(0, 1) entries for the replicates r in ``replicates``, each from its
+    own stream (so a replicate's draws do not depend on which others are drawn with it). A smaller embedding
+    dimension takes the first rows of a larger one's draw (the authors' coupling of D)."""
+    def rows(name: str, width: int) -> torch.Tensor:
+        return torch.stack([torch.randn(dim, width, generator=generator(seed, "embedded-resnet", label, name, r),
+                                        dtype=torch.float64) for r in replicates]).to(dtype)
+
+    return rows("W_e", d_in), rows("W_u", d_out)
+
+
+def unit_draws(seed: int, label: object, replicates: range, depth: int, dim: int, hidden: int, *,
+               dtype: torch.dtype = torch.float64) -> tuple[torch.Tensor, torch.Tensor]:
+    """U, V (R, L, D, M) of N(0, D) entries for the replicates in ``replicates``, replicate r and block l from their
+    own streams. A narrower network takes the first units of a wider one's draw (nested widths)."""
+    def units(name: str) -> torch.Tensor:
+        return torch.stack([torch.stack([torch.randn(hidden, dim, generator=generator(seed, "embedded-resnet", label,
+                                                                                       name, r, l),
+                                                     dtype=torch.float64).T for l in range(depth)])
+                            for r in replicates]).to(dtype) * math.sqrt(dim)
+
+    return units("U"), units("V")
+
+
+class EmbeddedResNet:
+    """R replicates of the finite network (module docstring): embeddings W_e (R, D, d_in), W_u (R, D, d_out) and
+    units U, V (R, L, D, M), trained in place by :meth:`step`."""
+
+    def __init__(self, w_e: torch.Tensor, w_u: torch.Tensor, u: torch.Tensor, v: torch.Tensor, *, alpha: float = 1.0,
+                 activation: str | Activation = "identity") -> None:
+        self.w_e, self.w_u, self.U, self.V = w_e, w_u, u.clone(), v.clone()
+        self.alpha = float(alpha)
+        self.sigma = get_activation(activation)
+        self.depth, self.dim, self.hidden = u.shape[1], u.shape[2], u.shape[3]
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The hidden states h (R, L + 1, D), pre-activations p (R, L, M) and outputs f (R, d_out) of input x."""
+        scale = self.alpha / (self.depth * self.hidden)
+        h = self.w_e @ x
+        states, pre = [h], []
+        for l in range(self.depth):
+            p = torch.einsum("rdm,rd->rm", self.U[:, l], h) / self.dim
+            h = h + scale * torch.einsum("rdm,rm->rd", self.V[:, l], self.sigma(p))
+            states.append(h)
+            pre.append(p)
+        hidden = torch.stack(states, dim=1)
+        return hidden, torch.stack(pre, dim=1), torch.einsum("rdo,rd->ro", self.w_u, h) / self.dim
+
+    def step(self, x: torch.Tensor, y: torch.Tensor, eta: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """One gradient step at rate η (module docstring); returns h, f and the losses (R,) before it."""
+        hidden, pre, out = self.forward(x)
+        b = torch.einsum("rdo,ro->rd", self.w_u, out - y) / self.dim
+        back = self.alpha / (self.depth * self.hidden * self.dim)
+        rate = eta / self.alpha
+        for l in reversed(range(self.depth)):
+            q = self.sigma.derivative(pre[:, l]) * torch.einsum("rdm,rd->rm", self.V[:, l], b)
+            b_below = b + back * torch.einsum("rdm,rm->rd", self.U[:, l], q)
+            # gradients at the old weights: U's uses h_l and q_l, V's uses b_{l+1} and σ(p_l)
+            self.U[:, l] -= rate * hidden[:, l, :, None] * q[:, None, :]
+            self.V[:, l] -= rate * b[:, :, None] * self.sigma(pre[:, l])[:, None, :] * self.dim
+            b = b_below
+        return hidden, out, 0.5 * (out - y).square().sum(-1)
+
+
+class MomentResNet:
+    """R replicates of the network with identity blocks, through its units' second moments per block (module
+    docstring): A, B, C (R, L, D, D). :meth:`infinite` starts it at M = ∞; :meth:`of_units` from drawn units."""
+
+    def __init__(self, w_e: torch.Tensor, w_u: torch.Tensor, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, *,
+                 alpha: float = 1.0) -> None:
+        self.w_e, self.w_u, self.A, self.B, self.C = w_e, w_u, a, b, c
+        self.alpha = float(alpha)
+        self.depth, self.dim = c.shape[1], c.shape[2]
+
+    @classmethod
+    def infinite(cls, w_e: torch.Tensor, w_u: torch.Tensor, depth: int, *, alpha: float = 1.0) -> "MomentResNet":
+        """M = ∞: A = B = D·I and C = 0 in every block (units of N(0, D) entries)."""
+        replicates, dim = w_e.shape[0], w_e.shape[1]
+        eye = torch.eye(dim, dtype=w_e.dtype, device=w_e.device) * dim
+        a = eye.expand(replicates, depth, dim, dim).clone()
+        return cls(w_e, w_u, a, a.clone(), torch.zeros_like(a), alpha=alpha)
+
+    @classmethod
+    def of_units(cls, w_e: torch.Tensor, w_u: torch.Tensor, u: torch.Tensor, v: torch.Tensor, *,
+                 alpha: float = 1.0) -> "MomentResNet":
+        """The empirical moments of units U, V (R, L, D, M): the finite network itself."""
+        hidden = u.shape[-1]
+        moment = lambda p, q: p @ q.transpose(-1, -2) / hidden  # noqa: E731
+        return cls(w_e, w_u, moment(u, u), moment(v, v), moment(v, u), alpha=alpha)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The hidden states h (R, L + 1, D) and outputs f (R, d_out) of input x."""
+        scale = self.alpha / (self.depth * self.dim)
+        h = self.w_e @ x
+        states = [h]
+        for l in range(self.depth):
+            h = h + scale * (self.C[:, l] @ h[..., None])[..., 0]
+            states.append(h)
+        return torch.stack(states, dim=1), torch.einsum("rdo,rd->ro", self.w_u, h) / self.dim
+
+    def step(self, x: torch.Tensor, y: torch.Tensor, eta: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """One gradient step at rate η: the moments' update of the module docstring; returns h, f and the losses."""
+        hidden, out = self.forward(x)
+        b = torch.einsum("rdo,ro->rd", self.w_u, out - y) / self.dim
+        back = self.alpha / (self.depth * self.dim)
+        c = eta / self.alpha
+        outer = lambda p, q: p[:, :, None] * q[:, None, :]  # noqa: E731
+        dot = lambda p, q: (p * q).sum(-1)[:, None, None]  # noqa: E731
+        apply = lambda m, p: (m @ p[..., None])[..., 0]  # noqa: E731
+        for l in reversed(range(self.depth)):
+            h = hidden[:, l]
+            A, B, C = self.A[:, l], self.B[:, l], self.C[:, l]
+            Ah, Bb, Ch, Ctb = apply(A, h), apply(B, b), apply(C, h), apply(C.transpose(-1, -2), b)
+            b_below = b + back * Ctb
+            self.C[:, l] = C - c * outer(Bb, h) - c * outer(b, Ah) + c * c * dot(b, Ch) * outer(b, h)
+            self.A[:, l] = A - c * outer(Ctb, h) - c * outer(h, Ctb) + c * c * dot(b, Bb) * outer(h, h)
+            self.B[:, l] = B - c * outer(Ch, b) - c * outer(b, Ch) + c * c * dot(h, Ah) * outer(b, b)
+            b = b_below
+        return hidden, out, 0.5 * (out - y).square().sum(-1)
+
+
+class InfiniteWidthResNet:
+    """R replicates of the network at M = ∞ with identity blocks, in the low-rank form of the module docstring: the
+    basis Q (R, L, D, 2K) and the coefficients P_A, P_B, P_C (R, L, 2K, 2K), for at most ``steps`` = K steps."""
+
+    def __init__(self, w_e: torch.Tensor, w_u: torch.Tensor, depth: int, steps: int, *, alpha: float = 1.0) -> None:
+        replicates, dim = w_e.shape[0], w_e.shape[1]
+        self.w_e, self.w_u, self.depth, self.dim, self.alpha = w_e, w_u, depth, dim, float(alpha)
+        self.taken, self.steps = 0, steps
+        options = dict(dtype=w_e.dtype, device=w_e.device)
+        self.Q = torch.zeros(replicates, depth, dim, 2 * steps, **options)
+        self.P_A, self.P_B, self.P_C = (torch.zeros(replicates, depth, 2 * steps, 2 * steps, **options) for _ in "ABC")
+
+    def _columns(self) -> slice:
+        return slice(0, 2 * self.taken)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The hidden states h (R, L + 1, D) and outputs f (R, d_out): h_{l+1} = h_l + α/(LD) · Q P_C Qᵀ h_l."""
+        scale = self.alpha / (self.depth * self.dim)
+        n = self._columns()
+        h = self.w_e @ x
+        states = [h]
+        for l in range(self.depth):
+            q = self.Q[:, l, :, n]
+            h = h + scale * (q @ (self.P_C[:, l, n, n] @ (q.transpose(-1, -2) @ h[..., None])))[..., 0]
+            states.append(h)
+        return torch.stack(states, dim=1), torch.einsum("rdo,rd->ro", self.w_u, h) / self.dim
+
+    def step(self, x: torch.Tensor, y: torch.Tensor, eta: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """One gradient step at rate η: :class:`MomentResNet`'s update in the coefficients of the basis, which
+        gains the columns h_l and b_{l+1}; returns h, f and the losses before it."""
+        if self.taken == self.steps:
+            raise ValueError(f"this network was sized for {self.steps} steps")
+        hidden, out = self.forward(x)
+        n = self._columns()
+        back = self.alpha / (self.depth * self.dim)
+        b = torch.einsum("rdo,ro->rd", self.w_u, out - y) / self.dim
+        below = []                                                  # b_{l+1} for l = 0 … L−1
+        for l in reversed(range(self.depth)):
+            below.append(b)
+            q = self.Q[:, l, :, n]
+            b = b + back * (q @ (self.P_C[:, l, n, n].transpose(-1, -2) @ (q.transpose(-1, -2) @ b[..., None])))[..., 0]
+        h, b = hidden[:, :-1], torch.stack(below[::-1], dim=1)      # (R, L, D) each
+        i, j = 2 * self.taken, 2 * self.taken + 1                   # the new columns: h_l and b_{l+1}
+        self.Q[..., i], self.Q[..., j] = h, b
+        m = slice(0, j + 1)
+        Q, P_A, P_B, P_C = self.Q[..., m], self.P_A[..., m, m], self.P_B[..., m, m], self.P_C[..., m, m]
+        g_h = (Q.transpose(-1, -2) @ h[..., None])[..., 0]         # Qᵀh, Qᵀb: (R, L, n)
+        g_b = (Q.transpose(-1, -2) @ b[..., None])[..., 0]
+        apply = lambda P, g: (P @ g[..., None])[..., 0]  # noqa: E731
+        e_h, e_b = torch.zeros_like(g_h), torch.zeros_like(g_b)
+        e_h[..., i], e_b[..., j] = 1.0, 1.0
+        Ah, Bb = self.dim * e_h + apply(P_A, g_h), self.dim * e_b + apply(P_B, g_b)
+        Ch, Ctb = apply(P_C, g_h), apply(P_C.transpose(-1, -2), g_b)
+        bCh = (g_b * Ch).sum(-1)[..., None, None]
+        bBb = (self.dim * (b * b).sum(-1) + (g_b * apply(P_B, g_b)).sum(-1))[..., None, None]
+        hAh = (self.dim * (h * h).sum(-1) + (g_h * apply(P_A, g_h)).sum(-1))[..., None, None]
+        outer = lambda p, q: p[..., :, None] * q[..., None, :]  # noqa: E731
+        c = eta / self.alpha
+        self.P_C[..., m, m] = P_C - c * outer(Bb, e_h) - c * outer(e_b, Ah) + c * c * bCh * outer(e_b, e_h)
+        self.P_A[..., m, m] = P_A - c * outer(Ctb, e_h) - c * outer(e_h, Ctb) + c * c * bBb * outer(e_h, e_h)
+        self.P_B[..., m, m] = P_B - c * outer(Ch, e_b) - c * outer(e_b, Ch) + c * c * hAh * outer(e_b, e_b)
+        self.taken += 1
+        return hidden, out, 0.5 * (out - y).square().sum(-1)
+
+
+def train(network: EmbeddedResNet | MomentResNet | InfiniteWidthResNet, x: torch.Tensor, y: torch.Tensor, steps: int, eta: float
+          ) -> Trajectory:
+    """``steps`` gradient steps at rate η; the states before each (the authors' ``train_track``)."""
+    hidden, output, loss = [], [], []
+    for _ in range(steps):
+        h, f, value = network.step(x, y, eta)
+        hidden.append(h)
+        output.append(f)
+        loss.append(value)
+    return Trajectory(torch.stack(hidden), torch.stack(output), torch.stack(loss))

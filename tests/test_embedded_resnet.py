@@ -1,0 +1,165 @@
+"""The ResNet with an embedding (Chaintron, Chizat & Maass 2026) and its infinite-width counterpart
+(limits.embedded_resnet), and the chaintron2026-linear experiment built on them."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from limits.embedded_resnet import (EmbeddedResNet, InfiniteWidthResNet, MomentResNet, embedding_draws,
+                                    one_example_task, train, unit_draws)
+
+D_IN = D_OUT = 3
+
+
+def _network(replicates=2, depth=5, dim=6, hidden=7, seed=0, label="test"):
+    w_e, w_u = embedding_draws(seed, label, range(replicates), dim, D_IN, D_OUT)
+    u, v = unit_draws(seed, label, range(replicates), depth, dim, hidden)
+    return w_e, w_u, u, v
+
+
+@pytest.mark.parametrize("activation", ["identity", "tanh"])
+def test_a_step_is_gradient_descent_at_the_papers_rate(activation):
+    """The authors' update is gradient descent on ½‖f − y‖² at rate η·D·LM/α² (module docstring): compared with
+    autograd through the forward pass."""
+    x, y = one_example_task(0, D_IN, D_OUT)
+    w_e, w_u, u, v = _network()
+    alpha, eta = 1.5, 0.1
+    network = EmbeddedResNet(w_e, w_u, u, v, alpha=alpha, activation=activation)
+    L, D, M = network.depth, network.dim, network.hidden
+    U, V = u.clone().requires_grad_(True), v.clone().requires_grad_(True)
+    sigma = network.sigma
+    h = w_e @ x
+    for l in range(L):
+        h = h + alpha / (L * M) * torch.einsum("rdm,rm->rd", V[:, l], sigma(torch.einsum("rdm,rd->rm", U[:, l], h) / D))
+    f = torch.einsum("rdo,rd->ro", w_u, h) / D
+    grad_u, grad_v = torch.autograd.grad(0.5 * (f - y).square().sum(), (U, V))
+    _, out, loss = network.step(x, y, eta)
+    rate = eta * D * L * M / alpha**2
+    assert torch.allclose(out, f.detach(), rtol=0, atol=1e-14)
+    assert torch.allclose(network.U, u - rate * grad_u, rtol=1e-12, atol=1e-12)
+    assert torch.allclose(network.V, v - rate * grad_v, rtol=1e-12, atol=1e-12)
+
+
+def test_the_moments_of_drawn_units_are_the_finite_network():
+    """With identity blocks the network depends on its units only through their second moments per block: the
+    moment network started from M drawn units follows the finite network step for step, to rounding."""
+    x, y = one_example_task(1, D_IN, D_OUT)
+    w_e, w_u, u, v = _network(hidden=9)
+    finite = train(EmbeddedResNet(w_e, w_u, u, v), x, y, 8, 0.1)
+    moments = train(MomentResNet.of_units(w_e, w_u, u, v), x, y, 8, 0.1)
+    assert (finite.hidden - moments.hidden).abs().max() < 1e-12
+    assert (finite.output - moments.output).abs().max() < 1e-12
+    assert finite.loss[-1].max() < finite.loss[0].min()        # it trains
+
+
+def test_the_low_rank_form_is_the_dense_infinite_network():
+    x, y = one_example_task(2, D_IN, D_OUT)
+    w_e, w_u, _, _ = _network(dim=11)
+    dense = train(MomentResNet.infinite(w_e, w_u, 6), x, y, 7, 0.1)
+    low_rank = train(InfiniteWidthResNet(w_e, w_u, 6, 7), x, y, 7, 0.1)
+    assert (dense.hidden - low_rank.hidden).abs().max() < 1e-12
+    assert (dense.output - low_rank.output).abs().max() < 1e-13
+
+
+def test_after_one_step_the_infinite_network_has_its_closed_form():
+    """At M = ∞ and step 0 every hidden state is e = W_e x (C = 0) and b is b₀ = W_u (f₀ − y)/D in every layer.
+    One step gives C = −2cD b₀eᵀ (c = η/α) in every block, so h_l = e + β_l b₀ with
+    β_{l+1} = ρ β_l − (2cα/L)‖e‖², ρ = 1 − (2cα/L) e·b₀: β_l = −‖e‖² (1 − ρ^l)/(e·b₀)."""
+    x, y = one_example_task(3, D_IN, D_OUT)
+    w_e, w_u, _, _ = _network(dim=13)
+    alpha, eta, L = 0.7, 0.3, 9
+    trajectory = train(InfiniteWidthResNet(w_e, w_u, L, 2, alpha=alpha), x, y, 2, eta)
+    e = w_e @ x
+    assert torch.allclose(trajectory.hidden[0], e[:, None, :].expand(-1, L + 1, -1), rtol=0, atol=1e-15)
+    D = e.shape[-1]
+    b0 = torch.einsum("rdo,ro->rd", w_u, torch.einsum("rdo,rd->ro", w_u, e) / D - y) / D
+    c = eta / alpha
+    e_b, e_e = (e * b0).sum(-1, keepdim=True), (e * e).sum(-1, keepdim=True)
+    rho = 1 - 2 * c * alpha / L * e_b
+    layers = torch.arange(L + 1, dtype=e.dtype)
+    beta = -e_e * (1 - rho ** layers) / e_b                               # (R, L + 1)
+    expected = e[:, None, :] + beta[..., None] * b0[:, None, :]
+    assert torch.allclose(trajectory.hidden[1], expected, rtol=1e-12, atol=1e-13)
+    # and step 2 (where the c² terms enter) is the dense network's
+    dense = train(MomentResNet.infinite(w_e, w_u, L, alpha=alpha), x, y, 2, eta)
+    assert (dense.hidden - trajectory.hidden).abs().max() < 1e-12
+
+
+def test_nested_draws_do_not_depend_on_the_replicates_drawn_together():
+    first = embedding_draws(5, "x", range(0, 4), 8, D_IN, D_OUT)[0]
+    chunk = embedding_draws(5, "x", range(2, 4), 8, D_IN, D_OUT)[0]
+    assert torch.equal(first[2:], chunk)
+    wide = unit_draws(5, "x", range(2), 3, 4, 16)[0]
+    assert wide.shape == (2, 3, 4, 16)
+    assert math.isclose(float(wide.var()), 4.0, rel_tol=0.25)              # N(0, D) entries, D = 4
+
+
+def test_the_finite_width_error_shrinks_towards_the_infinite_network():
+    x, y = one_example_task(0, D_IN, D_OUT)
+    w_e, w_u, u, v = _network(replicates=4, depth=4, dim=4, hidden=1024)
+    limit = train(InfiniteWidthResNet(w_e, w_u, 4, 4), x, y, 4, 0.1)
+    errors = [(train(EmbeddedResNet(w_e, w_u, u[..., :m], v[..., :m]), x, y, 4, 0.1).hidden - limit.hidden)
+              .abs().mean().item() for m in (16, 1024)]
+    assert errors[1] < errors[0] / 4            # √(1024/16) = 8 expected; 4 leaves room for the replicates' spread
+
+
+# ------------------------------------------------------------------------------------------- the experiment
+SMALL = dict(depths=(4, 8, 16, 32, 64), hiddens=(16, 32, 64, 128, 256, 512), widths=(16, 32, 64, 128, 256, 512),
+             depth=8, width=4, hidden=128, epochs=6, replicates=8, resamples=300, checkpoint_dir="none")
+
+
+def _checks(result):
+    return {c["check"].split(":")[0]: c["verdict"] for c in result.numbers["checks"]}
+
+
+def test_the_experiment_runs_and_nothing_fails_at_small_sizes():
+    from validation.training import run
+
+    result = run("chaintron2026-linear", **SMALL)
+    checks = _checks(result)
+    assert "FAIL" not in checks.values() and checks["depth"] == "PASS"
+    width = result.numbers["sweeps"]["width"]
+    assert width["fitted_sizes"] == [32, 64, 128, 256, 512]             # LM ≥ 64·D with L = 8, D = 4
+    assert result.numbers["sweeps"]["embedding"]["fitted_sizes"] == [64, 128, 256]
+    assert len(result.records["embedding"]["hidden_error"][0]) == 4 * SMALL["replicates"]   # the factor 4
+    again = run("chaintron2026-linear", **SMALL)
+    assert again.records == result.records
+
+
+class _ScaledByDepthOnly(EmbeddedResNet):
+    """A planted error: the residual scale α/L instead of α/(LM)."""
+
+    def forward(self, x):
+        hidden = self.hidden
+        self.hidden = 1          # the forward's scale α/(L·M) becomes α/L
+        try:
+            return super().forward(x)
+        finally:
+            self.hidden = hidden
+
+
+def test_a_residual_scale_without_the_width_fails_the_width_check(monkeypatch):
+    from validation.training import chaintron2026, run
+
+    monkeypatch.setattr(chaintron2026, "EmbeddedResNet", _ScaledByDepthOnly)
+    result = run("chaintron2026-linear", **SMALL)
+    checks = _checks(result)
+    assert checks["width"] == "FAIL" and checks["depth-width"] == "FAIL"
+    assert checks["depth"] == "PASS"                                     # the M = ∞ sweeps are untouched
+
+
+@pytest.mark.parametrize("overrides, flag", [
+    (dict(activation="tanh"), "activation"),
+    (dict(depths=(4, 6, 12)), "depths"),
+    (dict(hiddens=(32,)), "hiddens"),
+])
+def test_refusals_name_the_setting(overrides, flag):
+    from validation.core.settings import SettingsError
+    from validation.training import run
+
+    with pytest.raises(SettingsError) as caught:
+        run("chaintron2026-linear", **{**SMALL, **overrides})
+    assert caught.value.name == flag

@@ -1,0 +1,349 @@
+"""Chaintron, Chizat & Maass (arXiv 2603.18168, 2026) and Chizat (arXiv 2509.10167, 2025): a trained ResNet with an
+embedding against its large-scale limit, one error term at a time (linear blocks).
+
+**The model and its training** are the authors' (``linear_experiments_python``, :mod:`limits.embedded_resnet`): an
+input x ∈ R³ embedded in dimension D, L residual blocks of M hidden units with residual scale α/(LM), read out in
+R³, and trained by K gradient steps at rate η₀ = 0.1 with the maximal-local-update learning rates (scaled by D) on
+one example (x of norm 0.8, y = A x + 0.05 ξ). Their bound on the distance between the trained network and its
+limit after a bounded number of steps is
+
+    O(1/L  +  √(D/(LM))  +  1/√D)            (depth, finite width, embedding),
+
+and they call it empirically tight in embedding space.
+
+**One term at a time.** With identity blocks every hidden unit of a block moves by the same linear map, so the
+network depends on its units only through their second moments, and the network at M = ∞ (same L, D and
+embedding) is computed exactly (:class:`limits.embedded_resnet.MomentResNet`). Hence four sweeps, each isolating
+one term, on R replicates (own embedding and units each):
+
+* ``width`` — M = ``hiddens`` at L = ``depth``, D = ``width``: the finite network against the M = ∞ network on the
+  same embedding. Only the finite-width term is present: exponent ½ in M. The widths are nested (a narrower network
+  holds the first units of a wider one), so the sizes differ by units, not by draws.
+* ``depth-width`` — L = ``depths`` at M = ``hidden``, D = ``width``, against M = ∞ at each L: the same term as a
+  function of L: exponent ½ in L (the term depends on LM jointly).
+* ``depth`` — the M = ∞ network at L against 2L (every other hidden state of the deeper one), D = ``width``: the
+  depth term alone: exponent 1.
+* ``embedding`` — the M = ∞ network at D against 2D on the first D coordinates (a smaller embedding holds the first
+  rows of a larger one, the authors' coupling), L = ``depth``: the embedding term alone: exponent ½.
+
+**The error** is the authors' (``max_hs_track``): the largest over the layers l of the mean over the coordinates d of
+|h_{l,d} − h'_{l,d}|, after k gradient steps; at the output, the mean over the outputs of |f − f'|.
+
+**Checked** (fixed before any run): at the step the authors plot (:data:`CHECKED_STEP` = 5), the exponent p of the
+embedding-space error ∝ size^−p — the least-squares slope of the replicates' mean log error over the fitted sizes,
+with a paired bootstrap interval over replicates — PASSes when its interval lies within the paper's exponent
+± :data:`MARGIN` (0.1), FAILs when it lies outside, and is INCONCLUSIVE otherwise. A size is fitted where the
+measured term dominates the next order of its own expansion by the factor :data:`DOMINANCE` = 8 with unit
+constants: √(D/(LM)) ≥ 8·D/(LM), i.e. LM ≥ 64·D (the finite-width sweeps); 1/L ≥ 8/L², i.e. L ≥ 8 (depth); 1/√D
+≥ 8/D, i.e. D ≥ 64 (embedding). The output-space exponents are reported beside, not checked (the 2026 paper's
+tightness claim is about embedding space).
+
+**Sizes.** The authors' grid (15 × 15 × 15 cells of L, M, D from 10 to 500, 5 replicates, K = 15) measures the sum
+of the three terms against their correlation-function limit; the sweeps here measure each term on its own, with
+K = 15 steps, η₀ = 0.1 and 16 replicates, in float64.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+from limits.embedded_resnet import (EmbeddedResNet, InfiniteWidthResNet, embedding_draws, one_example_task, train,
+                                    unit_draws)
+
+from ..core.checks import FAIL, INCONCLUSIVE, Check, check_line, combine, interval_check
+from ..core.settings import SettingsError
+from .experiment import Experiment, number, power_fit
+from .sweep import Configuration
+
+__all__ = ["ChaintronLinear", "SWEEPS", "CHECKED_STEP", "MARGIN", "DOMINANCE", "hidden_error", "output_error"]
+
+#: the training step at which the exponents are checked (the authors' plotted step, ``id_train = 5``)
+CHECKED_STEP = 5
+#: an exponent's interval must lie within the paper's exponent ± this
+MARGIN = 0.1
+#: a size is fitted where its term is at least this many times the next order of its expansion (unit constants)
+DOMINANCE = 8
+#: input and output dimensions (the authors' d_in = d_out = 3)
+D_IN = D_OUT = 3
+#: the embedding sweep trains this many times ``--replicates`` replicates: its errors spread more from replicate to
+#: replicate (sd of log error ≈ 0.5, against ≈ 0.2 for the width sweep, measured) and each costs little
+EMBEDDING_FACTOR = 4
+#: replicates are trained in chunks of at most about this many MiB (a chunk's draws do not depend on the chunking)
+CHUNK_MB = 384
+
+
+def hidden_error(h: torch.Tensor, reference: torch.Tensor) -> torch.Tensor:
+    """max over layers of the mean over coordinates of |h − h'|, for hidden states (…, R, L + 1, D): (…, R)."""
+    return (h - reference).abs().mean(-1).amax(-1)
+
+
+def output_error(f: torch.Tensor, reference: torch.Tensor) -> torch.Tensor:
+    """The mean over outputs of |f − f'|, for outputs (…, R, d_out): (…, R)."""
+    return (f - reference).abs().mean(-1)
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """One error term measured alone (module docstring): its sizes, the paper's exponent and the fitted sizes."""
+
+    key: str
+    symbol: str          # the size swept
+    exponent: float      # the paper's exponent of the term in that size
+    term: str            # the term, as the paper writes it
+    how: str             # what is compared, in words
+    rule: str            # where the term dominates (the fitted sizes), in words
+    sizes: Callable[[Any], tuple[int, ...]]
+    fitted: Callable[[Any, int], bool]
+    #: the memory of one replicate, in MiB, from the settings (the run takes replicates in chunks of CHUNK_MB)
+    megabytes: Callable[[Any], float]
+    #: this sweep trains ``replicate_factor × --replicates`` replicates
+    replicate_factor: int = 1
+
+
+def _megabytes(settings: Any, units: int, states: int) -> float:
+    """One replicate's memory: ``units`` unit weights (U, V and the trained copies) and an M = ∞ network of
+    ``states`` = L·D hidden coordinates (its basis, coefficients and three trajectories), in MiB."""
+    steps = settings.epochs
+    values = 4 * units + states * (2 * steps + 3 * steps) + 3 * (2 * steps) ** 2 * states // max(settings.width, 1)
+    return values * settings.torch_dtype.itemsize / 2**20
+
+
+SWEEPS: tuple[Sweep, ...] = (
+    Sweep("width", "M", 0.5, "√(D/(LM))", "finite M against M = ∞", f"LM ≥ {DOMINANCE**2}·D", lambda s: s.hiddens,
+          lambda s, m: s.depth * m >= DOMINANCE**2 * s.width,
+          lambda s: _megabytes(s, s.depth * s.width * max(s.hiddens), s.depth * s.width)),
+    Sweep("depth-width", "L", 0.5, "√(D/(LM))", "finite M against M = ∞", f"LM ≥ {DOMINANCE**2}·D", lambda s: s.depths,
+          lambda s, L: L * s.hidden >= DOMINANCE**2 * s.width,
+          lambda s: _megabytes(s, max(s.depths) * s.width * s.hidden, max(s.depths) * s.width)),
+    Sweep("depth", "L", 1.0, "1/L", "M = ∞: L against 2L", f"L ≥ {DOMINANCE}", lambda s: s.depths[:-1],
+          lambda s, L: L >= DOMINANCE, lambda s: 2 * _megabytes(s, 0, max(s.depths) * s.width)),
+    Sweep("embedding", "D", 0.5, "1/√D", "M = ∞: D against 2D on the first D coordinates", f"D ≥ {DOMINANCE**2}",
+          lambda s: s.widths[:-1], lambda s, D: D >= DOMINANCE**2,
+          lambda s: 2 * _megabytes(s, 0, s.depth * max(s.widths)), replicate_factor=EMBEDDING_FACTOR),
+)
+SWEEP = {sweep.key: sweep for sweep in SWEEPS}
+
+
+class ChaintronLinear(Experiment):
+    name = "chaintron2026-linear"
+    title = "a trained ResNet with an embedding against its large-scale limit, one error term at a time"
+    paper = ("Chaintron, Chizat & Maass (arXiv 2603.18168, 2026), linear experiments; Chizat (arXiv 2509.10167, "
+             "2025)")
+    claim = ("after a bounded number of gradient steps a ResNet of depth L, hidden width M and embedding dimension D "
+             "is within O(1/L + √(D/(LM)) + 1/√D) of its limit in embedding space, each term tight")
+    smoke = dict(depths=(4, 8, 16), hiddens=(8, 16, 32), widths=(4, 8, 16), depth=4, width=4, hidden=8, epochs=6,
+                 replicates=3, resamples=200)
+    defaults = dict(depths=(4, 8, 16, 32, 64, 128, 256), hiddens=(16, 32, 64, 128, 256, 512, 1024, 2048),
+                    widths=(16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192), depth=16, width=16, hidden=256,
+                    epochs=15, learning_rates=(0.1,), replicates=32, activation="identity", dtype="float64")
+
+    def datasets(self, settings):
+        return []  # the authors' one example (limits.embedded_resnet.one_example_task)
+
+    def configurations(self, settings):
+        if settings.activation != "identity":
+            raise SettingsError("activation", f"{settings.activation}: {self.name} needs identity blocks (its M = ∞ "
+                                              "network is exact for linear blocks only)")
+        if settings.train_size is not None:
+            raise SettingsError("train_size", f"{settings.train_size}: {self.name} trains on one example")
+        if any(b % a for a, b in zip(settings.depths, settings.depths[1:])):
+            raise SettingsError("depths", f"{list(settings.depths)}: each depth must divide the next (the depth "
+                                          "sweep compares L with the next depth on its sub-grid)")
+        for name in ("hiddens", "widths"):
+            values = getattr(settings, name)
+            if len(values) < 2 or any(b <= a for a, b in zip(values, values[1:])):
+                raise SettingsError(name, f"{list(values)}: give at least two increasing sizes")
+        return [Configuration(sweep.key, {"sizes": list(sweep.sizes(settings))}) for sweep in SWEEPS]
+
+    def epochs_of(self, settings, configuration):
+        return len(configuration.params["sizes"]) + (configuration.key in ("depth", "embedding"))
+
+    # ----------------------------------------------------------------------------------------------- training
+    def train_one(self, settings, configuration, data, device, progress):
+        sweep = SWEEP[configuration.key]
+        replicates = settings.replicates * sweep.replicate_factor
+        per_chunk = max(1, int(CHUNK_MB / max(sweep.megabytes(settings), 1e-9)))
+        hidden, output = [], []
+        for start in range(0, replicates, per_chunk):
+            chunk = range(start, min(start + per_chunk, replicates))
+            h, f = self._errors(settings, sweep.key, chunk, device, progress if start == 0 else lambda: None)
+            hidden.append(h)
+            output.append(f)
+        # size × replicate × step
+        return {"sizes": configuration.params["sizes"], "hidden_error": torch.cat(hidden, dim=1).tolist(),
+                "output_error": torch.cat(output, dim=1).tolist()}
+
+    def _errors(self, s, key: str, replicates: range, device, progress) -> tuple[torch.Tensor, torch.Tensor]:
+        """The embedding-space and output errors (size, R, K) of one sweep (module docstring) on ``replicates``."""
+        dtype, steps, eta = s.torch_dtype, s.epochs, s.learning_rates[0]
+        x, y = (t.to(device) for t in one_example_task(s.seed, D_IN, D_OUT, dtype=dtype))
+        label = f"{self.name}/{key}"
+
+        def embedding(dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+            return tuple(t.to(device) for t in embedding_draws(s.seed, label, replicates, dim, D_IN, D_OUT, dtype=dtype))
+
+        def units(depth: int, hidden: int, tag: object) -> tuple[torch.Tensor, torch.Tensor]:
+            return tuple(t.to(device) for t in unit_draws(s.seed, (label, tag), replicates, depth, s.width, hidden,
+                                                          dtype=dtype))
+
+        def infinite(w_e, w_u, depth):
+            return train(InfiniteWidthResNet(w_e, w_u, depth, steps), x, y, steps, eta)
+
+        def compare(a, b, layers=slice(None), coordinates=slice(None)) -> tuple[torch.Tensor, torch.Tensor]:
+            return (hidden_error(a.hidden, b.hidden[..., layers, coordinates]).T, output_error(a.output, b.output).T)
+
+        errors: list[tuple[torch.Tensor, torch.Tensor]] = []   # per size: hidden (R, K) and output (R, K) errors
+        if key == "width":
+            w_e, w_u = embedding(s.width)
+            limit = infinite(w_e, w_u, s.depth)
+            u, v = units(s.depth, max(s.hiddens), "units")
+            for m in s.hiddens:
+                errors.append(compare(train(EmbeddedResNet(w_e, w_u, u[..., :m], v[..., :m]), x, y, steps, eta), limit))
+                progress()
+        elif key == "depth-width":
+            w_e, w_u = embedding(s.width)
+            for depth in s.depths:
+                u, v = units(depth, s.hidden, depth)
+                errors.append(compare(train(EmbeddedResNet(w_e, w_u, u, v), x, y, steps, eta),
+                                      infinite(w_e, w_u, depth)))
+                progress()
+        elif key == "depth":
+            w_e, w_u = embedding(s.width)
+            previous = None
+            for depth in s.depths:
+                current = infinite(w_e, w_u, depth)
+                if previous is not None:   # layer l of depth L against layer l·(2L/L) of the deeper one
+                    errors.append(compare(previous, current, layers=slice(None, None, depth // s.depths[len(errors)])))
+                previous = current
+                progress()
+        else:  # embedding
+            w_e, w_u = embedding(max(s.widths))
+            previous = None
+            for dim in s.widths:
+                current = infinite(w_e[:, :dim], w_u[:, :dim], s.depth)
+                if previous is not None:   # the first D coordinates of the larger embedding
+                    errors.append(compare(previous, current, coordinates=slice(None, previous.hidden.shape[-1])))
+                previous = current
+                progress()
+        return torch.stack([e[0] for e in errors]), torch.stack([e[1] for e in errors])
+
+    # ---------------------------------------------------------------------------------------------- summary
+    def checked_step(self, settings) -> int:
+        """The step whose exponents are checked: :data:`CHECKED_STEP`, or the last one of a shorter run."""
+        return min(CHECKED_STEP, settings.epochs - 1)
+
+    def summarise(self, settings, records):
+        step = self.checked_step(settings)
+        sweeps, checks = {}, []
+        for sweep in SWEEPS:
+            record = records[sweep.key]
+            sizes = record["sizes"]
+            fitted = [i for i, size in enumerate(sizes) if sweep.fitted(settings, size)]
+            fits = {}
+            for space in ("hidden_error", "output_error"):
+                values = np.asarray(record[space], dtype=float)              # size × replicate × step
+                fits[space] = [power_fit([sizes[i] for i in fitted], values[fitted, :, k], confidence=settings.confidence,
+                                         resamples=settings.resamples, seed=settings.seed)
+                               if len(fitted) >= 2 else None for k in range(values.shape[2])]
+            sweeps[sweep.key] = {"symbol": sweep.symbol, "exponent": sweep.exponent, "term": sweep.term,
+                                 "sizes": sizes, "fitted_sizes": [sizes[i] for i in fitted],
+                                 "hidden_exponents": fits["hidden_error"], "output_exponents": fits["output_error"]}
+            checks.append(self._check(sweep, fits["hidden_error"][step], len(fitted), settings))
+        return {"checked_step": step, "margin": MARGIN, "dominance": DOMINANCE, "sweeps": sweeps,
+                "checks": [c.to_dict() for c in checks], "verdict": combine(checks)}
+
+    @staticmethod
+    def _check(sweep: Sweep, fit: dict[str, Any] | None, fitted: int, settings) -> Check:
+        name = (f"{sweep.key}: the {sweep.term} term's exponent in {sweep.symbol} ({sweep.how}) within "
+                f"{sweep.exponent:g} ± {MARGIN:g}")
+        if fit is None or fitted < 3:
+            return Check(name, INCONCLUSIVE, f"{fitted} fitted sizes (at least 3 needed): add sizes where the term "
+                                              f"dominates, {sweep.rule}")
+        if not fit["defined"]:
+            return Check(name, FAIL, "an error is not finite and positive (a diverged network, or sizes that "
+                                     "coincide): no power law to fit")
+        if None in fit["ci"]:
+            return Check(name, INCONCLUSIVE, "the bootstrap interval is not finite")
+        p = -fit["slope"]
+        return interval_check(name, p, (-fit["ci"][1], -fit["ci"][0]), (sweep.exponent - MARGIN, sweep.exponent + MARGIN),
+                              settings.replicates * sweep.replicate_factor, what=f"p = {p:.3f}, the interval",
+                              confidence=settings.confidence)
+
+    # ------------------------------------------------------------------------------------------------ report
+    def table(self, result):
+        s, n = result.settings, result.numbers
+        step = n["checked_step"]
+        lines = [f"identity blocks, α = 1, d_in = d_out = {D_IN}, one example, {s.epochs} gradient steps at "
+                 f"η₀ = {s.learning_rates[0]:g}, {s.replicates} replicates ({s.replicates * EMBEDDING_FACTOR} in the "
+                 f"embedding sweep); exponents after {step} steps, fitted where "
+                 f"the term dominates the next order {DOMINANCE}×", ""]
+        for sweep in SWEEPS:
+            entry = n["sweeps"][sweep.key]
+            fixed = {"width": f"L = {s.depth}, D = {s.width}", "depth-width": f"M = {s.hidden}, D = {s.width}",
+                     "depth": f"M = ∞, D = {s.width}", "embedding": f"M = ∞, L = {s.depth}"}[sweep.key]
+            record = result.records[sweep.key]
+            hidden = np.asarray(record["hidden_error"], dtype=float)[:, :, step].mean(axis=1)
+            output = np.asarray(record["output_error"], dtype=float)[:, :, step].mean(axis=1)
+            lines.append(f"{sweep.key}: {sweep.term} in {sweep.symbol}, {sweep.how} ({fixed}); paper: "
+                         f"{sweep.exponent:g}; fitted where {sweep.rule}")
+            lines.append(f"  {sweep.symbol:>6}  {'embedding error':>16}  {'output error':>13}  fitted")
+            for size, e_h, e_f in zip(entry["sizes"], hidden, output):
+                lines.append(f"  {size:>6}  {e_h:>16.3e}  {e_f:>13.3e}  {'yes' if size in entry['fitted_sizes'] else ''}")
+            lines.append(f"  exponent: embedding {self._cell(entry['hidden_exponents'][step])}, "
+                         f"output {self._cell(entry['output_exponents'][step])}")
+            lines.append("")
+        lines += [check_line(c) for c in n["checks"]]
+        return lines
+
+    @staticmethod
+    def _cell(fit: dict[str, Any] | None) -> str:
+        if fit is None or fit["slope"] is None:
+            return "—"
+        low, high = fit["ci"]
+        return (f"{-fit['slope']:.3f} [{number(None if high is None else -high)}, "
+                f"{number(None if low is None else -low)}]")
+
+    def plot(self, result, figure):
+        n = result.numbers
+        step = n["checked_step"]
+        if hasattr(figure, "set_layout_engine"):
+            figure.set_layout_engine("constrained")
+        axes = figure.subplots(1, len(SWEEPS))
+        for ax, sweep in zip(np.atleast_1d(axes), SWEEPS):
+            entry, record = n["sweeps"][sweep.key], result.records[sweep.key]
+            sizes = np.asarray(entry["sizes"], dtype=float)
+            for space, colour, label in (("hidden_error", "C0", "embedding space"), ("output_error", "C1", "output")):
+                values = np.asarray(record[space], dtype=float)[:, :, step]
+                ax.loglog(sizes, values, color=colour, alpha=0.15, lw=0.6)
+                ax.loglog(sizes, np.exp(np.log(values).mean(axis=1)), "o-", color=colour, lw=1.5, label=label)
+            fitted = np.asarray(entry["fitted_sizes"], dtype=float)
+            if len(fitted):
+                anchor = np.exp(np.log(np.asarray(record["hidden_error"], dtype=float)[:, :, step]).mean(axis=1))
+                start = anchor[list(entry["sizes"]).index(int(fitted[0]))]
+                ax.loglog(fitted, start * (fitted / fitted[0]) ** -sweep.exponent, "k--", lw=1,
+                          label=f"paper: {sweep.symbol}^-{sweep.exponent:g}")
+            ax.set(xlabel=sweep.symbol, title=f"{sweep.key}: {sweep.term}\n{sweep.how}")
+            ax.title.set_fontsize(9)
+            ax.legend(fontsize=7)
+        np.atleast_1d(axes)[0].set_ylabel(f"error after {step} steps (thin: replicates)")
+        figure.set_size_inches(4.6 * len(SWEEPS), 4.4)
+
+    def estimate_seconds(self, settings):
+        # per sweep, coefficients from the preset's measured times (2-core machine, the other core busy): width 8.5 s,
+        # depth-width 39.6 s, depth 8.8 s, embedding 143.6 s
+        s = settings
+        steps, replicates = s.epochs, s.replicates
+        width = 1.7e-8 * steps * replicates * s.depth * s.width * sum(s.hiddens)
+        depth_width = 4.0e-8 * steps * replicates * s.width * s.hidden * sum(s.depths)
+        depth = 2.3e-6 * steps * replicates * s.width * sum(s.depths)
+        embedding = 2.9e-7 * steps * replicates * EMBEDDING_FACTOR * s.depth * sum(s.widths)
+        return width + depth_width + depth + embedding + 2.0
+
+    def estimate_mb(self, settings):
+        chunks = [min(settings.replicates * sweep.replicate_factor * sweep.megabytes(settings),
+                      max(CHUNK_MB, sweep.megabytes(settings))) for sweep in SWEEPS]
+        return max(chunks) + 400.0   # the largest chunk, the interpreter with torch, and the fits (839 MB measured)
