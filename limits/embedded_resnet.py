@@ -124,25 +124,28 @@ class EmbeddedResNet:
         h = self.w_e @ x
         states, pre = [h], []
         for l in range(self.depth):
-            p = torch.einsum("rdm,rd->rm", self.U[:, l], h) / self.dim
-            h = h + scale * torch.einsum("rdm,rm->rd", self.V[:, l], self.sigma(p))
+            p = torch.bmm(h[:, None, :], self.U[:, l])[:, 0] / self.dim                  # Uᵀh / D
+            h = h + scale * torch.bmm(self.V[:, l], self.sigma(p)[:, :, None])[..., 0]
             states.append(h)
             pre.append(p)
         hidden = torch.stack(states, dim=1)
-        return hidden, torch.stack(pre, dim=1), torch.einsum("rdo,rd->ro", self.w_u, h) / self.dim
+        return hidden, torch.stack(pre, dim=1), torch.bmm(h[:, None, :], self.w_u)[:, 0] / self.dim
 
     def step(self, x: torch.Tensor, y: torch.Tensor, eta: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """One gradient step at rate η (module docstring); returns h, f and the losses (R,) before it."""
         hidden, pre, out = self.forward(x)
-        b = torch.einsum("rdo,ro->rd", self.w_u, out - y) / self.dim
+        b = torch.bmm(self.w_u, (out - y)[:, :, None])[..., 0] / self.dim
         back = self.alpha / (self.depth * self.hidden * self.dim)
         rate = eta / self.alpha
+        linear = self.sigma.name == "identity"
         for l in reversed(range(self.depth)):
-            q = self.sigma.derivative(pre[:, l]) * torch.einsum("rdm,rd->rm", self.V[:, l], b)
-            b_below = b + back * torch.einsum("rdm,rm->rd", self.U[:, l], q)
+            q = torch.bmm(b[:, None, :], self.V[:, l])[:, 0]                               # V_lᵀ b_{l+1}
+            if not linear:
+                q = self.sigma.derivative(pre[:, l]) * q
+            b_below = b + back * torch.bmm(self.U[:, l], q[:, :, None])[..., 0]
             # gradients at the old weights: U's uses h_l and q_l, V's uses b_{l+1} and σ(p_l)
-            self.U[:, l] -= rate * hidden[:, l, :, None] * q[:, None, :]
-            self.V[:, l] -= rate * b[:, :, None] * self.sigma(pre[:, l])[:, None, :] * self.dim
+            self.U[:, l].baddbmm_(hidden[:, l, :, None], q[:, None, :], alpha=-rate)
+            self.V[:, l].baddbmm_(b[:, :, None], self.sigma(pre[:, l])[:, None, :], alpha=-rate * self.dim)
             b = b_below
         return hidden, out, 0.5 * (out - y).square().sum(-1)
 

@@ -163,3 +163,28 @@ def test_refusals_name_the_setting(overrides, flag):
     with pytest.raises(SettingsError) as caught:
         run("chaintron2026-linear", **{**SMALL, **overrides})
     assert caught.value.name == flag
+
+
+NONLINEAR = dict(depths=(4, 8, 16, 32), hiddens=(32, 64, 128, 256, 512), depth=8, width=4, hidden=64, epochs=6,
+                 replicates=8, resamples=300, checkpoint_dir="none")
+
+
+def test_the_nonlinear_entry_measures_the_width_term_as_m_against_2m(monkeypatch):
+    from validation.training import chaintron2026, run
+
+    result = run("chaintron2026-nonlinear", **NONLINEAR)
+    checks = _checks(result)
+    assert set(checks) == {"width", "depth-width"} and "FAIL" not in checks.values()
+    assert result.numbers["sweeps"]["width"]["sizes"] == [32, 64, 128, 256]     # each against the next, twice as wide
+    monkeypatch.setattr(chaintron2026, "EmbeddedResNet", _ScaledByDepthOnly)
+    planted = _checks(run("chaintron2026-nonlinear", **NONLINEAR))
+    assert planted["width"] == "FAIL"
+
+
+def test_the_nonlinear_width_sweep_needs_doubling_widths():
+    from validation.core.settings import SettingsError
+    from validation.training import run
+
+    with pytest.raises(SettingsError) as caught:
+        run("chaintron2026-nonlinear", **{**NONLINEAR, "hiddens": (32, 64, 96)})
+    assert caught.value.name == "hiddens"

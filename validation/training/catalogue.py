@@ -2,7 +2,7 @@
 registry (the order of ``--list``)."""
 
 from ..core.catalogue import Catalogue
-from .chaintron2026 import ChaintronLinear
+from .chaintron2026 import ChaintronLinear, ChaintronNonlinear
 from .cohen import CohenScaling
 from .cohen_conv import CohenConv
 from .depth_transfer import DepthTransfer
@@ -28,4 +28,5 @@ EXPERIMENTS: Catalogue[Experiment] = Catalogue("experiment", (
     CohenConv(),
     MarionFig2(),
     ChaintronLinear(),
+    ChaintronNonlinear(),
 ))
