@@ -16,7 +16,9 @@ budget covers its estimate (a part it cannot fit is recorded as skipped, with wh
   checks;
 * ``regimes_paper``: the regimes presets fig1 and fig4 and the phase diagram at their paper-size defaults;
 * ``cohen_conv``: ``training --experiment cohen-conv`` at two of the paper's depths (8 and 16) for 3 epochs on the
-  bundled digits (no data set can be downloaded on the GPU machine).
+  bundled digits (no data set can be downloaded on the GPU machine);
+* ``chaintron``: ``training --experiment chaintron2026-linear`` and ``chaintron2026-nonlinear`` at their presets (the
+  CPU takes about 190 s and 33 s), and the nonlinear width sweep to M = 65 536 (issue 44): wall times and verdicts.
 
 Each part writes its own JSON to ``--out`` (default ``benchmarks/results/gpu_suite/``) as soon as it ends — whole
 or not at all — so a run stopped by its time limit still returns the parts it finished. Every file records the
@@ -143,6 +145,21 @@ def cohen_conv(ctx: Context) -> dict[str, Any]:
     return {"sizes": sizes, "wall_s": time.perf_counter() - clock, "verdict": result.verdict}
 
 
+def chaintron(ctx: Context) -> dict[str, Any]:
+    """The two chaintron2026 presets, and the nonlinear width sweep to M = 65 536 (a dry run: smoke sizes)."""
+    out = {}
+    runs = (("chaintron2026-linear", {}), ("chaintron2026-nonlinear", {}),
+            ("chaintron2026-nonlinear", dict(hiddens=tuple(2**k for k in range(4, 17)), depths=(4, 8, 16))))
+    for name, sizes in runs:
+        sizes = dict(training.EXPERIMENTS[name].smoke) if ctx.dry_run else sizes
+        clock = time.perf_counter()
+        result = training.run(name, device=ctx.device, checkpoint_dir=None, **sizes)
+        key = name if name not in out else f"{name} (M to 65536)"
+        out[key] = {"sizes": sizes, "wall_s": time.perf_counter() - clock, "verdict": result.verdict,
+                    "checks": result.numbers["checks"]}
+    return out
+
+
 #: a dry run's parts take about this fraction of their GPU estimates (seconds, not minutes)
 DRY_RUN_SCALE = 0.01
 
@@ -152,6 +169,7 @@ PARTS: tuple[Part, ...] = (
     Part("fig2_1e5", 60.0, fig2_1e5),
     Part("regimes_paper", 90.0, regimes_paper),
     Part("cohen_conv", 60.0, cohen_conv),
+    Part("chaintron", 120.0, chaintron),
 )
 
 
