@@ -244,3 +244,26 @@ def test_a_result_at_the_prompt_is_one_line():
         text = repr(result)
         assert "\n" not in text and len(text) < 300, text
         assert result.verdict in text and result.study in text and "result.table()" in text
+
+
+@pytest.mark.parametrize("name", STUDY_MODULES)
+def test_the_short_help_names_every_flag_and_help_all_gives_every_text_whole(name, capsys, monkeypatch):
+    """--help cuts long flag texts to their first clause (issue 45: a help a terminal can show); --help-all prints
+    them whole. Both name every flag, and both exit 0."""
+    import importlib
+    import re
+
+    monkeypatch.setenv("COLUMNS", "80")
+    module = importlib.import_module(f"validation.{name}")
+    texts = {}
+    for flag in ("--help", "--help-all"):
+        try:
+            code = module.main([flag])
+        except SystemExit as stop:
+            code = stop.code
+        assert code == 0
+        texts[flag] = capsys.readouterr().out
+    flags = lambda text: set(re.findall(r"^  (--[\w-]+)", text, re.M))  # noqa: E731
+    assert flags(texts["--help"]) == flags(texts["--help-all"]) and len(flags(texts["--help"])) > 5
+    assert len(texts["--help"].splitlines()) < len(texts["--help-all"].splitlines())
+    assert "--help-all prints every text whole" in " ".join(texts["--help"].split())

@@ -157,17 +157,31 @@ def _flag(field: dataclasses.Field) -> str:
     return field.metadata.get("flag") or "--" + field.name.replace("_", "-")
 
 
-def _help(field: dataclasses.Field) -> str:
+#: a help text longer than this is cut to its first clause in the short ``--help`` (``--help-all`` shows it whole)
+BRIEF_CHARS = 90
+
+
+def brief(text: str) -> str:
+    """The first clause of a help text for the short ``--help``: up to the first "; ", " (" or ". " past its 15th
+    character, when the text is longer than :data:`BRIEF_CHARS` (an open parenthesis cut off is not left open)."""
+    if len(text) <= BRIEF_CHARS:
+        return text
+    cuts = [i for i in (text.find("; ", 15), text.find(" (", 15), text.find(". ", 15), text.find(": ", 15)) if i > 0]
+    cut = min(cuts) if cuts else BRIEF_CHARS
+    return text[:min(cut, BRIEF_CHARS)].rstrip(" ,;:") + " …"
+
+
+def _help(field: dataclasses.Field, short: bool = False) -> str:
     meta = field.metadata
     if meta.get("action") in ("store_true", "store_false"):
-        return meta["help"]
+        return brief(meta["help"]) if short else meta["help"]
     text = meta.get("default_text")
     if text is None:
         default = field.default
         if isinstance(default, tuple):
             default = ",".join(map(str, default)) if default else "none"
         text = "none" if default is None else str(default)
-    return f"{meta['help']} (default: {text})"
+    return f"{brief(meta['help']) if short else meta['help']} (default: {text})"
 
 
 def _plain(text: str) -> str:
@@ -179,11 +193,34 @@ def _plain(text: str) -> str:
 _GROUP_ORDER = ("model", "preset", "study", "fit and verdict", "checks", "check")
 
 
-def build_parser(command: Command) -> argparse.ArgumentParser:
+class _HelpAll(argparse.Action):
+    """``--help-all``: the full help (every flag's whole text and the whole description), then exit 0."""
+
+    def __init__(self, option_strings: Sequence[str], command: "Command", dest: str = argparse.SUPPRESS,
+                 help: str | None = None) -> None:
+        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, help=help)
+        self.command = command
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option_string: Any = None) -> None:
+        build_parser(self.command, short=False).print_help()
+        parser.exit()
+
+
+def build_parser(command: Command, *, short: bool = True) -> argparse.ArgumentParser:
     """The parser: the study's own flags, its settings fields as flags, and the shared run flags, in sections
-    ordered model → study → fit → run and output."""
-    parser = _Parser(prog=command.prog, description=_plain(command.description),
+    ordered model → study → fit → run and output. Its ``--help`` is the short form (the description's first
+    paragraph, each flag's first clause: about 100 lines at 80 columns); ``--help-all`` (``short=False``) prints
+    every text whole."""
+    description = _plain(command.description)
+    if short:
+        first = description.strip("\n").split("\n\n")
+        description = "\n\n".join(first[:2] if len(first) > 1 and first[1].lstrip().startswith("python ") else first[:1])
+        description += ("\n\nThis is the short help: each flag's first clause. " + command.prog
+                        + " --help-all prints every text whole.")
+    parser = _Parser(prog=command.prog, usage="%(prog)s [options]", description=description,
                      epilog=command.epilog.rstrip("\n") + "\n\n" + EXIT_STATUS_HELP, formatter_class=HelpFormatter)
+    parser.add_argument("--help-all", action=_HelpAll, command=command,
+                        help="show the full help (every flag's whole text) and exit")
     fields = [f for f in dataclasses.fields(command.settings) if f.metadata.get("cli", False)]
     seen = list(dict.fromkeys(["model", *(f.metadata["group"] for f in fields), "run and output"]))
     names = sorted(seen, key=lambda g: (g == "run and output",
@@ -193,7 +230,7 @@ def build_parser(command: Command) -> argparse.ArgumentParser:
         command.add_arguments(groups["model"])
     for field in fields:
         meta = field.metadata
-        kwargs: dict[str, Any] = {"dest": field.name, "default": argparse.SUPPRESS, "help": _help(field)}
+        kwargs: dict[str, Any] = {"dest": field.name, "default": argparse.SUPPRESS, "help": _help(field, short)}
         action = meta.get("action")
         if action in ("store_true", "store_false"):
             kwargs["action"] = action
@@ -223,6 +260,12 @@ def build_parser(command: Command) -> argparse.ArgumentParser:
     for group in groups.values():  # drop a section left empty
         if not group._group_actions:
             parser._action_groups.remove(group)
+    for action in parser._actions:  # a choice flag shows one name, its help the choices (once, not twice)
+        if action.choices is not None and action.metavar is None and action.option_strings:
+            action.metavar = action.dest.upper()
+            listed = [str(c) for c in action.choices]
+            if action.help and not all(c in action.help for c in listed):
+                action.help += " (one of: " + ", ".join(listed) + ")"
     return parser
 
 
