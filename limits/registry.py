@@ -87,8 +87,10 @@ def _import(where: str, text: str):
         sys.modules[name] = module
         try:
             spec.loader.exec_module(module)
-        except Exception as exc:  # the user's file failed to import: say so in one line
-            del sys.modules[name]
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: B036 (a file that fails or exits at import, sys.exit included, must not
+            del sys.modules[name]     # forge a status: it is bad input, in one line)
             raise PairError(f"model {text!r}: importing {where} failed: {type(exc).__name__}: {exc}") from None
         return module
     try:
@@ -96,7 +98,9 @@ def _import(where: str, text: str):
     except ImportError as exc:
         raise PairError(f"model {text!r}: cannot import {where} ({exc}); run from the folder that holds it, "
                         "or give a file as path/to/file.py:ClassName") from None
-    except Exception as exc:  # a bad module name (".x", "a..b") or the user's module failed: one line
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: B036 (a bad module name, or the user's module failed or exited: one line)
         raise PairError(f"model {text!r}: importing {where} failed: {type(exc).__name__}: {exc}") from None
 
 

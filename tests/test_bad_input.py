@@ -417,3 +417,20 @@ def test_every_list_flag_refuses_duplicates_and_empty_lists(module, argv, words,
     assert main([*argv, "--quiet"]) == 2
     err = capsys.readouterr().err
     assert words in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("study, argv, needle", [
+    ("multilevel", ["--accuracies", "1e-300"], "--accuracies: 1e-300 is out of range (must be ≥ 1e-08"),
+    ("multilevel", ["--fit-from-level", "100"], "--fit-from-level: 100 is out of range (must be ≥ 1 and ≤ 6)"),
+    ("multilevel", ["--depths", "1:8", "--fit-from-level", "3"], "--fit-from-level: 3 is out of range"),
+    ("convergence", ["--model", "{exits}:X"], "importing"),
+])
+def test_arithmetic_edges_and_a_model_that_exits_are_bad_input(study, argv, needle, places, capsys, tmp_path):
+    """Issue 46: an accuracy whose square underflows, a fit that would stand on fewer than 3 levels, and a user's
+    model file that calls sys.exit(0) at import (it exited 0 with no output: a forged PASS) — each one line, exit 2."""
+    import importlib
+
+    exits = tmp_path / "exits.py"
+    exits.write_text("import sys\nsys.exit(0)\n")
+    module = importlib.import_module(f"validation.{study}")
+    _check(module, [a.replace("{exits}", str(exits)) for a in argv], needle, places, capsys)

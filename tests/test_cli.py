@@ -267,3 +267,17 @@ def test_the_short_help_names_every_flag_and_help_all_gives_every_text_whole(nam
     assert flags(texts["--help"]) == flags(texts["--help-all"]) and len(flags(texts["--help"])) > 5
     assert len(texts["--help"].splitlines()) < len(texts["--help-all"].splitlines())
     assert "--help-all prints every text whole" in " ".join(texts["--help"].split())
+
+
+def test_freed_memory_is_released_only_above_the_budget():
+    """validation.core.runtime.release_freed_memory trims the C heap only when the resident memory exceeds the
+    budget (the multilevel study calls it after each batch: its peak at 5000 samples went from 3.1 GB to 1.07 GB)."""
+    from validation.core import runtime
+
+    resident = runtime.resident_mb()
+    if resident is None:
+        pytest.skip("no /proc/self/statm here")
+    assert resident > 10
+    assert runtime.release_freed_memory(above_mb=1e9) is False          # under the budget: nothing done
+    released = runtime.release_freed_memory(above_mb=0.0)              # over it: glibc's malloc_trim ran
+    assert isinstance(released, bool)

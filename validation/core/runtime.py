@@ -10,7 +10,7 @@ from typing import Iterator
 
 import torch
 
-__all__ = ["threads", "flush_denormal", "reuse_freed_memory", "available_memory_mb", "memory_limits_mb", "utc_now"]
+__all__ = ["threads", "flush_denormal", "reuse_freed_memory", "release_freed_memory", "resident_mb", "available_memory_mb", "memory_limits_mb", "utc_now"]
 
 
 @contextlib.contextmanager
@@ -60,6 +60,41 @@ def reuse_freed_memory() -> bool:
         libc = ctypes.CDLL("libc.so.6")
         m_trim_threshold, m_mmap_threshold = -1, -3
         return bool(libc.mallopt(m_mmap_threshold, 1 << 30)) and bool(libc.mallopt(m_trim_threshold, 1 << 30))
+    except (OSError, AttributeError):
+        return False
+
+
+#: the resident memory (MiB) above which :func:`release_freed_memory` hands the allocator's free memory back
+RELEASE_ABOVE_MB = 1024.0
+
+
+def resident_mb() -> float | None:
+    """The process's resident memory in MiB (``/proc/self/statm``; None where there is none)."""
+    try:
+        with open("/proc/self/statm") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def release_freed_memory(above_mb: float = RELEASE_ABOVE_MB) -> bool:
+    """When the resident memory exceeds ``above_mb``, give the C allocator's free memory back to the system (glibc's
+    ``malloc_trim``); returns whether it did.
+
+    :func:`reuse_freed_memory` keeps freed blocks for reuse, which is fast, but a loop that allocates blocks of
+    changing sizes (the multilevel study's batches: a path of L steps × N samples, N halving as L doubles) leaves
+    the heap fragmented and growing: measured, ``python -m validation.multilevel --width 10 --function sqnorm
+    --schemes network --depths 1:512 --samples 5000`` peaked at 3.1 GB, and 7.9 GB at 100 000 samples. Called after
+    each batch, this holds the peak near ``above_mb`` plus one batch, at the cost of the page faults of a trim only
+    when the budget is crossed. The numbers computed do not change.
+    """
+    resident = resident_mb()
+    if resident is None or resident <= above_mb:
+        return False
+    try:
+        import ctypes
+
+        return bool(ctypes.CDLL("libc.so.6").malloc_trim(0))
     except (OSError, AttributeError):
         return False
 

@@ -14,6 +14,7 @@ from limits.brownian import DyadicPath, record_path
 from limits.pairs import SDEPair, run_network
 from limits.schemes import SDE_SCHEMES, SDEScheme, get_sde_scheme
 from limits.seeding import stream_seed
+from validation.core.runtime import release_freed_memory
 from validation.multilevel.mlmc import LevelBatch
 from validation.core.observables import TEST_FUNCTIONS
 
@@ -74,11 +75,14 @@ def level_sampler(pair: SDEPair, solver: str, function: str, depth0: int, seed: 
 
         fine = solve(depth)
         if level == 0:
+            release_freed_memory()
             return LevelBatch(fine, None, float(samples * depth * per_step), time.perf_counter() - clock)
         coarse, single = solve(depth // 2), None
         if antithetic:  # P_ℓ = ½ (φ(X^f) + φ(X^a)): the twin reads each coarse step's two increments swapped
             single, fine = fine, 0.5 * (fine + solve(depth, swapped_halves(path)))
         steps = (2 if antithetic else 1) * depth + depth // 2
+        del path
+        release_freed_memory()   # a fragmented heap would grow with the batches (validation.core.runtime)
         return LevelBatch(fine, coarse, float(samples * steps * per_step), time.perf_counter() - clock, single)
 
     return sample

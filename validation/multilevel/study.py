@@ -135,7 +135,7 @@ class MultilevelSettings(PairSettings):
         self._set("schemes", names)
         check_choice("function", self.function, tuple(TEST_FUNCTIONS))
         check_choice("fit_model", self.fit_model, FIT_MODELS)
-        accuracies = tuple(check_float("accuracies", value, 0, 1, strict_min=True, strict_max=True)
+        accuracies = tuple(check_float("accuracies", value, MIN_ACCURACY, 1, strict_max=True)
                            for value in self.accuracies)
         self._set("accuracies", tuple(sorted(set(accuracies), reverse=True)))
         self._set("max_levels", check_int("max_levels", self.max_levels, 2, 20))
@@ -144,7 +144,8 @@ class MultilevelSettings(PairSettings):
             if len(depths) < MIN_TEST_LEVELS or any(b != 2 * a for a, b in zip(depths, depths[1:])):
                 raise SettingsError("depths", f"{list(depths)}: the levels' depths must double from one to the next "
                                               f"(e.g. 1:128), at least {MIN_TEST_LEVELS} of them")
-        self._set("fit_from_level", check_int("fit_from_level", self.fit_from_level, 1))
+        levels = len(self.depths if self.depths is not None else DEFAULT_DEPTHS)
+        self._set("fit_from_level", check_int("fit_from_level", self.fit_from_level, 1, levels - 2))
         self._set("tolerance", check_float("tolerance", self.tolerance, 0, strict_min=True))
         self._set("confidence", check_float("confidence", self.confidence, 0, 1, strict_min=True, strict_max=True))
         self._set("resamples", check_int("resamples", self.resamples, 100, 100_000))
@@ -152,6 +153,8 @@ class MultilevelSettings(PairSettings):
 
 #: levels of the complexity test, at least (a rate needs 3 levels ≥ 1)
 MIN_TEST_LEVELS = 4
+#: the smallest accuracy ε: below it ε² underflows the sample counts' arithmetic long before any run could end
+MIN_ACCURACY = 1e-8
 
 
 # ------------------------------------------------------------------------------------------------ the levels
