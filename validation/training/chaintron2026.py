@@ -13,7 +13,7 @@ and they call it empirically tight in embedding space.
 
 **One term at a time.** With identity blocks every hidden unit of a block moves by the same linear map, so the
 network depends on its units only through their second moments, and the network at M = ∞ (same L, D and
-embedding) is computed exactly (:class:`limits.embedded_resnet.MomentResNet`). Hence four sweeps, each isolating
+embedding) is computed exactly (:class:`limits.embedded_resnet.InfiniteWidthResNet`). Hence four sweeps, each isolating
 one term, on R replicates (own embedding and units each):
 
 * ``width`` — M = ``hiddens`` at L = ``depth``, D = ``width``: the finite network against the M = ∞ network on the
@@ -40,7 +40,10 @@ tightness claim is about embedding space).
 
 **Sizes.** The authors' grid (15 × 15 × 15 cells of L, M, D from 10 to 500, 5 replicates, K = 15) measures the sum
 of the three terms against their correlation-function limit; the sweeps here measure each term on its own, with
-K = 15 steps, η₀ = 0.1 and 16 replicates, in float64.
+K = 15 steps, η₀ = 0.1 and 32 replicates (128 in the embedding sweep), in float64.
+
+:class:`ChaintronNonlinear` (``chaintron2026-nonlinear``) measures the finite-width term of two-layer-perceptron
+blocks of any activation, as M against 2M (no exact M = ∞ network there).
 """
 
 from __future__ import annotations
