@@ -62,6 +62,27 @@ def test_resume_after_interruption_trains_nothing_twice(tmp_path, monkeypatch):
     assert json.dumps(resumed.records, sort_keys=True) == json.dumps(reference.records, sort_keys=True)
 
 
+def test_an_edited_checkpoint_is_refused_naming_the_file(tmp_path, capsys):
+    """Issue 46: a checkpoint that is valid JSON with the right fingerprint but a key removed from its record gave
+    exit 3 (KeyError 'history'); its digest no longer matches, so --resume refuses it in one line, exit 2."""
+    name, tiny = "chaintron2026-nonlinear", TINY["chaintron2026-nonlinear"]
+    complete = training.run(name, checkpoint_dir=str(tmp_path), **tiny)
+    assert training.run(name, checkpoint_dir=str(tmp_path), resume=True, **tiny).resumed == len(complete.records)
+    file = next(tmp_path.glob("*/width.json"))
+    payload = json.loads(file.read_text())
+    del payload["record"]["output_error"]
+    file.write_text(json.dumps(payload))
+    with pytest.raises(SettingsError, match="a damaged or edited checkpoint"):
+        training.run(name, checkpoint_dir=str(tmp_path), resume=True, **tiny)
+    argv = ["--experiment", name, "--checkpoint-dir", str(tmp_path), "--resume", "--quiet",
+            *[part for key, value in tiny.items() for part in (f"--{key.replace('_', '-')}",
+                                                              ",".join(map(str, value)) if isinstance(value, tuple)
+                                                              else str(value))]]
+    assert training.main(argv) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(err) == 1 and str(file) in err[0] and "edited checkpoint" in err[0], err
+
+
 def test_resume_command_line_after_sigterm(tmp_path):
     """The command line killed mid-sweep (SIGTERM) exits 143 and --resume continues from the checkpoints."""
     import signal

@@ -2,7 +2,8 @@
 (Ctrl-C, SIGTERM, a killed process, a full disk) loses at most the configuration it was training.
 
 A run's checkpoints live in ``<checkpoint_dir>/<experiment>-<fingerprint>/``, one JSON file per
-configuration (written atomically: a temporary file renamed into place). The fingerprint is a hash of
+configuration (written atomically: a temporary file renamed into place), with a digest of its record: a record
+edited or damaged inside valid JSON is refused on ``--resume``, naming the file. The fingerprint is a hash of
 everything that determines the numbers (the experiment, every setting except the run-only ones, the
 package version and git commit, the torch version, dtype and device), so a checkpoint is only ever reused
 by a run of the same code that would compute the same numbers (uncommitted edits are not seen: commit
@@ -77,9 +78,12 @@ class CheckpointStore:
             return None  # a damaged file is trained again
         if payload.get("fingerprint") != self.stamp or payload.get("key") != config.key:
             return None
+        if not isinstance(payload.get("record"), dict) or payload.get("digest") != fingerprint(payload["record"]):
+            raise SettingsError("resume", f"{file}: a damaged or edited checkpoint (its record does not match the "
+                                          "digest written with it); delete the file, or run without --resume")
         return payload["record"]
 
     def save(self, config: Configuration, record: dict[str, Any], seconds: float) -> None:
         if self.path is not None:
-            write_json(self.path / config.filename,
-                       {"fingerprint": self.stamp, "key": config.key, "seconds": seconds, "record": record})
+            write_json(self.path / config.filename, {"fingerprint": self.stamp, "key": config.key, "seconds": seconds,
+                                                     "digest": fingerprint(record), "record": record})
