@@ -14,7 +14,8 @@ The public surface, in one place (everything a user composes into a pair or a st
   :class:`ActivationError`.
 
 Models by module: :mod:`limits.res_sde`, :mod:`limits.res_ode`, :mod:`limits.rk_resnets` (midpoint and RK4
-blocks of res2-ode's neural ODE), :mod:`limits.cohen`, :mod:`limits.peluchetti_favaro`; the scaling regimes
+blocks of res2-ode's neural ODE), :mod:`limits.cohen`, :mod:`limits.peluchetti_favaro`; trained networks with an
+embedding and their infinite-width counterpart: :mod:`limits.embedded_resnet`; the scaling regimes
 at initialisation: :mod:`limits.initialisation`, :mod:`limits.chizat`, :mod:`limits.feature_speed`; random streams:
 :mod:`limits.seeding`.
 """
