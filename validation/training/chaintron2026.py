@@ -62,7 +62,7 @@ from ..core.settings import SettingsError
 from .experiment import Experiment, number, power_fit
 from .sweep import Configuration
 
-__all__ = ["ChaintronLinear", "ChaintronNonlinear", "SWEEPS", "NONLINEAR_SWEEPS", "CHECKED_STEP", "MARGIN", "DOMINANCE", "hidden_error", "output_error"]
+__all__ = ["ChaintronLinear", "ChaintronNonlinear", "SWEEPS", "NONLINEAR_SWEEPS", "compare", "CHECKED_STEP", "MARGIN", "DOMINANCE", "hidden_error", "output_error"]
 
 #: the training step at which the exponents are checked (the authors' plotted step, ``id_train = 5``)
 CHECKED_STEP = 5
@@ -87,6 +87,34 @@ def hidden_error(h: torch.Tensor, reference: torch.Tensor) -> torch.Tensor:
 def output_error(f: torch.Tensor, reference: torch.Tensor) -> torch.Tensor:
     """The mean over outputs of |f − f'|, for outputs (…, R, d_out): (…, R)."""
     return (f - reference).abs().mean(-1)
+
+
+def compare(a: Any, b: Any, layers: slice = slice(None), coordinates: slice = slice(None)
+            ) -> tuple[torch.Tensor, torch.Tensor]:
+    """The embedding-space and output errors (R, K) of trajectory ``a`` against ``b`` read at ``layers`` and
+    ``coordinates`` (a deeper or wider network's matching hidden states)."""
+    return hidden_error(a.hidden, b.hidden[..., layers, coordinates]).T, output_error(a.output, b.output).T
+
+
+class _Draws:
+    """One sweep's draws on some replicates: the task (x, y), embeddings and units from the streams labelled by the
+    experiment and the sweep, moved to the device; ``train`` runs the settings' steps at their rate."""
+
+    def __init__(self, experiment: str, s: Any, key: str, replicates: range, device: Any) -> None:
+        self.s, self.replicates, self.device, self.label = s, replicates, device, f"{experiment}/{key}"
+        self.x, self.y = (t.to(device) for t in one_example_task(s.seed, D_IN, D_OUT, dtype=s.torch_dtype))
+
+    def embedding(self, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+        drawn = embedding_draws(self.s.seed, self.label, self.replicates, dim, D_IN, D_OUT, dtype=self.s.torch_dtype)
+        return tuple(t.to(self.device) for t in drawn)
+
+    def units(self, depth: int, hidden: int, tag: object) -> tuple[torch.Tensor, torch.Tensor]:
+        drawn = unit_draws(self.s.seed, (self.label, tag), self.replicates, depth, self.s.width, hidden,
+                           dtype=self.s.torch_dtype)
+        return tuple(t.to(self.device) for t in drawn)
+
+    def train(self, network: Any) -> Any:
+        return train(network, self.x, self.y, self.s.epochs, self.s.learning_rates[0])
 
 
 @dataclass(frozen=True)
@@ -203,22 +231,11 @@ class ChaintronLinear(Experiment):
 
     def _errors(self, s, key: str, replicates: range, device, progress) -> tuple[torch.Tensor, torch.Tensor]:
         """The embedding-space and output errors (size, R, K) of one sweep (module docstring) on ``replicates``."""
-        dtype, steps, eta = s.torch_dtype, s.epochs, s.learning_rates[0]
-        x, y = (t.to(device) for t in one_example_task(s.seed, D_IN, D_OUT, dtype=dtype))
-        label = f"{self.name}/{key}"
-
-        def embedding(dim: int) -> tuple[torch.Tensor, torch.Tensor]:
-            return tuple(t.to(device) for t in embedding_draws(s.seed, label, replicates, dim, D_IN, D_OUT, dtype=dtype))
-
-        def units(depth: int, hidden: int, tag: object) -> tuple[torch.Tensor, torch.Tensor]:
-            return tuple(t.to(device) for t in unit_draws(s.seed, (label, tag), replicates, depth, s.width, hidden,
-                                                          dtype=dtype))
+        draws = _Draws(self.name, s, key, replicates, device)
+        embedding, units = draws.embedding, draws.units
 
         def infinite(w_e, w_u, depth):
-            return train(InfiniteWidthResNet(w_e, w_u, depth, steps), x, y, steps, eta)
-
-        def compare(a, b, layers=slice(None), coordinates=slice(None)) -> tuple[torch.Tensor, torch.Tensor]:
-            return (hidden_error(a.hidden, b.hidden[..., layers, coordinates]).T, output_error(a.output, b.output).T)
+            return draws.train(InfiniteWidthResNet(w_e, w_u, depth, s.epochs))
 
         errors: list[tuple[torch.Tensor, torch.Tensor]] = []   # per size: hidden (R, K) and output (R, K) errors
         if key == "width":
@@ -226,14 +243,13 @@ class ChaintronLinear(Experiment):
             limit = infinite(w_e, w_u, s.depth)
             u, v = units(s.depth, max(s.hiddens), "units")
             for m in s.hiddens:
-                errors.append(compare(train(EmbeddedResNet(w_e, w_u, u[..., :m], v[..., :m]), x, y, steps, eta), limit))
+                errors.append(compare(draws.train(EmbeddedResNet(w_e, w_u, u[..., :m], v[..., :m])), limit))
                 progress()
         elif key == "depth-width":
             w_e, w_u = embedding(s.width)
             for depth in s.depths:
                 u, v = units(depth, s.hidden, depth)
-                errors.append(compare(train(EmbeddedResNet(w_e, w_u, u, v), x, y, steps, eta),
-                                      infinite(w_e, w_u, depth)))
+                errors.append(compare(draws.train(EmbeddedResNet(w_e, w_u, u, v)), infinite(w_e, w_u, depth)))
                 progress()
         elif key == "depth":
             w_e, w_u = embedding(s.width)
@@ -410,21 +426,15 @@ class ChaintronNonlinear(ChaintronLinear):
         return len(configuration.params["sizes"]) + (configuration.key == "width")
 
     def _errors(self, s, key, replicates, device, progress):
-        dtype, steps, eta = s.torch_dtype, s.epochs, s.learning_rates[0]
-        x, y = (t.to(device) for t in one_example_task(s.seed, D_IN, D_OUT, dtype=dtype))
-        label = f"{self.name}/{key}"
-        w_e, w_u = (t.to(device) for t in embedding_draws(s.seed, label, replicates, s.width, D_IN, D_OUT, dtype=dtype))
+        draws = _Draws(self.name, s, key, replicates, device)
+        w_e, w_u = draws.embedding(s.width)
 
         def finite(u, v):
-            return train(EmbeddedResNet(w_e, w_u, u, v, activation=s.activation), x, y, steps, eta)
-
-        def compare(a, b):
-            return hidden_error(a.hidden, b.hidden).T, output_error(a.output, b.output).T
+            return draws.train(EmbeddedResNet(w_e, w_u, u, v, activation=s.activation))
 
         errors = []
         if key == "width":
-            u, v = (t.to(device) for t in unit_draws(s.seed, (label, "units"), replicates, s.depth, s.width,
-                                                      max(s.hiddens), dtype=dtype))
+            u, v = draws.units(s.depth, max(s.hiddens), "units")
             previous = None
             for m in s.hiddens:
                 current = finite(u[..., :m], v[..., :m])
@@ -434,8 +444,7 @@ class ChaintronNonlinear(ChaintronLinear):
                 progress()
         else:  # depth-width
             for depth in s.depths:
-                u, v = (t.to(device) for t in unit_draws(s.seed, (label, depth), replicates, depth, s.width,
-                                                          2 * s.hidden, dtype=dtype))
+                u, v = draws.units(depth, 2 * s.hidden, depth)
                 errors.append(compare(finite(u[..., :s.hidden], v[..., :s.hidden]), finite(u, v)))
                 progress()
         return torch.stack([e[0] for e in errors]), torch.stack([e[1] for e in errors])
