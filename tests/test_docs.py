@@ -242,3 +242,15 @@ def test_the_main_study_timings_quoted_are_the_committed_benchmark():
     assert quoted in main_line and "benchmarks/" in main_line, main_line
     index = " ".join((ROOT / "docs" / "tutorial" / "index.md").read_text().split())
     assert f"It took {quoted}" in index and "bench_whole_process.json" in index
+
+
+def test_no_page_carries_a_control_character():
+    """A page written through a Python string without a raw prefix turns ``\\tau`` into a tab and ``\\rVert`` into a
+    line break, and the formula renders broken (found on the Marion et al. results page)."""
+    bad = {}
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        lines = [i for i, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
+                 if re.search(r"[\x00-\x08\x0b-\x1f]", line) or re.match(r"^(Vert|ext\{|au\b)", line)]
+        if lines:
+            bad[str(page.relative_to(ROOT))] = lines
+    assert not bad, f"control characters (a lost backslash) at {bad}"

@@ -85,3 +85,37 @@ def test_long_training_fails_when_the_depths_do_not_share_their_initial_function
 def test_long_training_needs_three_fitted_depths():
     with pytest.raises(SettingsError, match="at least 3 depths"):
         training.run("marion2024-fig2", depths=(8, 16, 64), checkpoint_dir=None)
+
+
+@pytest.mark.parametrize("experiment", ["marion2024-fig2", "sander2022-linear"])
+def test_side_by_side_threads_leave_every_record_identical(monkeypatch, experiment):
+    """The lockstep networks stepped on 1, 2 or 3 threads at once give the same records, bit for bit (float32 and
+    GELU for Fig. 2: each operation runs on one intra-op thread, with the caller's flushing of subnormals)."""
+    from validation.training import lockstep
+
+    sizes = (dict(depths=(8, 16, 32, 64, 128), width=4, hidden=8, epochs=30, replicates=3, train_size=10)
+             if experiment == "marion2024-fig2" else dict(depths=(8, 16, 32, 256), epochs=20, replicates=3))
+    records = {}
+    for threads in (1, 2, 3):
+        monkeypatch.setattr(lockstep, "side_by_side_threads", lambda device, networks, n=threads: n)
+        result = training.run(experiment, checkpoint_dir=None, **sizes)
+        records[threads] = result.records
+    assert records[1] == records[2] == records[3]
+
+
+def test_side_by_side_shares_the_networks_out_by_depth():
+    from validation.training.lockstep import SideBySide
+
+    class Net:
+        def __init__(self, depth):
+            self.depth = depth
+
+        def step(self, rate):
+            return torch.tensor([float(self.depth)])
+
+    networks = [Net(L) for L in (16, 32, 64, 128, 256)]
+    with SideBySide(networks, 2) as stepper:
+        assert stepper.groups == [[4], [3, 2, 1, 0]]
+        assert stepper.step(0.1) == [[16.0], [32.0], [64.0], [128.0], [256.0]]
+    with SideBySide(networks, 1) as stepper:
+        assert stepper.pool is None and stepper.step(0.1)[0] == [16.0]

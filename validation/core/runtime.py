@@ -53,13 +53,19 @@ def reuse_freed_memory() -> bool:
     9.4 s. The numbers computed do not change (only where memory comes from); the process keeps its peak memory
     instead of returning it between allocations. The command lines call this once at start, and each worker
     process does; from Python, call it yourself.
+
+    It also keeps one heap for every thread (``M_ARENA_MAX`` = 1): glibc gives each new thread a heap of its own,
+    which keeps its own freed blocks beside the main one's. Measured with the training networks stepped on two
+    threads (:class:`validation.training.lockstep.SideBySide`), ``marion2024-fig1``'s peak: 3.4 GB → 2.1 GB, the
+    serial run's, and no slower.
     """
     try:
         import ctypes
 
         libc = ctypes.CDLL("libc.so.6")
-        m_trim_threshold, m_mmap_threshold = -1, -3
-        return bool(libc.mallopt(m_mmap_threshold, 1 << 30)) and bool(libc.mallopt(m_trim_threshold, 1 << 30))
+        m_trim_threshold, m_mmap_threshold, m_arena_max = -1, -3, -8
+        return (bool(libc.mallopt(m_mmap_threshold, 1 << 30)) and bool(libc.mallopt(m_trim_threshold, 1 << 30))
+                and bool(libc.mallopt(m_arena_max, 1)))
     except (OSError, AttributeError):
         return False
 

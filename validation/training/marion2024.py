@@ -148,7 +148,8 @@ class MarionFig2(MarionFig1):
 
     **Sizes.** The authors: depth 64, 10 000 steps at rate 0.005·L, one network. The preset: depths 16 … 128 (and 256
     for the reference, whose distance is reported beside), 5000 steps at 0.02·L — the same gradient-flow time as
-    20 000 steps at the authors' rate — 4 replicates (995 s on one thread of the 2-core machine, measured).
+    20 000 steps at the authors' rate — 4 replicates (482 s on the 2-core machine with its depths stepped side by
+    side, :class:`~validation.training.lockstep.SideBySide`; 995 s on one thread; measured).
     """
 
     name = "marion2024-fig2"
