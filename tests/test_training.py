@@ -50,16 +50,42 @@ def test_resume_after_interruption_trains_nothing_twice(tmp_path, monkeypatch):
         return original(self, settings, configuration, *args, **kwargs)
 
     monkeypatch.setattr(type(experiment), "train_one", interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        training.run(name, checkpoint_dir=str(tmp_path), **tiny)
+    with pytest.raises(KeyboardInterrupt):  # one process: the spy sees every configuration trained
+        training.run(name, checkpoint_dir=str(tmp_path), workers=1, **tiny)
     assert len(trained) == 2
     monkeypatch.setattr(type(experiment), "train_one", lambda self, s, c, *a, **k: (trained.append(c.key),
                                                                                       original(self, s, c, *a, **k))[1])
-    resumed = training.run(name, checkpoint_dir=str(tmp_path), resume=True, **tiny)
+    resumed = training.run(name, checkpoint_dir=str(tmp_path), resume=True, workers=1, **tiny)
     total = len(reference.records)
     assert resumed.resumed == 2 and len(trained) == total and len(set(trained)) == total
     assert json.dumps(resumed.numbers, sort_keys=True) == json.dumps(reference.numbers, sort_keys=True)
     assert json.dumps(resumed.records, sort_keys=True) == json.dumps(reference.records, sort_keys=True)
+
+
+@pytest.mark.parametrize("name", ["depth-transfer", "cohen-scaling"])
+def test_configurations_in_worker_processes_give_the_records_of_one_process(tmp_path, name):
+    """--workers 2 trains the configurations side by side in processes: the same records as one process, bit for
+    bit; a resumed run trains in the workers only the configurations without a checkpoint."""
+    tiny = TINY[name]
+    serial = training.run(name, checkpoint_dir=None, workers=1, **tiny)
+    shared = training.run(name, checkpoint_dir=str(tmp_path), workers=2, **tiny)
+    assert json.dumps(shared.records, sort_keys=True) == json.dumps(serial.records, sort_keys=True)
+    assert json.dumps(shared.numbers, sort_keys=True) == json.dumps(serial.numbers, sort_keys=True)
+    files = sorted(tmp_path.glob("*/*.json"))
+    for file in files[:2]:
+        file.unlink()
+    resumed = training.run(name, checkpoint_dir=str(tmp_path), resume=True, workers=2, **tiny)
+    assert resumed.resumed == len(files) - 2
+    assert json.dumps(resumed.records, sort_keys=True) == json.dumps(serial.records, sort_keys=True)
+
+
+def test_bad_input_found_in_a_worker_is_bad_input(capsys):
+    """A SettingsError raised while a worker process trains comes back whole (it broke the pool: exit 3)."""
+    argv = ["--experiment", "cohen-conv", "--dataset", "digits-25", "--depths", "8,11", "--epochs", "1",
+            "--train-size", "64", "--checkpoint-dir", "none", "--workers", "2"]
+    assert training.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "holds no images" in err and "BrokenProcessPool" not in err
 
 
 def test_an_edited_checkpoint_is_refused_naming_the_file(tmp_path, capsys):

@@ -41,6 +41,10 @@ class SettingsError(ValueError):
         self.name = name
         self.message = message
 
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:
+        # raised in a worker process, it comes back to the parent whole (the default pickling passes one argument)
+        return type(self), (self.name, self.message)
+
 
 def setting(default: Any, help: str, *, parse: Callable[[str], Any] | None = None, flag: str | None = None,
             metavar: str | None = None, group: str = "study", cli: bool = True, choices: Sequence[str] | None = None,

@@ -154,7 +154,8 @@ def check_workers(settings: Any, default_to_cores: bool = False) -> None:
         settings._set("workers", default_workers(settings.device))
 
     try:
-        settings._set("scheduler", check_scheduler(settings.scheduler))
+        if hasattr(settings, "scheduler"):  # a study without Dask (training) has workers alone
+            settings._set("scheduler", check_scheduler(settings.scheduler))
     except ValueError as exc:
         raise SettingsError("scheduler", str(exc)) from None
     if settings.workers is not None:

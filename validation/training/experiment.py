@@ -43,7 +43,7 @@ Progress = Callable[[], None]
 
 
 #: settings every experiment takes (run-level: they do not change the numbers, or are common to all)
-ALWAYS = frozenset({"checkpoint_dir", "resume", "data_dir", "confidence", "resamples", "train_size"})
+ALWAYS = frozenset({"checkpoint_dir", "resume", "data_dir", "confidence", "resamples", "train_size", "workers"})
 
 
 class Experiment(Entry):

@@ -218,7 +218,7 @@ class LockstepExperiment(Experiment):
                                              for a, b in zip(compared, compared[1:])])
 
         measure()
-        with SideBySide(networks, side_by_side_threads(device, len(networks))) as stepper:
+        with SideBySide(networks, settings.workers or side_by_side_threads(device, len(networks))) as stepper:
             for t in range(settings.epochs):
                 step_losses = stepper.step(rate)
                 if t in measured:

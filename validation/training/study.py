@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -43,18 +44,19 @@ from ..core.results import RunInfo, StudyResult, to_jsonable
 from ..core.settings import (CommonSettings, SettingsError, check_choice, check_float, check_int, make_settings,
                         parse_float_list, parse_grid, parse_int_list, refuse_inapplicable, resolve_device, setting,
                         settings_dict, settings_given)
+from ..core.workers import check_workers, default_workers, run_tasks
 from .data import DATASETS, SYSTEM_FOLDERS, Dataset, find_images, load_dataset
 from .catalogue import EXPERIMENTS
 from .experiment import Experiment
 from .networks import PF_STANDARD_INITS
-from .sweep import CheckpointStore, fingerprint
+from .sweep import CheckpointStore, Configuration, fingerprint
 
 __all__ = ["TrainingSettings", "TrainingResult", "run", "main", "EXPERIMENTS", "listing", "COMMAND"]
 
 #: the floating-point type of an experiment whose preset names none (training is not a strong-error measurement)
 DEFAULT_DTYPE = "float32"
 #: settings that never enter the checkpoint fingerprint (they do not change the numbers)
-_RUN_ONLY = ("checkpoint_dir", "resume", "data_dir")
+_RUN_ONLY = ("checkpoint_dir", "resume", "data_dir", "workers")
 
 
 def _parse_names(text: str) -> tuple[str, ...]:
@@ -190,10 +192,16 @@ class TrainingSettings(CommonSettings):
                                          "version's data_batch_1.bin … data_batch_5.bin and test_batch.bin, there or "
                                          "in cifar-10-batches-bin/; the pickled version is refused); nothing is ever "
                                          "downloaded", group="run and output")
+    workers: int | None = setting(None, "processes (each single-threaded) training the configurations side by side; "
+                                        "an experiment of one configuration (the lockstep ones) steps its networks "
+                                        "on this many threads instead; the numbers never depend on it", parse=int,
+                                  group="run and output",
+                                  default_text=f"every core this process may use, {default_workers()} here; 1 on a GPU")
     experiment: str = setting("marion-fig8", "the experiment (resolved)", cli=False)
 
     def check(self) -> None:
         super().check()
+        check_workers(self)
         if self.checkpoint_dir in ("none", ""):
             self._set("checkpoint_dir", None)
         positive_ints = {"width": (1, 4096), "hidden": (1, 4096), "depth": (1, 100_000), "epochs": (1, 100_000), "batch_size": (1, 1_000_000),
@@ -343,6 +351,35 @@ class TrainingResult(StudyResult):
         return figure
 
 
+def _train(spec: Experiment, settings: TrainingSettings, configuration: Configuration, data: dict[str, Dataset],
+           device: torch.device, progress: Any) -> tuple[Configuration, dict[str, Any], float]:
+    """One configuration trained: (configuration, its record as JSON gives it back, seconds)."""
+    tick = time.perf_counter()
+    record = _normalise(spec.train_one(settings, configuration, data, device, progress))
+    return configuration, record, time.perf_counter() - tick
+
+
+def _dataset(name: str, settings: TrainingSettings, device: torch.device) -> Dataset:
+    """A data set as the run's settings ask for it."""
+    return load_dataset(name, settings.seed, dtype=settings.torch_dtype, device=device, data_dir=settings.data_dir,
+                        train_size=settings.train_size, unit_norm=settings.input_norm == "unit")
+
+
+#: a worker process loads each data set once for all the configurations it trains (the cache dies with the worker)
+_worker_dataset = functools.lru_cache(maxsize=4)(_dataset)
+
+
+def _train_configuration(task: tuple[str, TrainingSettings, Configuration, str]) -> tuple[Configuration,
+                                                                                          dict[str, Any], float]:
+    """A worker process's task: one configuration of ``experiment``, trained as :func:`run` trains it here (the
+    data sets loaded by the same call, subnormals flushed; the worker runs one torch thread)."""
+    experiment, settings, configuration, device_name = task
+    spec, device = EXPERIMENTS[experiment], torch.device(device_name)
+    with runtime.flush_denormal():
+        data = {name: _worker_dataset(name, settings, device) for name in spec.datasets(settings)}
+        return _train(spec, settings, configuration, data, device, lambda *_: None)
+
+
 def _normalise(record: dict[str, Any]) -> dict[str, Any]:
     """The record as JSON gives it back (NaN/inf → None), so a fresh and a resumed run summarise the same."""
     import json
@@ -382,28 +419,31 @@ def run(experiment: str = "marion-fig8", settings: TrainingSettings | None = Non
     device = resolve_device(settings.device)
     with runtime.threads(threads), runtime.flush_denormal():
         started, clock = runtime.utc_now(), time.perf_counter()
-        data: dict[str, Dataset] = {name: load_dataset(name, settings.seed, dtype=settings.torch_dtype, device=device,
-                                                       data_dir=settings.data_dir, train_size=settings.train_size,
-                                                       unit_norm=settings.input_norm == "unit")
-                                    for name in spec.datasets(settings)}
+        data: dict[str, Dataset] = {name: _dataset(name, settings, device) for name in spec.datasets(settings)}
         configurations = spec.configurations(settings)
         store = CheckpointStore(settings.checkpoint_dir, experiment, stamp(settings, device), settings.resume)
-        records: dict[str, dict[str, Any]] = {}
-        resumed = 0
+        finished = {c.key: record for c in configurations if (record := store.load(c)) is not None}
+        pending = [c for c in configurations if c.key not in finished]
+        workers = min(len(pending), settings.workers or default_workers(str(device)))
         with tqdm(total=len(configurations), desc=experiment, unit="config", disable=not progress) as outer, \
                 tqdm(total=settings.epochs, desc="epochs", unit="epoch", leave=False, disable=not progress) as inner:
-            for configuration in configurations:
-                outer.set_postfix_str(configuration.key)
-                record = store.load(configuration)
-                if record is None:
-                    inner.reset(total=spec.epochs_of(settings, configuration))
-                    tick = time.perf_counter()
-                    record = _normalise(spec.train_one(settings, configuration, data, device, inner.update))
-                    store.save(configuration, record, time.perf_counter() - tick)
-                else:
-                    resumed += 1
-                records[configuration.key] = record
+            outer.update(len(finished))
+
+            def keep(trained: tuple[Configuration, dict[str, Any], float]) -> None:
+                configuration, record, seconds = trained
+                store.save(configuration, record, seconds)
+                finished[configuration.key] = record
                 outer.update()
+
+            if workers > 1:  # the configurations side by side, each in a single-threaded process
+                run_tasks(_train_configuration, [(experiment, settings, c, str(device)) for c in pending], workers,
+                          on_result=keep)
+            for configuration in pending if workers <= 1 else []:
+                outer.set_postfix_str(configuration.key)
+                inner.reset(total=spec.epochs_of(settings, configuration))
+                keep(_train(spec, settings, configuration, data, device, inner.update))
+        records = {c.key: finished[c.key] for c in configurations}
+        resumed = len(configurations) - len(pending)
         numbers = spec.summarise(settings, records)
         info = RunInfo.capture(seed=settings.seed, dtype=settings.dtype, device=device, started=started,
                                wall_time_s=time.perf_counter() - clock, command=command_line)
