@@ -170,6 +170,31 @@ def test_a_torch_allocation_failure_is_reported_as_out_of_memory(message, expect
     assert ("lower --samples" in err) == expected.startswith("error: out of memory")
 
 
+def test_a_full_disk_is_said_in_one_line_and_leaves_the_old_outputs(tmp_path, capsys, monkeypatch):
+    """Issue 46: the disk filling up while the outputs are written (ENOSPC) gives one line that says so and what to do
+    (exit 3), no traceback; no temporary file is left and an older output is as it was."""
+    import errno
+    import os
+
+    from validation.convergence import main
+    from validation.core import results
+
+    old = tmp_path / "res1.json"
+    old.write_text("{}")
+
+    def full(descriptor):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(results.os, "fsync", full)
+    argv = ["--model", "res1", "--samples", "20", "--depths", "4,8,16", "--quiet", "--json", str(old),
+            "--plot", str(tmp_path / "res1.png")]
+    assert main(argv) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("error: the disk is full") and "No space left on device" in err, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert old.read_text() == "{}" and sorted(p.name for p in tmp_path.iterdir()) == ["res1.json"]
+
+
 def test_the_memory_check_reads_the_process_limits(tmp_path, monkeypatch, capsys):
     """A run that fits the machine but not the process's own limit (RLIMIT_AS, a cgroup) is refused before it starts
     (exit 2, naming the limit), not left to die after allocating (issue 46)."""
@@ -264,9 +289,55 @@ def test_the_short_help_names_every_flag_and_help_all_gives_every_text_whole(nam
         assert code == 0
         texts[flag] = capsys.readouterr().out
     flags = lambda text: set(re.findall(r"^  (--[\w-]+)", text, re.M))  # noqa: E731
-    assert flags(texts["--help"]) == flags(texts["--help-all"]) and len(flags(texts["--help"])) > 5
+    if module.COMMAND.catalogue is None:
+        assert flags(texts["--help"]) == flags(texts["--help-all"])
+    else:  # a catalogue study's short help: the settings every entry takes (the entry's own: --figure NAME --help)
+        assert flags(texts["--help"]) < flags(texts["--help-all"])
+    assert len(flags(texts["--help"])) > 5
     assert len(texts["--help"].splitlines()) < len(texts["--help-all"].splitlines())
     assert "--help-all prints every text whole" in " ".join(texts["--help"].split())
+
+
+@pytest.mark.parametrize("name", ["figures", "regimes", "training"])
+def test_an_entrys_short_help_lists_the_flags_it_takes_and_every_flag_still_parses(name, capsys, monkeypatch):
+    """Issue 45: ``--figure NAME --help`` shows the settings NAME takes (and the run's own flags), none it would
+    refuse; the plain short help shows those every entry takes. Every flag of --help-all still parses."""
+    import dataclasses
+    import importlib
+    import re
+
+    from validation.core import cli
+    from validation.core.settings import ALWAYS_APPLY
+
+    monkeypatch.setenv("COLUMNS", "80")
+    command = importlib.import_module(f"validation.{name}").COMMAND
+    flag = "--" + command.positional[0]
+    field_of = {cli._flag(f): f.name for f in dataclasses.fields(command.settings) if f.metadata.get("cli")}
+    shown = lambda argv: {field_of[f] for f in re.findall(r"^  (--[\w-]+)", cli.build_parser(command, argv=argv)  # noqa: E731
+                                                              .format_help(), re.M) if f in field_of}
+    every = frozenset.intersection(*(command.catalogue[e].takes() for e in command.catalogue))
+    assert shown(["--help"]) == (every | set(ALWAYS_APPLY)) & set(field_of.values())
+    for entry in command.catalogue:
+        taken = command.catalogue[entry].takes() | set(ALWAYS_APPLY)
+        assert shown([flag, entry, "--help"]) == taken & set(field_of.values()), entry
+        assert shown([f"{flag}={entry}", "--help"]) == shown([flag, entry, "--help"])
+    parser = cli.build_parser(command, argv=[flag, next(iter(command.catalogue)), "--help"])
+    hidden = [f for f in field_of if f not in parser.format_help()]
+    assert hidden, "nothing hidden"
+    # a hidden flag is still the parser's (the entry refuses it later, naming the flags it takes)
+    assert all(option in parser._option_string_actions for option in hidden)
+    assert training_refuses_a_hidden_flag(name, capsys)
+
+
+def training_refuses_a_hidden_flag(name, capsys):
+    """A flag hidden from an entry's short help is refused when given to it: one line, exit 2."""
+    if name != "training":
+        return True
+    from validation import training
+
+    assert training.main(["--experiment", "marion2024-fig2", "--hursts", "0.5", "--checkpoint-dir", "none"]) == 2
+    err = capsys.readouterr().err
+    return "does not apply to the marion2024-fig2 experiment" in err and "Traceback" not in err
 
 
 def test_freed_memory_is_released_only_above_the_budget():

@@ -88,17 +88,15 @@ def test_long_training_needs_three_fitted_depths():
 
 
 @pytest.mark.parametrize("experiment", ["marion2024-fig2", "sander2022-linear"])
-def test_side_by_side_threads_leave_every_record_identical(monkeypatch, experiment):
-    """The lockstep networks stepped on 1, 2 or 3 threads at once give the same records, bit for bit (float32 and
-    GELU for Fig. 2: each operation runs on one intra-op thread, with the caller's flushing of subnormals)."""
-    from validation.training import lockstep
-
+def test_side_by_side_threads_leave_every_record_identical(experiment):
+    """The lockstep networks stepped on 1, 2 or 3 threads at once (--workers) give the same records, bit for bit
+    (float32 and GELU for Fig. 2: each operation runs on one intra-op thread, with the caller's flushing of
+    subnormals)."""
     sizes = (dict(depths=(8, 16, 32, 64, 128), width=4, hidden=8, epochs=30, replicates=3, train_size=10)
              if experiment == "marion2024-fig2" else dict(depths=(8, 16, 32, 256), epochs=20, replicates=3))
     records = {}
     for threads in (1, 2, 3):
-        monkeypatch.setattr(lockstep, "side_by_side_threads", lambda device, networks, n=threads: n)
-        result = training.run(experiment, checkpoint_dir=None, **sizes)
+        result = training.run(experiment, checkpoint_dir=None, workers=threads, **sizes)
         records[threads] = result.records
     assert records[1] == records[2] == records[3]
 

@@ -362,3 +362,30 @@ def test_an_npz_member_that_claims_more_than_it_holds_is_refused_before_loading(
     good = tmp_path / "good.npz"
     np.savez(good, x_train=np.zeros((4, 9)), y_train=np.arange(4), x_test=np.zeros((2, 9)), y_test=np.arange(2))
     assert data._read_arrays(good)["x_train"].shape == (4, 9)
+
+
+@pytest.mark.parametrize("layout", ["idx", "npz", "cifar10"])
+def test_a_file_the_memory_cannot_load_is_refused_before_reading(tmp_path, monkeypatch, layout):
+    """Issue 46: a valid file whose data and the loader's two float64 copies exceed the memory this process may still
+    use is refused from its header or size (bad input, one line naming the file), not read until an out-of-memory
+    exit; with the memory there, the same file loads."""
+    from validation.core import runtime
+    from validation.core.settings import SettingsError
+
+    arrays = _arrays()
+    if layout == "idx":
+        folder, name = _write_idx(tmp_path / "idx", arrays), "fashion-mnist"
+    elif layout == "npz":
+        folder, name = tmp_path / "npz", "mnist"
+        folder.mkdir()
+        np.savez(folder / "mnist.npz", **arrays)
+    else:
+        folder, name = tmp_path / "cifar", "cifar10"
+        folder.mkdir()
+        record = np.zeros((3, 3073), dtype=np.uint8)
+        for stem in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+            (folder / f"{stem}.bin").write_bytes(record.tobytes())
+    assert load_dataset(name, 0, data_dir=str(folder)).x_train.shape[0] > 0
+    monkeypatch.setattr(runtime, "available_memory_mb", lambda: 0.001)      # 1 KiB: the train images need more
+    with pytest.raises(SettingsError, match=r"need about .* GiB to load \(the data and two float64 copies\)"):
+        load_dataset(name, 0, data_dir=str(folder))

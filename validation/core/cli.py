@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import errno
 import gc
 import os
 import re
@@ -41,7 +42,8 @@ from limits.pairs import PairError
 
 from .results import StudyResult, plan_outputs, write_outputs
 from .runtime import memory_limits_mb, reuse_freed_memory
-from .settings import SettingsError, UsageError
+from .catalogue import Catalogue
+from .settings import ALWAYS_APPLY, SettingsError, UsageError
 from .signals import after_the_run
 
 __all__ = ["Command", "execute", "HelpFormatter", "BAD_INPUT"]
@@ -55,6 +57,9 @@ EXIT_STATUS_HELP = ("exit status: 0 PASS, 1 FAIL (the verdict; also NaN/inf erro
                "interval straddles the margin's edge, or the rate stands on fewer than 3 depths: the sample count or "
                "depths that would settle it are printed), 2 bad input, "
                "3 internal error, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).")
+#: the exit statuses in the short ``--help`` (``--help-all`` says what each means)
+EXIT_STATUS_SHORT = ("exit status: 0 PASS, 1 FAIL, 4 INCONCLUSIVE, 2 bad input, 3 internal error, 130 / 143 "
+                     "interrupted (--help-all: what each means).")
 
 #: exceptions that mean "the input is bad" (exit status 2), wherever they are raised
 BAD_INPUT = (SettingsError, UsageError, PairError, ActivationError, FractionalNoiseError)
@@ -137,6 +142,9 @@ class Command:
             measured on a 2-core machine, docs/design.md); a run estimated at over 10 minutes starts with a
             warning.
         outputs: which of ``json``, ``csv``, ``plot`` the study writes.
+        catalogue: for a study of a catalogue (figures, presets, experiments), the catalogue its first positional
+            flag names an entry of: the short ``--help`` then shows the settings every entry takes, or with
+            ``--figure NAME --help`` those NAME takes (:meth:`validation.core.catalogue.Entry.takes`).
     """
 
     prog: str
@@ -150,6 +158,7 @@ class Command:
     estimate_mb: Callable[..., float] | None = None
     estimate_seconds: Callable[..., float] | None = None
     outputs: tuple[str, ...] = ("json", "csv", "plot")
+    catalogue: Catalogue | None = None
 
 
 # ------------------------------------------------------------------------------------------------ parser
@@ -206,19 +215,28 @@ class _HelpAll(argparse.Action):
         parser.exit()
 
 
-def build_parser(command: Command, *, short: bool = True) -> argparse.ArgumentParser:
+def build_parser(command: Command, *, short: bool = True, argv: Sequence[str] | None = None
+                 ) -> argparse.ArgumentParser:
     """The parser: the study's own flags, its settings fields as flags, and the shared run flags, in sections
     ordered model → study → fit → run and output. Its ``--help`` is the short form (the description's first
     paragraph, each flag's first clause: about 100 lines at 80 columns); ``--help-all`` (``short=False``) prints
-    every text whole."""
+    every text whole. For a catalogue study (``command.takes``) the short form lists only the settings every entry
+    takes, or those of the entry that ``argv`` names (``--figure NAME --help``); every flag still parses."""
     description = _plain(command.description)
+    shown = _shown_settings(command, argv) if short else None
     if short:
         first = description.strip("\n").split("\n\n")
         description = "\n\n".join(first[:2] if len(first) > 1 and first[1].lstrip().startswith("python ") else first[:1])
         description += ("\n\nThis is the short help: each flag's first clause. " + command.prog
                         + " --help-all prints every text whole.")
+        if shown is not None:
+            flag, name = _chosen_entry(command, argv)
+            description += (f" Shown: the settings {name} takes." if name is not None else
+                            f" Shown: the settings every {flag[2:]} takes; {command.prog} {flag} NAME --help "
+                            f"lists those of NAME.")
     parser = _Parser(prog=command.prog, usage="%(prog)s [options]", description=description,
-                     epilog=command.epilog.rstrip("\n") + "\n\n" + EXIT_STATUS_HELP, formatter_class=HelpFormatter)
+                     epilog=command.epilog.rstrip("\n") + "\n\n" + (EXIT_STATUS_SHORT if short else EXIT_STATUS_HELP),
+                     formatter_class=HelpFormatter)
     parser.add_argument("--help-all", action=_HelpAll, command=command,
                         help="show the full help (every flag's whole text) and exit")
     fields = [f for f in dataclasses.fields(command.settings) if f.metadata.get("cli", False)]
@@ -230,7 +248,9 @@ def build_parser(command: Command, *, short: bool = True) -> argparse.ArgumentPa
         command.add_arguments(groups["model"])
     for field in fields:
         meta = field.metadata
-        kwargs: dict[str, Any] = {"dest": field.name, "default": argparse.SUPPRESS, "help": _help(field, short)}
+        kwargs: dict[str, Any] = {"dest": field.name, "default": argparse.SUPPRESS,
+                                  "help": _help(field, short) if shown is None or field.name in shown
+                                  else argparse.SUPPRESS}
         action = meta.get("action")
         if action in ("store_true", "store_false"):
             kwargs["action"] = action
@@ -245,28 +265,56 @@ def build_parser(command: Command, *, short: bool = True) -> argparse.ArgumentPa
                 kwargs["action"] = "append"
         groups[meta["group"]].add_argument(_flag(field), *meta.get("aliases", ()), **kwargs)
     run = groups["run and output"]
-    run.add_argument("--threads", type=_argparse_type(_threads), default=1, help=THREADS_HELP + " (default: 1)")
+    cut = brief if short else (lambda text: text)
+    run.add_argument("--threads", type=_argparse_type(_threads), default=1, help=cut(THREADS_HELP) + " (default: 1)")
     outputs = {"json": "write the result (settings, numbers, verdict, run metadata) as JSON to this file",
                "csv": "write the per-depth table as CSV to this file",
                "plot": "write the figure to this file (.png, .pdf, .svg; no suffix: .png is added)"}
     for key in command.outputs:
-        run.add_argument(f"--{key}", type=Path, default=None, metavar="PATH", help=outputs[key])
+        run.add_argument(f"--{key}", type=Path, default=None, metavar="PATH", help=cut(outputs[key]))
     run.add_argument("--memory-mb", type=_argparse_type(_positive_float), default=None,
-                     help="refuse to start when the estimated peak memory exceeds this many MiB (default: the "
-                          "memory available on this machine)")
-    run.add_argument("--quiet", action="store_true", help="no progress bars (none either when stderr is not a terminal, "
-                                                          "or with TQDM_DISABLE=1)")
+                     help=cut("refuse to start when the estimated peak memory exceeds this many MiB") + " (default: "
+                          "the memory available on this machine)")
+    run.add_argument("--quiet", action="store_true", help=cut("no progress bars (none either when stderr is not a "
+                                                              "terminal, or with TQDM_DISABLE=1)"))
     run.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
     for group in groups.values():  # drop a section left empty
         if not group._group_actions:
             parser._action_groups.remove(group)
     for action in parser._actions:  # a choice flag shows one name, its help the choices (once, not twice)
+        if action.help == argparse.SUPPRESS:
+            continue
         if action.choices is not None and action.metavar is None and action.option_strings:
             action.metavar = action.dest.upper()
             listed = [str(c) for c in action.choices]
             if action.help and not all(c in action.help for c in listed):
                 action.help += " (one of: " + ", ".join(listed) + ")"
     return parser
+
+
+def _chosen_entry(command: Command, argv: Sequence[str] | None) -> tuple[str, str | None]:
+    """(the catalogue's flag, e.g. ``--figure``; the entry ``argv`` names with it, when it is a known one)."""
+    flag = "--" + command.positional[0].replace("_", "-")
+    words = list(sys.argv[1:] if argv is None else argv)
+    named = None
+    for i, word in enumerate(words):
+        if word == flag and i + 1 < len(words):
+            named = words[i + 1]
+        elif word.startswith(flag + "="):
+            named = word.split("=", 1)[1]
+    known = command.catalogue is not None and named is not None and named in command.catalogue
+    return flag, named if known else None
+
+
+def _shown_settings(command: Command, argv: Sequence[str] | None) -> frozenset[str] | None:
+    """The settings the short ``--help`` lists for a catalogue study (None: every one): those the named entry takes,
+    or those every entry takes, and the ones that always apply (seed, dtype, device)."""
+    catalogue = command.catalogue
+    if catalogue is None or not command.positional:
+        return None
+    _, name = _chosen_entry(command, argv)
+    names = [name] if name is not None else list(catalogue)
+    return frozenset.intersection(*(catalogue[entry].takes() for entry in names)) | frozenset(ALWAYS_APPLY)
 
 
 #: what a value of a plain ``int``/``float`` flag must be, for the message when it is not
@@ -373,7 +421,7 @@ def run_command_line(main: Callable[[], int]) -> NoReturn:
 
 def execute(command: Command, argv: Sequence[str] | None = None) -> int:
     """Run ``command`` on ``argv`` (default ``sys.argv[1:]``) and return the exit status (see module doc)."""
-    parser = build_parser(command)
+    parser = build_parser(command, argv=argv)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help (0) or a syntax error already reported in one line (2)
@@ -407,7 +455,12 @@ def execute(command: Command, argv: Sequence[str] | None = None) -> int:
         print("terminated: no output was written", file=sys.stderr)
         return 143
     except Exception as exc:  # an internal error: one line, never confused with a FAIL (exit 1)
-        if isinstance(exc, MemoryError) or _allocation_failure(exc):
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            where = f" writing {exc.filename}" if exc.filename else ""
+            print(f"error: the disk is full{where} ({exc.strerror}); no output was written and older files are as "
+                  "they were: free some space, or write elsewhere (--json, --csv, --plot; training: "
+                  "--checkpoint-dir)", file=sys.stderr)
+        elif isinstance(exc, MemoryError) or _allocation_failure(exc):
             said = "" if isinstance(exc, MemoryError) else f": {str(exc).splitlines()[0][:200]}"
             print(f"error: out of memory{said} (lower --samples, --width or the depths; see --memory-mb)",
                   file=sys.stderr)

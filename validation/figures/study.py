@@ -381,6 +381,7 @@ COMMAND = cli.Command(
     settings=FiguresSettings,
     run=_run_cli,
     positional=("figure",),
+    catalogue=FIGURES,
     add_arguments=_add_arguments,
     listing=listing,
     estimate_mb=_estimate_mb,

@@ -328,6 +328,7 @@ COMMAND = cli.Command(
     settings=RegimesSettings,
     run=run,
     positional=("preset",),
+    catalogue=PRESETS,
     add_arguments=_add_arguments,
     estimate_mb=estimate_mb,
     estimate_seconds=estimate_seconds,

@@ -58,6 +58,7 @@ import torch
 
 from limits.seeding import generator
 
+from ..core import runtime
 from ..core.settings import SettingsError
 
 __all__ = ["Dataset", "DATASETS", "load_dataset", "cohen_synthetic", "read_idx", "read_cifar10_bin", "find_images",
@@ -171,6 +172,21 @@ _IDX_DATASETS = ("mnist", "fashion-mnist")
 #: the most data bytes an IDX header may promise (MNIST's training images are 47 MB)
 _IDX_MAX_BYTES = 10**9
 _KEYS = ("x_train", "y_train", "x_test", "y_test")
+#: bytes the loader holds at its peak per value of a file, beyond the file's own: its float64 copy scaled to [0, 1]
+#: and the centred float64 copy (--train-size keeps the first examples only after both)
+_LOADER_COPIES_BYTES = 16
+
+
+def _refuse_beyond_memory(path: Path, values: int, itemsize: int) -> None:
+    """Refuse (bad input, before anything is read) a file whose ``values`` of ``itemsize`` bytes the loader cannot
+    hold in the memory this process may still use (:func:`validation.core.runtime.available_memory_mb`: the
+    machine's, its cgroup's and its address-space limit): the file's bytes and two float64 copies."""
+    needed = values * (itemsize + _LOADER_COPIES_BYTES)
+    available = runtime.available_memory_mb() * 2**20
+    if needed > available:
+        raise SettingsError("data_dir", f"{path}: its {values:,} values need about {needed / 2**30:.2f} GiB to load "
+                                        f"(the data and two float64 copies), more than the "
+                                        f"{available / 2**30:.2f} GiB this process may still use")
 
 
 def read_idx(path: Path | str, ndim: int) -> np.ndarray:
@@ -179,8 +195,8 @@ def read_idx(path: Path | str, ndim: int) -> np.ndarray:
     The file is a magic number — two zero bytes, the type code 0x08 (unsigned byte), the number of dimensions,
     which must be ``ndim`` (3 for images, 1 for labels) — then ``ndim`` big-endian 32-bit sizes, then exactly
     their product of bytes. It is read as gzip when its name ends in ``.gz`` or it starts with the gzip magic bytes.
-    A wrong magic number, a header promising more than 10^9 bytes (refused before anything is allocated), a
-    truncated file, trailing bytes or a corrupt gzip stream raise :class:`SettingsError` naming the file.
+    A wrong magic number, a header promising more than 10^9 bytes or more than this process's memory can load
+    (refused before anything is allocated), a truncated file, trailing bytes or a corrupt gzip stream raise :class:`SettingsError` naming the file.
     """
     if ndim not in (1, 2, 3):
         raise ValueError(f"ndim must be 1, 2 or 3, not {ndim!r}")
@@ -204,6 +220,7 @@ def read_idx(path: Path | str, ndim: int) -> np.ndarray:
             if count > _IDX_MAX_BYTES:
                 raise SettingsError("data_dir", f"{path}: the header promises {'×'.join(map(str, shape))} = {count} "
                                                 f"bytes, more than the {_IDX_MAX_BYTES} accepted")
+            _refuse_beyond_memory(path, count, 1)
             body = stream.read(count)
             if len(body) < count:
                 raise SettingsError("data_dir", f"{path} is truncated: the header promises {'×'.join(map(str, shape))}"
@@ -255,6 +272,7 @@ def read_cifar10_bin(path: Path | str) -> tuple[np.ndarray, np.ndarray]:
                                             "the CIFAR-10 binary version")
         if size > _IDX_MAX_BYTES:
             raise SettingsError("data_dir", f"{path}: {size} bytes, more than the {_IDX_MAX_BYTES} accepted")
+        _refuse_beyond_memory(path, size, 1)
         raw = np.fromfile(path, dtype=np.uint8)
     except SettingsError:
         raise
@@ -402,7 +420,7 @@ def _check_npz_headers(path: Path, wanted: str) -> None:
         archive = zipfile.ZipFile(path)
     except (OSError, zipfile.BadZipFile):
         return
-    total = 0
+    total = values = largest = 0
     with archive:
         for key in _KEYS:
             try:
@@ -425,6 +443,9 @@ def _check_npz_headers(path: Path, wanted: str) -> None:
                 raise SettingsError("data_dir", f"{path}: {key} declares shape {shape} of {dtype} ({declared:,} "
                                                 f"bytes) but holds {max(0, info.file_size - header):,}; at most "
                                                 f"{_IDX_MAX_BYTES:,} bytes in all are accepted")
+            values += math.prod(shape)
+            largest = max(largest, dtype.itemsize)
+    _refuse_beyond_memory(path, values, largest)
 
 
 def _check_arrays(arrays: dict[str, np.ndarray], where: str, names: dict[str, str], wanted: str, *,

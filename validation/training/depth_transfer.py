@@ -132,7 +132,7 @@ class DepthTransfer(Experiment):
                   epochs=4, batch_size=64, optimizer="adam",
                   learning_rates=tuple(float(f"{10 ** e:.3g}") for e in np.arange(-3.5, 0.01, 0.5)), replicates=6)
     # on the bundled digits 24 replicates settle the check (measured 2026-11-29: at 6, CompleteP's interval straddled
-    # the margin's edge, −0.092 [−0.140, −0.026]; at 24 it lies within it, −0.024 [−0.063, 0.026]; about 520 s)
+    # the margin's edge, −0.092 [−0.140, −0.026]; at 24 it lies within it, −0.024 [−0.063, 0.026]; 277 s on 2 cores)
     per_dataset = {"digits": {"replicates": 24}}
 
     def configurations(self, settings):

@@ -27,7 +27,9 @@ instead (``checked = "successive"``: the rate of ‖𝒱^L − 𝒱^{2L}‖ over
 shared out by depth so that the threads' work is even). Each thread runs torch on one intra-op thread with the
 caller's flushing of subnormals, so every operation computes what it computes serially: the records do not depend
 on the number of threads (tested). Measured on 2 cores, ``marion2024-fig2``'s step: 165 ms serially, 107 ms side by
-side (its deepest network alone takes 107 ms).
+side (its deepest network alone takes 107 ms); ``sander2022-linear``, whose steps are a few large float64 products,
+ran slower side by side (149 s against 126 s in one thread) and keeps one thread (``side_by_side = False``) unless
+``--workers`` says otherwise.
 
 An experiment supplies its networks (:class:`LockstepNetwork`: ``step``, ``loss`` and its weights as attributes
 named in ``weights``), the iterations it measures and checks, and the first line of its table.
@@ -148,6 +150,8 @@ class LockstepExperiment(Experiment):
     uniform: ClassVar[bool] = False
     #: the distance whose rate is checked: to the ``reference``, or between ``successive`` depths L and 2L
     checked: ClassVar[str] = "reference"
+    #: step the depths on one thread per core by default (:class:`SideBySide`); False where that was measured slower
+    side_by_side: ClassVar[bool] = True
 
     @abc.abstractmethod
     def networks(self, settings: Any, depths: list[int], device: torch.device) -> list[LockstepNetwork]:
@@ -218,7 +222,8 @@ class LockstepExperiment(Experiment):
                                              for a, b in zip(compared, compared[1:])])
 
         measure()
-        with SideBySide(networks, settings.workers or side_by_side_threads(device, len(networks))) as stepper:
+        threads = settings.workers or (side_by_side_threads(device, len(networks)) if self.side_by_side else 1)
+        with SideBySide(networks, threads) as stepper:
             for t in range(settings.epochs):
                 step_losses = stepper.step(rate)
                 if t in measured:

@@ -139,9 +139,13 @@ class SanderLinear(LockstepExperiment):
             targets.append(target)
         return [_LinearNetwork(L, torch.stack(targets)) for L in depths]
 
+    # its step is a few large float64 products: on two threads beside the shallower depths it took 149 s against
+    # 126 s on one (measured 2026-11-29, the preset on 2 cores)
+    side_by_side = False
+
     def estimate_seconds(self, settings):
-        # measured: 80 s for the preset (3000 steps, depths summing to 4606, 8 replicates) on one core
-        return 6e-6 * settings.epochs * sum(settings.depths) * max(1.0, settings.replicates / 8)
+        # measured: 126 s for the preset (3000 steps, depths summing to 4606, 8 replicates) on one core (2026-11-29)
+        return 9e-6 * settings.epochs * sum(settings.depths) * max(1.0, settings.replicates / 8)
 
     def check_iterations(self, settings):
         # from iteration 2: one step from A = 0 moves every layer alike (the gradient at A = 0 is the same for every

@@ -504,13 +504,18 @@ def _run_command(experiment: str | None, settings: TrainingSettings, **kwargs: A
 
 
 def _estimate(experiment: str | None, settings: TrainingSettings, which: str) -> float:
-    """The experiment's ``estimate_mb`` or ``estimate_seconds`` of the resolved settings (0 when they are refused)."""
+    """The experiment's ``estimate_mb`` or ``estimate_seconds`` of the resolved settings (0 when they are refused),
+    for the run as a whole: with W worker processes training its configurations side by side, W times the memory
+    of one and a W-th of the time (the experiments estimate one process)."""
     if experiment is None:
         return 0.0
     try:
-        return getattr(EXPERIMENTS[experiment], which)(resolve(experiment, settings))
+        spec, resolved = EXPERIMENTS[experiment], resolve(experiment, settings)
+        value = getattr(spec, which)(resolved)
+        workers = min(len(spec.configurations(resolved)), resolved.workers or default_workers(resolved.device))
     except (SettingsError, KeyError):
         return 0.0
+    return value * workers if which == "estimate_mb" else value / workers
 
 
 COMMAND = cli.Command(
@@ -520,6 +525,7 @@ COMMAND = cli.Command(
     settings=TrainingSettings,
     run=_run_command,
     positional=("experiment",),
+    catalogue=EXPERIMENTS,
     add_arguments=_add_arguments,
     listing=listing,
     estimate_mb=lambda experiment, settings: _estimate(experiment, settings, "estimate_mb"),
