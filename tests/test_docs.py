@@ -254,3 +254,18 @@ def test_no_page_carries_a_control_character():
         if lines:
             bad[str(page.relative_to(ROOT))] = lines
     assert not bad, f"control characters (a lost backslash) at {bad}"
+
+
+def test_the_jax_peer_computes_the_study_when_jax_is_installed(tmp_path):
+    """benchmarks/straightforward_res1_jax.py (the JAX peer of bench_whole_process.py) runs the res-1 study at a small
+    size and prints a rate near ½; it needs a Python with JAX (``JAX_PYTHON``, else this one), and skips without."""
+    import os
+
+    python = os.environ.get("JAX_PYTHON", sys.executable)
+    if subprocess.run([python, "-c", "import jax"], capture_output=True).returncode != 0:
+        pytest.skip("no JAX: set JAX_PYTHON to a Python that has it")
+    proc = subprocess.run([python, str(ROOT / "benchmarks" / "straightforward_res1_jax.py"), "--samples", "200",
+                           "--reference-steps", "2048"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-500:]
+    rate = float(proc.stdout.split()[1])
+    assert 0.35 < rate < 0.65, proc.stdout
