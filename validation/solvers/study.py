@@ -458,8 +458,8 @@ examples:
   python -m validation.solvers --model res1 --width 2 --schemes euler,milstein_levy_area --samples 2000   # Levy areas
 
 heavy-tailed problems (log-normal solutions; docs/results/solvers.md): gbm and gbm-stratonovich run 8000 paths by
-default (2000 left three schemes straddling an edge); kp4446 settles at --samples 16000 (Milstein 0.999 [0.983,
-1.012], PASS; at 2000 it reads 0.94 [0.92, 0.96]); kp4459 (log-variance 5) settles at no feasible count: at 16000
+default (2000 left three schemes straddling an edge), kp4446 runs 12000 (at 2000 Milstein read 0.94 [0.92, 0.96];
+at 12000 every scheme PASSes, 52 s); kp4459 (log-variance 5) settles at no feasible count: at 16000
 paths its intervals are still about ±0.15 wide (INCONCLUSIVE, never a wrong rate). --model res1 --width 1 is
 INCONCLUSIVE at the default 4000 paths (Euler–Heun 1.021 [0.989, 1.058], SRK 1.544 [1.477, 1.625]) and settles at
 --samples 24000 (PASS: Euler–Heun 1.008 [0.995, 1.021], SRK 1.487 [1.451, 1.521]; about 8 minutes on 2 cores).
