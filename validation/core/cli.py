@@ -220,7 +220,7 @@ def build_parser(command: Command, *, short: bool = True, argv: Sequence[str] | 
     """The parser: the study's own flags, its settings fields as flags, and the shared run flags, in sections
     ordered model → study → fit → run and output. Its ``--help`` is the short form (the description's first
     paragraph, each flag's first clause: about 100 lines at 80 columns); ``--help-all`` (``short=False``) prints
-    every text whole. For a catalogue study (``command.takes``) the short form lists only the settings every entry
+    every text whole. For a catalogue study (``command.catalogue``) the short form lists only the settings every entry
     takes, or those of the entry that ``argv`` names (``--figure NAME --help``); every flag still parses."""
     description = _plain(command.description)
     shown = _shown_settings(command, argv) if short else None

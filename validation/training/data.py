@@ -196,7 +196,8 @@ def read_idx(path: Path | str, ndim: int) -> np.ndarray:
     which must be ``ndim`` (3 for images, 1 for labels) — then ``ndim`` big-endian 32-bit sizes, then exactly
     their product of bytes. It is read as gzip when its name ends in ``.gz`` or it starts with the gzip magic bytes.
     A wrong magic number, a header promising more than 10^9 bytes or more than this process's memory can load
-    (refused before anything is allocated), a truncated file, trailing bytes or a corrupt gzip stream raise :class:`SettingsError` naming the file.
+    (refused before anything is allocated), a truncated file, trailing bytes or a corrupt gzip stream raise
+    :class:`SettingsError` naming the file.
     """
     if ndim not in (1, 2, 3):
         raise ValueError(f"ndim must be 1, 2 or 3, not {ndim!r}")
