@@ -178,6 +178,11 @@ def test_the_built_site_navigates_from_disk(tmp_path):
                 broken.append(f"{page.relative_to(site)} → {href}")
     assert not broken, broken[:10]
     assert (site / "index.html").exists() and (site / "papers.html").exists()
+    # nothing from a CDN: the offline search's worker shim is the vendored one (docs/hooks/offline_search.py)
+    remote = [f"{page.relative_to(site)}: {src}" for page in site.rglob("*.html")
+              for src in re.findall(r'<script src="(https?:[^"]+)"', page.read_text(encoding="utf-8"))]
+    assert not remote, remote[:5]
+    assert (site / "search" / "search_index.js").exists()
     # the docstrings' Sphinx roles rendered (docs/hooks/xrefs.py), and no TeX in a table of contents
     # (docs/hooks/toc_text.py): the API pages once showed ":class:" 606 times, the contents "\\((H, \\beta)\\)"
     raw, tex = [], []
@@ -194,6 +199,34 @@ def test_the_built_site_navigates_from_disk(tmp_path):
         page = (site / "tutorial" / f"{path.stem}.html").read_text(encoding="utf-8")
         printing = [e["stdout"] for e in OUTPUTS.recorded(path.stem, ROOT / "docs")["cells"] if e["stdout"].strip()]
         assert page.count('class="tutorial-output"') == len(printing) > 0, path.name
+
+
+def test_the_site_opened_from_disk_finds_a_word_with_its_search_box(tmp_path, chromium):
+    """Issue 45: the README tells readers to open the built site from disk; its search box then works (Material's
+    offline plugin, the worker shim vendored): typing "Milstein" lists pages, with no request to the network."""
+    import os
+
+    from playwright.sync_api import sync_playwright
+
+    site = tmp_path / "site"
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--quiet", "--site-dir", str(site)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert proc.returncode == 0, proc.stderr
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        remote = []
+        page.on("request", lambda r: remote.append(r.url) if r.url.startswith(("http:", "https:")) else None)
+        page.goto((site / "index.html").as_uri())
+        page.wait_for_load_state("load")
+        page.eval_on_selector("#__search", "e => { e.checked = true; e.dispatchEvent(new Event('change')); }")
+        page.focus("input.md-search__input")
+        page.keyboard.type("Milstein", delay=20)
+        page.wait_for_selector(".md-search-result__item", timeout=20000)
+        found = page.inner_text(".md-search-result__meta")
+        browser.close()
+    assert "matching document" in found, found
+    assert not remote, remote[:5]
 
 
 def test_the_pages_state_the_default_tolerance_the_code_uses():

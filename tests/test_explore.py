@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -64,21 +63,7 @@ def test_bad_input_is_one_line_and_exit_2(argv, needle, capsys, tmp_path):
     assert len(err) == 1 and needle in err[0], err
 
 
-def _browser():
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return None, "playwright is not installed (pip install playwright)"
-    if chromium is None:
-        return None, "no chromium here (apt install chromium)"
-    return chromium, ""
-
-
-def test_in_a_browser_the_sliders_redraw_the_plots(res1_page):
-    chromium, why = _browser()
-    if chromium is None:
-        pytest.skip(why)
+def test_in_a_browser_the_sliders_redraw_the_plots(res1_page, chromium):
     from playwright.sync_api import sync_playwright
 
     _, path = res1_page
