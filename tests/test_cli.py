@@ -352,3 +352,67 @@ def test_freed_memory_is_released_only_above_the_budget():
     assert runtime.release_freed_memory(above_mb=1e9) is False          # under the budget: nothing done
     released = runtime.release_freed_memory(above_mb=0.0)              # over it: glibc's malloc_trim ran
     assert isinstance(released, bool)
+
+
+_UNCHECKED = object()
+
+
+def _stated_defaults(field):
+    """(the value a flag's ``default_text`` states for every entry, {entry or family: its own value}) when the text
+    states values ("100; pf-correlation 40; pf-2d 25"), else None (prose such as "the preset's")."""
+    import re
+
+    parse = field.metadata.get("parse") or (lambda text: text)
+    segments = [segment.strip() for segment in field.metadata["default_text"].split("; ")]
+    if " " in segments[0] or "'" in segments[0]:
+        return None
+    try:
+        general = parse(segments[0])
+    except (ValueError, TypeError):
+        return None
+    named = {}
+    for segment in segments[1:]:
+        match = re.match(r"^([a-z0-9][\w\-]*(?:, [a-z0-9][\w\-]*)*) (\S+)$", segment)
+        if match is None:
+            continue
+        try:
+            value = parse(match.group(2))
+        except (ValueError, TypeError):
+            value = _UNCHECKED                          # e.g. "4,8,…,64" or "√10": written for a reader
+        for name in match.group(1).split(", "):
+            named[name] = value
+    return general, named
+
+
+@pytest.mark.parametrize("name", ["figures", "regimes"])
+def test_every_default_a_help_text_states_is_the_entries_default(name):
+    """Issue 45: a help text once gave defaults the run did not use. Where a flag's stated default is a value (or a
+    value with exceptions by entry: "100; pf-correlation 40"), every entry that takes the flag and sets it has that
+    value, and every entry named there exists (a family name such as "chizat" stands for chizat-…)."""
+    import dataclasses
+    import importlib
+
+    command = importlib.import_module(f"validation.{name}").COMMAND
+    catalogue, checked, wrong = command.catalogue, 0, []
+    for field in dataclasses.fields(command.settings):
+        if not field.metadata.get("cli") or field.metadata.get("default_text") is None:
+            continue
+        stated = _stated_defaults(field)
+        if stated is None:
+            continue
+        general, named = stated
+        for family in named:
+            assert family in catalogue or any(e.startswith(family + "-") for e in catalogue), (field.name, family)
+        for entry_name in catalogue:
+            entry = catalogue[entry_name]
+            if field.name not in entry.takes() or field.name not in entry.defaults:
+                continue
+            family = next((n for n in named if entry_name == n or entry_name.startswith(n + "-")), None)
+            expected = named[family] if family is not None else general
+            if expected is _UNCHECKED:
+                continue
+            value = entry.defaults[field.name]
+            checked += 1
+            if value != expected and not (isinstance(expected, tuple) and tuple(value) == expected):
+                wrong.append(f"--{field.name.replace('_', '-')}: {entry_name} has {value!r}, the help says {expected!r}")
+    assert checked > 5 and not wrong, wrong

@@ -67,19 +67,20 @@ class FiguresSettings(CommonSettings):
                                 default_text="64")
     inputs: int | None = setting(None, "P&F: inputs z equally spaced on [−2, 2] (pf-2d: per axis of [−2, 2]²); "
                                        "chizat-kernel: inputs x ~ N(0, I_d) of the kernel", parse=int, group="model",
-                                 default_text="100; pf-correlation 40; pf-2d 25; pf-sizes 9; chizat-kernel 3")
+                                 default_text="100; pf-correlation 40; pf-2d 25; pf-sizes 9; chizat-kernel 3; chizat-phase 4")
     draws: int | None = setting(None, "P&F: function draws (independent networks; pf-relu, pf-sizes: per depth, per "
                                       "cell)", parse=int, group="model",
-                                default_text="200; pf-correlation, pf-relu 1000; pf-sizes 500; pf-qualitative 2000")
+                                default_text="200; pf-correlation, pf-relu 1000; pf-sizes 500; pf-qualitative, pf-abc 2000")
     show: int | None = setting(None, "draws (realisations) drawn in each panel", parse=int, group="model",
-                               default_text="5; marion-fbm 3")
+                               default_text="5; marion-fbm, pf-2d, pf-sizes 3; pf-abc 10")
     sigma_w: float | None = setting(None, "P&F ResNet: σ_w (ΔW ~ N(0, σ_w²Δt/D))", parse=float, group="model",
-                                    default_text="1")
+                                    default_text="1; pf-abc √10")
     sigma_b: float | None = setting(None, "P&F ResNet: σ_b (Δb ~ N(0, σ_b²Δt))", parse=float, group="model",
-                                    default_text="1")
+                                    default_text="1; pf-abc √10")
     input_layer: str | None = setting(None, "P&F ResNet input: copy (x_0 = z·1, the paper's SC models) or random "
                                             "(x_0 = W_I z, W_I ~ N(0, I), the paper's SR models)",
-                                      choices=("copy", "random"), group="model", default_text="copy")
+                                      choices=("copy", "random"), group="model",
+                                      default_text="copy; pf-abc random")
     sde_factor: int | None = setting(None, "pf-function-space, pf-qualitative: Euler steps of the SDE per ResNet "
                                            "layer, on the same Brownian path (pf-qualitative: a power of two)",
                                      parse=int, group="model", default_text="8; pf-qualitative 4")
@@ -103,14 +104,16 @@ class FiguresSettings(CommonSettings):
                                        group="model", default_text="500")
     hidden: int | None = setting(None, "chizat: hidden units M per block", parse=int, group="model",
                                  default_text="16; chizat-feature-speed 128")
-    layers: int | None = setting(None, "chizat: depth L", parse=int, group="model", default_text="100")
+    layers: int | None = setting(None, "chizat: depth L", parse=int, group="model",
+                                 default_text="100; chizat-kernel 32; chizat-backward 64")
     kappas: tuple[float, ...] | None = setting(None, "chizat: α = κ/√(ML), comma list, each > 0 "
                                                      "(chizat-feature-speed: one ResNet per κ)",
                                                parse=parse_float_list, group="model",
-                                               default_text="1,2; chizat-feature-speed 0.5,1,2")
+                                               default_text="1,2; chizat-feature-speed 0.5,1,2; chizat-kernel, chizat-backward "
+                                                            "0.0625,0.125,0.25,0.5")
     networks: int | None = setting(None, "chizat: independent networks (input x ~ N(0, I_d) each; "
                                          "chizat-feature-speed: per depth and model)", parse=int, group="model",
-                                   default_text="2000; chizat-feature-speed 32")
+                                   default_text="2000; chizat-feature-speed 32; chizat-kernel 200; chizat-phase 16")
     sigma_u: float | None = setting(None, "chizat: std of u_j", parse=float, group="model", default_text="1/√d")
     sigma_v: float | None = setting(None, "chizat: std of v_j", parse=float, group="model", default_text="1")
     thresholds: tuple[float, ...] | None = setting(None, "chizat: thresholds a as multiples of E[S^L], comma "
@@ -171,7 +174,7 @@ class FiguresSettings(CommonSettings):
                                 default_text="3")
     resamples: int | None = setting(None, "bootstrap resamples of every interval; pf-qualitative: permutations of "
                                           "its exchangeability test", parse=int, group="checks",
-                                    default_text="400; chizat 1000; pf-qualitative 499")
+                                    default_text="400; chizat, pf-abc 1000; pf-qualitative 499")
     # resolved from the figure (not flags)
     figure: str = setting("pf-function-space", "the figure", cli=False)
     title: str = setting("", "the figure's title", cli=False)

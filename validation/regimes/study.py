@@ -93,7 +93,7 @@ class RegimesSettings(CommonSettings):
     block: str | None = setting(None, "residual block (Marion et al. Table 1)", choices=("res1", "res2", "res3"),
                                 group="model", default_text="the preset's")
     activation: str | None = setting(None, "σ for res1/res2 (e.g. relu, tanh, prelu:0.8); res3 is ReLU",
-                                     group="model", default_text="relu")
+                                     group="model", default_text="relu; prop13 identity")
     betas: tuple[float, ...] | None = setting(None, "scalings β (α_L = L^-β), comma list, each ≥ 0",
                                               parse=parse_float_list, default_text="the preset's")
     depths: tuple[int, ...] | None = setting(None, "depths L, increasing comma list, each ≥ 1 (at least 3 for a "
