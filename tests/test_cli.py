@@ -384,7 +384,7 @@ def _stated_defaults(field):
     return general, named
 
 
-@pytest.mark.parametrize("name", ["figures", "regimes"])
+@pytest.mark.parametrize("name", ["figures", "regimes", "training"])
 def test_every_default_a_help_text_states_is_the_entries_default(name):
     """Issue 45: a help text once gave defaults the run did not use. Where a flag's stated default is a value (or a
     value with exceptions by entry: "100; pf-correlation 40"), every entry that takes the flag and sets it has that

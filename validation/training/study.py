@@ -112,11 +112,13 @@ class TrainingSettings(CommonSettings):
     activations: tuple[str, ...] | None = setting(None, "cohen-scaling: set-ups, comma list of tanh (shared "
                                                         "δ ≥ 0) and relu (one δ_k per layer); "
                                                         "trained-ode-convergence: relu, sigmoid, tanh",
-                                                  parse=_parse_names, group="model", default_text="tanh,relu")
+                                                  parse=_parse_names, group="model",
+                                                  default_text="tanh,relu; trained-ode-convergence relu,sigmoid,tanh")
     inits: tuple[str, ...] | None = setting(None, "marion-fig8: initialisations, comma list of iid (i.i.d., β = 1/2), "
                                                   "smooth (β = 1) and iid-beta1 (i.i.d., β = 1); "
                                                   "trained-ode-convergence: iid, smooth (each at every --betas)", parse=_parse_names,
-                                            group="model", default_text="iid,smooth,iid-beta1")
+                                            group="model",
+                                            default_text="iid,smooth,iid-beta1; trained-ode-convergence iid,smooth")
     standard_inits: tuple[str, ...] | None = setting(
         None, "pf-sgd: also train the standard-gradient network from these commonly used initialisations of ΔW "
               "(biases 0), each with its own common learning rate, and check it against the reparametrised one; "
@@ -127,7 +129,8 @@ class TrainingSettings(CommonSettings):
                                                default_text="0.1,0.3,0.5,0.7,0.85,0.95")
     betas: tuple[float, ...] | None = setting(None, "marion-fig9, depth-transfer, trained-ode-convergence: scalings β (α_L = L^-β; 'a:b:n' "
                                                     "or a comma list)", parse=parse_grid,
-                                              group="model", default_text="0.2,0.4,0.6,0.8,1.0,1.2")
+                                              group="model", default_text="0.2,0.4,0.6,0.8,1.0,1.2; depth-transfer 0,0.5,1; "
+                                                           "trained-ode-convergence 0.5,1")
     init: str | None = setting(None, "cohen-scaling: initialisation of A, b (xavier: std s/d; xavier-depth: "
                                      "std s/(L d))", choices=("xavier", "xavier-depth"), group="model",
                                default_text="xavier-depth")
