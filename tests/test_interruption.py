@@ -128,6 +128,52 @@ def test_a_full_disk_fails_the_run_without_truncating_anything(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.csv", "r.json", "r.png"]
 
 
+#: a writer of ``out.json`` that is killed (SIGKILL: no handler runs) while it writes: the temporary file stays
+_KILLED_WRITER = """
+import sys, time
+from pathlib import Path
+from validation.core import results
+def fill(handle):
+    handle.write(b"half a")
+    handle.flush()
+    print("writing", flush=True)
+    time.sleep(600)
+results._commit([(lambda: results._stage(Path(sys.argv[1]), fill), Path(sys.argv[1]))])
+"""
+
+
+def test_temporaries_left_by_a_killed_writer_are_removed_by_the_next_write(tmp_path):
+    """Issue 46: SIGKILL while the results are written left ``.out.json.XXXX.part`` files that no later run removed.
+    The next write of the same file removes them, and only them: a live writer's temporary (it holds a lock on it)
+    and one created a moment ago stay."""
+    from validation.core import results
+
+    target = tmp_path / "out.json"
+    killed = subprocess.Popen([sys.executable, "-c", _KILLED_WRITER, str(target)], cwd=ROOT, stdout=subprocess.PIPE,
+                              text=True)
+    live = subprocess.Popen([sys.executable, "-c", _KILLED_WRITER, str(target)], cwd=ROOT, stdout=subprocess.PIPE,
+                            text=True)
+    try:
+        assert killed.stdout.readline() == "writing\n" and live.stdout.readline() == "writing\n"
+        killed.kill()
+        killed.wait(timeout=30)
+        parts = sorted(tmp_path.glob(".out.json.*.part"))
+        assert len(parts) == 2  # the killed writer's and the live one's
+        old = time.time() - 60
+        for part in parts:  # both "older" than a moment ago: only the lock tells the dead from the live
+            os.utime(part, (old, old))
+        fresh = tmp_path / ".out.json.justnow.part"
+        fresh.write_bytes(b"")
+        results.write_json(target, {"x": 1})
+        left = sorted(tmp_path.glob(".out.json.*.part"))
+        assert len(left) == 2 and fresh in left  # the dead writer's file is gone; the live one's and the fresh one stay
+        assert target.read_text() == '{\n  "x": 1\n}\n'
+    finally:
+        for proc in (killed, live):
+            proc.kill()
+            proc.wait(timeout=30)
+
+
 def _children(pid: int) -> list[int]:
     """The live child processes of ``pid`` (Linux /proc), over all its threads; a thread or process that ends while
     they are read is skipped (reading its ``children`` raced with its exit: a flaky FileNotFoundError under load)."""

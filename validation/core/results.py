@@ -27,7 +27,9 @@ import abc
 import csv
 import dataclasses
 import datetime as _dt
+import fcntl
 import io
+import time
 import json
 import math
 import os
@@ -333,12 +335,41 @@ def _render(result: StudyResult, kind: str, path: Path, handle) -> None:
         raise ValueError(kind)
 
 
-def _stage(path: Path, fill: Callable[[Any], None]) -> str:
-    """Write a complete temporary file next to ``path`` with ``fill(binary handle)``; returns its name (the
-    caller renames it into place, or removes it)."""
+#: a temporary file this young may be another process's that has not locked it yet: never removed as stale
+STALE_AFTER_SECONDS = 5.0
+
+
+def _remove_stale_parts(path: Path) -> None:
+    """Remove the temporary files (``.NAME.XXXX.part``) that an earlier writer of ``path`` left behind when it was
+    killed (SIGKILL, a power cut: no handler runs). A live writer holds an exclusive ``flock`` on its file for as long
+    as it writes (:func:`_stage`), and the kernel drops the lock when the process dies; so a file that can be locked,
+    and is older than :data:`STALE_AFTER_SECONDS` (not one being created this instant), has no writer left."""
+    folder = path.parent if str(path.parent) else Path(".")
+    now = time.time()
+    for candidate in folder.glob(f".{path.name}.*.part"):
+        with _suppress_oserror():
+            if now - candidate.stat().st_mtime < STALE_AFTER_SECONDS:
+                continue
+            with open(candidate, "rb") as handle:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue  # a live writer's
+                os.unlink(candidate)
+
+
+def _stage(path: Path, fill: Callable[[Any], None]) -> tuple[str, int]:
+    """Write a complete temporary file next to ``path`` with ``fill(binary handle)``; returns its name and a
+    descriptor holding an exclusive lock on it (so that :func:`_remove_stale_parts` never takes a live writer's file
+    for a dead one's). The caller renames the file into place, or removes it, then closes the descriptor. Stale
+    temporaries of ``path`` are removed first."""
+    _remove_stale_parts(path)
     handle = tempfile.NamedTemporaryFile(dir=path.parent if str(path.parent) else ".", prefix=f".{path.name}.",
                                          suffix=".part", delete=False)
+    lock = -1
     try:
+        lock = os.open(handle.name, os.O_RDONLY)
+        fcntl.flock(lock, fcntl.LOCK_EX)
         with handle:
             fill(handle)
             handle.flush()
@@ -347,26 +378,33 @@ def _stage(path: Path, fill: Callable[[Any], None]) -> str:
     except BaseException:
         with _suppress_oserror():
             os.unlink(handle.name)
+        if lock >= 0:
+            os.close(lock)
         raise
-    return handle.name
+    return handle.name, lock
 
 
-def _commit(staged: list[tuple[Callable[[], str], Path]]) -> list[Path]:
+def _commit(staged: list[tuple[Callable[[], tuple[str, int]], Path]]) -> list[Path]:
     """Stage every file, then rename them all into place with SIGINT/SIGTERM blocked; on any failure the
-    temporary files are removed and the old files stay."""
-    done: list[tuple[str, Path]] = []
+    temporary files are removed and the old files stay. The temporaries stay locked until they are renamed or
+    removed."""
+    done: list[tuple[str, int, Path]] = []
     try:
         for stage, path in staged:
-            done.append((stage(), path))
+            done.append((*stage(), path))
         with _signals_blocked():
-            for temporary, path in done:
+            for temporary, _, path in done:
                 os.replace(temporary, path)
-        return [path for _, path in done]
+        return [path for _, _, path in done]
     except BaseException:
-        for temporary, _ in done:
+        for temporary, _, _ in done:
             with _suppress_oserror():
                 os.unlink(temporary)
         raise
+    finally:
+        for _, lock, _ in done:
+            with _suppress_oserror():
+                os.close(lock)
 
 
 def write_outputs(result: StudyResult, plan: OutputPlan) -> list[Path]:
