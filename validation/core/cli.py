@@ -46,7 +46,7 @@ from .catalogue import Catalogue
 from .settings import ALWAYS_APPLY, SettingsError, UsageError
 from .signals import after_the_run
 
-__all__ = ["Command", "execute", "HelpFormatter", "BAD_INPUT"]
+__all__ = ["Command", "execute", "estimate", "HelpFormatter", "BAD_INPUT"]
 
 
 class Terminated(BaseException):
@@ -366,6 +366,19 @@ def settings_from_args(command: Command, args: argparse.Namespace) -> Any:
         if field.metadata.get("action") == "append" and field.name in given:
             given[field.name] = dict(given[field.name])  # NAME=VALUE pairs
     return command.settings(**given)
+
+
+def estimate(command: Command, argv: Sequence[str]) -> tuple[float, float]:
+    """(peak memory in MiB, seconds) that ``command`` estimates for the command line ``argv`` before anything runs —
+    the numbers its memory check and long-run warning read (0 where the study does not estimate). Bad input raises
+    what the command line would report in one line (``SettingsError``, ``UsageError``, ``SystemExit`` from
+    argparse). ``benchmarks/bench_memory.py`` measures each study's peak against it."""
+    args = build_parser(command, argv=argv).parse_args(list(argv))
+    settings = settings_from_args(command, args)
+    positional = [getattr(args, name) for name in command.positional]
+    mb = command.estimate_mb(*positional, settings) if command.estimate_mb is not None else 0.0
+    seconds = command.estimate_seconds(*positional, settings) if command.estimate_seconds is not None else 0.0
+    return float(mb), float(seconds)
 
 
 # ------------------------------------------------------------------------------------------------ runtime

@@ -40,7 +40,7 @@ from validation.core.settings import (
     torch_dtype,
 )
 from validation.core.stats import load_fit_libraries
-from validation.core.workers import check_workers, default_workers, run_tasks
+from validation.core.workers import check_workers, default_workers, run_memory_mb, run_tasks
 
 __all__ = [
     "PairSettings", "ReferenceSettings", "RateFitSettings", "ShardingSettings", "KIND_DEFAULTS", "FIT_MODELS",
@@ -387,13 +387,21 @@ def _sharding(settings: PairSettings) -> tuple[int, int, str | None]:
     return MAX_SAMPLES, 1, None
 
 
-def estimate_mb(model: str | type[Pair] | Pair, settings: PairSettings) -> float:
-    """A rough upper estimate of the run's peak memory in MiB (before anything is allocated)."""
+#: the working memory of a block over the arrays an estimate counts (torch's allocator, the temporaries between them)
+WORKING_FACTOR = 1.15
+
+
+def estimate_mb(model: str | type[Pair] | Pair, settings: PairSettings, working_factor: float = WORKING_FACTOR
+                ) -> float:
+    """An estimate of the run's peak memory in MiB (before anything is allocated): per process its block's arrays
+    (states, Brownian steps, weights) times ``working_factor``, the interpreter once
+    (:func:`validation.core.workers.run_memory_mb`), and the per-sample results and bootstrap in the parent.
+    ``benchmarks/bench_memory.py`` measures it within 25 % of the peak (tests/test_memory_estimates.py)."""
     cls, s = resolve_sizes(model, settings)
     block, workers, scheduler = _sharding(s)
     # one block of samples is in memory per process; the per-sample results of all of them in the parent
     samples, width, depths = min(s.samples, block), s.width, s.depths
-    processes = workers if scheduler is None else 1
+    processes = workers
     item = s.torch_dtype.itemsize
     state = samples * width * item * (4 * len(depths) + 8)
     if cls.kind == "sde":
@@ -405,7 +413,9 @@ def estimate_mb(model: str | type[Pair] | Pair, settings: PairSettings) -> float
         work = (terms + 8) * per_time * item + min(1 << 22, per_time * depths[-1]) * item
     resamples = getattr(s, "resamples", 2000)
     bootstrap = 8 * resamples * 16 + 8 * min(1 << 23, s.samples * len(depths)) + 5 * 8 * s.samples * len(depths)
-    return processes * ((state + work) / 2**20 + 300) + bootstrap / 2**20  # + the Python/torch runtime per process
+    # the arrays counted, times 1.15 for torch's allocator and the temporaries between them (measured 1.03 of them in
+    # a forked worker, 1.25 in the study's own process: res1's defaults); the interpreter once (forked workers share it)
+    return run_memory_mb(working_factor * (state + work) / 2**20, processes, scheduler) + bootstrap / 2**20
 
 
 #: seconds per Brownian normal of an SDE study drawn and computed in float64 (the random-number floor, 35 M

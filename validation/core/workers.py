@@ -33,10 +33,31 @@ from typing import Any, Callable, Iterator, Sequence
 
 from .settings import SettingsError, UsageError, check_int
 
-__all__ = ["run_tasks", "check_scheduler", "check_workers", "default_workers", "MAX_WORKERS"]
+__all__ = ["run_tasks", "check_scheduler", "check_workers", "default_workers", "MAX_WORKERS", "PROCESS_MB", "run_memory_mb"]
 
 #: the most local worker processes a run may ask for
 MAX_WORKERS = 64
+
+
+#: the memory one study process holds before its work (MiB): the interpreter with torch, numpy and scipy imported
+#: (``python -c "import torch, scipy.stats, matplotlib.pyplot, validation.convergence"``: 313 MiB resident, measured
+#: on the 2-core reference with torch 2.13), and the package's own modules and first allocations
+PROCESS_MB = 330.0
+
+
+def run_memory_mb(working_mb: float, processes: int = 1, scheduler: str | None = None) -> float:
+    """The peak memory of a run whose work is shared by ``processes`` processes that each hold ``working_mb`` of
+    their own (MiB): :data:`PROCESS_MB` once, and each process's working memory. Workers forked from the study's
+    process (Linux) share its imported pages copy-on-write, so the interpreter counts once — measured with
+    ``benchmarks/bench_memory.py`` as the summed proportional set size of the process tree (convergence's default:
+    728 MiB with two workers, 572 with one); a spawned worker (macOS, Windows) imports torch again and holds its own.
+    With a Dask ``scheduler`` the work runs in the cluster's processes: ``local:N`` starts N of them here, each
+    importing torch anew; a remote cluster's (``tcp://``, ``tls://``) are not this machine's."""
+    if scheduler is not None:
+        local = scheduler.startswith("local:") and scheduler[6:].isdigit()
+        return PROCESS_MB + (int(scheduler[6:]) * (PROCESS_MB + working_mb) if local else 0.0)
+    spawned = 0 if processes <= 1 or _start_method() == "fork" else processes
+    return PROCESS_MB * (1 + spawned) + max(1, processes) * working_mb
 
 
 def default_workers(device: str = "cpu") -> int:

@@ -52,7 +52,7 @@ from validation.gradients.tangents import LOSSES, QUANTITIES, GradientErrors, gr
 from validation.gradients.weights import add_weight_gradients, has_weight_gradient
 from validation.core.pair_study import (KIND_DEFAULTS, PairSettings, RateFitSettings, ReferenceSettings, SampleBlock,
                                    ShardingSettings, add_model_arguments, block_fields, build_pair, check_instance_runs_here,
-                                   estimate_mb, run_sample_blocks,
+                                   estimate_mb as pair_estimate_mb, run_sample_blocks,
                                    list_models, model_spec,
                                    pair_class)
 from validation.core.plots import Curve, draw_error_curves, new_grid
@@ -598,6 +598,17 @@ def _estimate_seconds(model: str | type[Pair] | Pair, settings: GradientSettings
     width = settings.width or 10
     columns = 1 + width * (1 + len(settings.backward_times))
     return 2e-7 * (settings.samples or SAMPLE_BLOCK) * columns * settings.reference_steps * 1.5
+
+
+#: the gradient study's working memory per process over the arrays the pair study counts: the backward passes'
+#: saved states and the tangents (``benchmarks/bench_memory.py``, res1's defaults: 1.64 in one process, 1.96 per
+#: forked worker — 646 MiB with one worker, 1199 with two)
+GRADIENT_WORKING_FACTOR = 1.9
+
+
+def estimate_mb(model: str | type[Pair] | Pair, settings: GradientSettings) -> float:
+    """The pair study's memory estimate with the gradient passes' working memory (:data:`GRADIENT_WORKING_FACTOR`)."""
+    return pair_estimate_mb(model, settings, working_factor=GRADIENT_WORKING_FACTOR)
 
 
 COMMAND = cli.Command(

@@ -14,7 +14,7 @@ from limits.brownian import DyadicPath, record_path
 from limits.pairs import SDEPair, run_network
 from limits.schemes import SDE_SCHEMES, SDEScheme, get_sde_scheme
 from limits.seeding import stream_seed
-from validation.core.runtime import release_freed_memory
+from validation.core.runtime import RELEASE_ABOVE_MB, release_freed_memory
 from validation.multilevel.mlmc import LevelBatch
 from validation.core.observables import TEST_FUNCTIONS
 
@@ -43,13 +43,16 @@ PATH_BUDGET = 1 << 22
 
 
 def level_sampler(pair: SDEPair, solver: str, function: str, depth0: int, seed: int, phase: str,
-                  noise_dtype: torch.dtype | None = None) -> Callable[[int, int, int], LevelBatch]:
+                  noise_dtype: torch.dtype | None = None, release_above_mb: float = RELEASE_ABOVE_MB
+                  ) -> Callable[[int, int, int], LevelBatch]:
     """The level sampler of ``solver`` (:data:`LEVEL_SCHEMES`) on ``pair``: ``sampler(level, samples, batch)`` draws
     ``samples`` inputs and Brownian paths from the streams (seed, "multilevel", phase, level, batch) — the pair's own
     input law (its ``initial_state``) and :func:`limits.brownian.record_path` at L = depth0 · 2^level steps, with Lévy
     areas when the solver reads them — and returns φ at depth L and at L/2 on those paths. Every solver given the
     same (seed, phase) reads the same inputs and increments. Cost: (L + L/2) × the solver's evaluations per step, per
-    sample."""
+    sample. After each batch the allocator's free memory is handed back when the
+    process holds more than ``release_above_mb`` (:func:`validation.core.runtime.release_freed_memory`; the study
+    passes its memory estimate, so the run keeps to it)."""
     phi = TEST_FUNCTIONS[function][0]
     cls, config = type(pair), pair.config
     antithetic = solver == ANTITHETIC
@@ -75,14 +78,14 @@ def level_sampler(pair: SDEPair, solver: str, function: str, depth0: int, seed: 
 
         fine = solve(depth)
         if level == 0:
-            release_freed_memory()
+            release_freed_memory(release_above_mb)
             return LevelBatch(fine, None, float(samples * depth * per_step), time.perf_counter() - clock)
         coarse, single = solve(depth // 2), None
         if antithetic:  # P_ℓ = ½ (φ(X^f) + φ(X^a)): the twin reads each coarse step's two increments swapped
             single, fine = fine, 0.5 * (fine + solve(depth, swapped_halves(path)))
         steps = (2 if antithetic else 1) * depth + depth // 2
         del path
-        release_freed_memory()   # a fragmented heap would grow with the batches (validation.core.runtime)
+        release_freed_memory(release_above_mb)   # a fragmented heap would grow with the batches (validation.core.runtime)
         return LevelBatch(fine, coarse, float(samples * steps * per_step), time.perf_counter() - clock, single)
 
     return sample

@@ -65,6 +65,7 @@ from validation.multilevel.mlmc import (
 from validation.core.pair_study import FIT_MODELS, PairSettings, add_model_arguments, build_pair, list_models, model_spec, pair_class
 from validation.core.plots import new_grid
 from validation.core.results import RunInfo, StudyResult, utc_now
+from validation.core.workers import PROCESS_MB
 from validation.multilevel.samplers import (
     ANTITHETIC, LEVEL_SCHEMES, PATH_BUDGET, SOLVERS, batch_size, level_sampler, per_sample_numbers,
 )
@@ -437,8 +438,9 @@ def _solver_levels(pair: SDEPair, solver: str, settings: MultilevelSettings, pro
     depth0, noise_dtype = depths[0], settings.torch_noise_dtype
     batch = batch_size(pair, solver, depth0)
     bar = tqdm(total=len(depths), desc=f"{solver}: complexity test", disable=not progress, leave=False)
+    budget = estimate_mb(pair, settings)  # the batches keep the process within the run's memory estimate
     test = complexity_samples(level_sampler(pair, solver, settings.function, depth0, settings.seed, "test",
-                                            noise_dtype), len(depths), settings.samples, batch,
+                                            noise_dtype, budget), len(depths), settings.samples, batch,
                               progress=lambda level: bar.update())
     bar.close()
     ys = [s.differences for s in test]
@@ -476,7 +478,7 @@ def _solver_levels(pair: SDEPair, solver: str, settings: MultilevelSettings, pro
     estimates = []
     for accuracy in tqdm(settings.accuracies, desc=f"{solver}: MLMC", disable=not progress, leave=False):
         sampler = level_sampler(pair, solver, settings.function, depth0, settings.seed, f"mlmc-{accuracy:g}",
-                                noise_dtype)
+                                noise_dtype, budget)
         estimate = mlmc_estimate(sampler, accuracy, alpha=weak_order, beta=beta, cost_per_sample=cost_per_sample,
                                  max_levels=settings.max_levels, batch=batch)
         finest = estimate.levels - 1
@@ -535,7 +537,9 @@ def estimate_seconds(model: str | type[Pair] | Pair, settings: MultilevelSetting
 def estimate_mb(model: str | type[Pair] | Pair, settings: MultilevelSettings) -> float:
     """The recorded path of one sampler call and the scheme's working arrays, at the deepest level (at most
     :data:`PATH_BUDGET` numbers, but never less than one sample's: a wide network's single path can be far larger),
-    three times over, and the kept level samples."""
+    three times over, times 2.5 for the heap between batches (measured: 613 MiB at the defaults, whose three copies
+    are 96 MiB), the kept level samples, and the interpreter. The samplers hand freed memory back whenever the
+    process exceeds this estimate, so the run keeps to it (plus one batch) at any size."""
     pair, settings = build_pair(model, _with_defaults(settings))
     deepest = settings.depths[-1]
     largest = 0
@@ -544,7 +548,7 @@ def estimate_mb(model: str | type[Pair] | Pair, settings: MultilevelSettings) ->
         size = batch_size(pair, solver, settings.depths[0])(len(settings.depths) - 1)
         largest = max(largest, size * (deepest * per_step + working))
     kept = 8 * 3 * settings.samples * len(settings.depths) * len(settings.schemes)
-    return (8 * 3 * max(PATH_BUDGET, largest) + kept) / 2**20 + 300
+    return PROCESS_MB + (2.5 * 8 * 3 * max(PATH_BUDGET, largest) + kept) / 2**20
 
 
 EPILOG = """\

@@ -58,7 +58,7 @@ from limits.seeding import stream_seed
 from validation.core import cli, runtime
 from limits.regime_theory import fractional_critical_beta
 from validation.core.regime_rule import critical_beta
-from validation.core.workers import check_workers, default_workers, run_tasks
+from validation.core.workers import check_workers, default_workers, run_memory_mb, run_tasks
 from validation.core.checks import FAIL, INCONCLUSIVE, Check, check_line, combine, interval_check
 from validation.core.results import RunInfo, StudyResult, utc_now
 from validation.core.settings import (
@@ -150,7 +150,9 @@ def estimate_mb(settings: PhaseSettings) -> float:
     columns = len(settings.betas) * settings.inputs
     per_net = 2 * settings.depth * settings.width ** 2 * item + settings.depth * settings.width * columns * 2
     chunk = max(per_net, min(512 * 2**20, per_net * settings.networks))
-    return settings.workers * (chunk * 2 / 2**20 + 300)
+    # a chunk and its temporaries: 1.5 chunks per worker (measured: 1686 MiB with two workers at the defaults, the
+    # chunk 440 MiB), the interpreter once (forked workers share it)
+    return run_memory_mb(1.5 * chunk / 2**20, settings.workers)
 
 
 def estimate_seconds(settings: PhaseSettings) -> float:

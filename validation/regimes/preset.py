@@ -24,6 +24,7 @@ from limits.regime_theory import fractional_critical_beta
 from validation.core.catalogue import Entry
 from validation.core.checks import Check, combine
 from validation.core.settings import SettingsError, optional_torch_dtype
+from validation.core.workers import run_memory_mb
 
 
 #: β at least this far from the predicted critical β has a predicted class that is checked
@@ -235,13 +236,15 @@ class WeightsPreset(Preset):
         return title
 
     def estimate_mb(self, s: Any) -> float:
-        """Every network's weights and states at the deepest depth, or a chunk of ``--chunk-mb``, twice, per
-        worker."""
+        """Per worker a chunk of networks (their weights and states at the deepest depth: all of them, or as many as
+        ``--chunk-mb`` holds, at least one) and its temporaries, 1.2 chunks (measured: 816–1004 MiB for the presets'
+        512-MiB chunks); the interpreter once (forked workers share it)."""
         item = s.torch_dtype.itemsize
         depth = max(s.depths)
         columns = len(s.betas) * s.inputs
         per_net = 2 * depth * s.width * s.width * item + depth * s.width * columns * item * 2
-        return (max(per_net, s.chunk_mb * 2**20) / 2**20 * 2 + 300) * (s.workers or 1)
+        chunk = min(per_net * s.samples, max(per_net, s.chunk_mb * 2**20))
+        return run_memory_mb(1.2 * chunk / 2**20, s.workers or 1)
 
     def estimate_seconds(self, s: Any) -> float:
         """~9e-9 s per (network, layer, d², weight matrix or column) unit in float64 (fig2 at 2000 samples took 558 s

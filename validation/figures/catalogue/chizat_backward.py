@@ -35,6 +35,7 @@ from validation.core.checks import Check, interval_check
 from validation.core.plots import new_grid
 from validation.core.stats import slope
 from validation.figures.chizat_fits import ChizatFigure, FAMILY_LEVEL, exponent_fit_of_mean, too_few_kappas
+from validation.core.workers import PROCESS_MB
 
 
 def backward_pass(s: Any, device: torch.device, progress: bool) -> tuple[dict[str, Any], dict[Any, Any]]:
@@ -186,7 +187,9 @@ class ChizatBackward(ChizatFigure):
         """A chunk's states and gradients, and two spreads (κ, L + 1, n) in float64."""
         item = s.torch_dtype.itemsize
         chunk = 64 * len(s.kappas) * s.width * (s.layers + 1) * 6 + 64 * 2 * s.layers * s.hidden * s.width
-        return (chunk * item + 2 * len(s.kappas) * (s.layers + 1) * s.networks * 8) / 2**20 + 300
+        # the arrays counted, four times over: autograd's saved tensors and the backward pass's temporaries (measured:
+        # 443 MiB at the defaults, whose arrays are 26 MiB)
+        return PROCESS_MB + 4 * (chunk * item + 2 * len(s.kappas) * (s.layers + 1) * s.networks * 8) / 2**20
 
     def compute(self, s: Any, device: torch.device, progress: bool) -> tuple[dict[str, Any], dict[Any, Any]]:
         return backward_pass(s, device, progress)

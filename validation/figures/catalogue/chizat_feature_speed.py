@@ -19,6 +19,7 @@ from validation.core.checks import Check, bound_check, interval_check
 from validation.core.plots import new_grid
 from validation.figures.chizat_fits import ChizatFigure, exponent_fit_of_mean
 from validation.core.settings import SettingsError
+from validation.core.workers import PROCESS_MB
 
 
 #: the exponents of cos θ at the last layer in L, stated by Chizat & Netrapalli (2024): Θ(1/√ℓ) for the ReLU MLP,
@@ -220,7 +221,8 @@ class ChizatFeatureSpeed(ChizatFigure):
         """A chunk of 8 networks' weights, gradients, states and tangents."""
         item = s.torch_dtype.itemsize
         per_layer = max(s.width**2, 2 * s.hidden * s.width)
-        return 8 * s.depths[-1] * (3 * per_layer + 8 * s.width) * item / 2**20 + 300
+        # the arrays counted and 0.7 of them again: autograd's saved tensors (measured: 1001 MiB at the defaults)
+        return PROCESS_MB + 1.7 * 8 * s.depths[-1] * (3 * per_layer + 8 * s.width) * item / 2**20
 
     def estimate_seconds(self, s: Any) -> float:
         """Per layer and network: its normals and ~8 products (2.9 s at d = M = 128, L = 64, 32 networks measured
