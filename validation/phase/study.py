@@ -150,9 +150,9 @@ def estimate_mb(settings: PhaseSettings) -> float:
     columns = len(settings.betas) * settings.inputs
     per_net = 2 * settings.depth * settings.width ** 2 * item + settings.depth * settings.width * columns * 2
     chunk = max(per_net, min(512 * 2**20, per_net * settings.networks))
-    # a chunk and its temporaries: 1.5 chunks per worker (measured: 1686 MiB with two workers at the defaults, the
-    # chunk 440 MiB), the interpreter once (forked workers share it)
-    return run_memory_mb(1.5 * chunk / 2**20, settings.workers)
+    # a chunk and its temporaries: 1.35 chunks per worker (measured with 440-MiB chunks: 934 MiB in one process,
+    # 1457 and 1686 with two workers), the interpreter once (forked workers share it)
+    return run_memory_mb(1.35 * chunk / 2**20, settings.workers)
 
 
 def estimate_seconds(settings: PhaseSettings) -> float:
