@@ -1,9 +1,9 @@
 """Issue 46: every study's memory estimate — what its memory check compares with the memory the process may use,
 refusing a run before it starts — is within 25 % of the peak measured on a real run, at two sizes per study.
 
-The peak is measured as ``benchmarks/bench_memory.py`` measures it: the summed proportional set size of the process
-tree (workers included, pages they share with the parent counted once), polled every 20 ms, or the process's own
-``ru_maxrss`` when larger. Slow (about five minutes): ``python -m pytest -m slow tests/test_memory_estimates.py``.
+The peak is measured as ``benchmarks/bench_memory.py`` measures it: the process's resident size plus its workers'
+private pages (pages they share with the parent counted once), polled every 20 ms, or the process's own
+high-water mark (``VmHWM``) when larger. Slow (about five minutes): ``python -m pytest -m slow tests/test_memory_estimates.py``.
 A term left out of an estimate fails it: the solver study without its Lévy areas, the regimes presets with their
 chunk counted once per worker process as before, the multilevel study's estimate before its heap budget."""
 

@@ -79,7 +79,7 @@ from limits.seeding import generator
 
 from ..core.checks import INCONCLUSIVE, Check, check_line, combine, interval_check
 from ..core.settings import SettingsError
-from .experiment import Experiment, depth_axis, mean_interval, number, power_fit
+from .experiment import Experiment, NetworkSize, depth_axis, mean_interval, number, power_fit
 from .networks import CohenNet
 from .sweep import Configuration
 from .trainer import STOP_REASONS, evaluate, train
@@ -141,6 +141,13 @@ class CohenScaling(Experiment):
 
     def datasets(self, settings):
         return list(settings.datasets)
+
+    def largest_network(self, settings):
+        """Width: the data set's dimension (the network is h ↦ h + δ σ(hA + b) on the inputs themselves)."""
+        widths = {"cohen-synthetic": 10, "digits-25": 25}
+        return NetworkSize(settings.replicates, max(settings.depths),
+                           max(widths.get(d, 784) for d in settings.datasets),
+                           max(self.schedule(settings, d)[1] for d in settings.datasets))
 
     def configurations(self, settings):
         bad = [a for a in settings.activations if a not in ("tanh", "relu")]

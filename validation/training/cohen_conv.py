@@ -54,10 +54,11 @@ import torch
 from ..core.checks import INCONCLUSIVE, Check, check_line, combine, interval_check
 from ..core.plots import decade_ticks
 from ..core.settings import SettingsError
+from ..core.workers import PROCESS_MB
 from .cohen import DECISION_THRESHOLD, _ci, _plain, _procedure
 from .data import Dataset
 from .conv_network import AUTHORS_LAYOUTS, CohenConvNet, KernelRun
-from .experiment import Experiment, depth_axis, mean_interval, number, power_fit
+from .experiment import EVALUATION_ROWS, SAVED_PER_LAYER, Experiment, depth_axis, mean_interval, number, power_fit
 from .spectral import conv_operator_norms
 from .sweep import Configuration
 from .trainer import train
@@ -137,6 +138,18 @@ class CohenConv(Experiment):
     #: β = −0.041 [−0.071, −0.007], PASS, in 243 s. On Fashion-MNIST (60 000 images) 5 replicates take 503 s, so
     #: the other data sets keep 5 and say what would settle them (docs/results/defaults.md)
     per_dataset = {"digits": {"replicates": 33}}
+
+    def estimate_mb(self, settings):
+        """One process: the deepest network's R replicates — per block, the activations kept for the backward pass
+        (:data:`~validation.training.experiment.SAVED_PER_LAYER` of them, channels × pixels at most ``width`` × the
+        image's pixels: each stage doubles the channels and halves the side), and an evaluation chunk's largest
+        activation six times (the convolutions' unfolded inputs and outputs; measured: 1675 MiB with two workers at
+        the digits preset, estimate 1518). Not measured on 28 × 28 or 32 × 32 images (no such data set here)."""
+        pixels = {"digits": 64, "cifar10": 32 * 32 * 3}.get(settings.dataset, 28 * 28)
+        units = settings.width * pixels
+        numbers = settings.replicates * units * (SAVED_PER_LAYER * settings.batch_size * max(settings.depths)
+                                                 + 6 * EVALUATION_ROWS)
+        return PROCESS_MB + numbers * settings.torch_dtype.itemsize / 2**20
 
     def configurations(self, settings):
         if settings.optimizer != "sgd" and (settings.momentum or settings.weight_decay):

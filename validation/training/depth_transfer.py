@@ -38,7 +38,7 @@ import numpy as np
 from ..core.checks import INCONCLUSIVE, Check, check_line, combine, interval_check
 from ..core.settings import SettingsError
 from ..core.stats import slope_fit
-from .experiment import Experiment, depth_axis, grid_learning_rates, number
+from .experiment import Experiment, NetworkSize, depth_axis, grid_learning_rates, number
 from .networks import Res1Net, weight_regime
 from .sweep import Configuration
 from .trainer import train
@@ -134,6 +134,10 @@ class DepthTransfer(Experiment):
     # on the bundled digits 24 replicates settle the check (measured 2026-11-29: at 6, CompleteP's interval straddled
     # the margin's edge, −0.092 [−0.140, −0.026]; at 24 it lies within it, −0.024 [−0.063, 0.026]; 277 s on 2 cores)
     per_dataset = {"digits": {"replicates": 24}}
+
+    def largest_network(self, settings):
+        return NetworkSize(settings.replicates * len(settings.learning_rates), max(settings.depths), settings.width,
+                           settings.batch_size)
 
     def configurations(self, settings):
         if len(settings.depths) < 3 or len(settings.learning_rates) < 3:

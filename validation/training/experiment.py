@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import abc
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Sequence
 
 import numpy as np
@@ -26,6 +27,7 @@ import torch
 
 from ..core.catalogue import Entry
 from ..core.stats import slope_fit
+from ..core.workers import PROCESS_MB
 from .sweep import Configuration
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -36,7 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
 TrainingSettings = Any
 TrainingResult = Any
 
-__all__ = ["Experiment", "ALWAYS", "grid_learning_rates", "power_fit", "mean_interval", "depth_axis", "number", "Progress"]
+__all__ = ["Experiment", "NetworkSize", "training_mb", "ALWAYS", "grid_learning_rates", "power_fit", "mean_interval", "depth_axis", "number", "Progress"]
 
 #: a progress callback: ``progress()`` after each epoch advances the inner bar
 Progress = Callable[[], None]
@@ -44,6 +46,42 @@ Progress = Callable[[], None]
 
 #: settings every experiment takes (run-level: they do not change the numbers, or are common to all)
 ALWAYS = frozenset({"checkpoint_dir", "resume", "data_dir", "confidence", "resamples", "train_size", "workers"})
+
+
+@dataclass(frozen=True)
+class NetworkSize:
+    """The largest network an experiment trains at once in one process: ``replicates`` networks side by side (every
+    learning rate of a searched grid counts), of ``depth`` residual blocks of width d (``width``) — two-layer blocks
+    when ``hidden`` M is given —, trained on mini-batches of ``batch`` examples."""
+
+    replicates: int
+    depth: int
+    width: int
+    batch: int
+    hidden: int | None = None
+
+
+#: activations per layer, example and unit that autograd keeps for the backward pass (the state, the pre-activation,
+#: its image and the block's output)
+SAVED_PER_LAYER = 4
+#: rows of one evaluation chunk (:func:`validation.training.trainer.evaluate`)
+EVALUATION_ROWS = 1024
+#: a process's working memory over the arrays :func:`training_mb` counts: torch's allocator, the optimiser's
+#: temporaries, the data set and the records (measured per worker at the presets: marion-fig8 121 MiB for 90
+#: counted, marion-fig9 35 for 27, cohen-scaling 154 for 74)
+TRAINING_FACTOR = 1.3
+
+
+def training_mb(size: NetworkSize, itemsize: int) -> float:
+    """The working memory (MiB) of training ``size``'s replicates in one batched pass: the weights with their
+    gradients and Adam's two moments (4 copies), :data:`SAVED_PER_LAYER` activations per layer, example and unit kept
+    for the backward pass, and an evaluation chunk (no graph: two states). Measured against the presets' peaks with
+    ``benchmarks/bench_memory.py`` (the interpreter, :data:`~validation.core.workers.PROCESS_MB`, comes on top)."""
+    units = size.hidden or size.width
+    weights = size.depth * size.width * units * (2 if size.hidden else 1)
+    numbers = (4 * size.replicates * weights + SAVED_PER_LAYER * size.replicates * size.batch * size.depth * units
+               + 2 * size.replicates * EVALUATION_ROWS * units)
+    return TRAINING_FACTOR * numbers * itemsize / 2**20
 
 
 class Experiment(Entry):
@@ -61,6 +99,17 @@ class Experiment(Entry):
     def takes(self) -> frozenset[str]:
         """Its defaults' settings and the run-level ones every experiment takes (:data:`ALWAYS`)."""
         return frozenset(self.defaults) | ALWAYS
+
+    def largest_network(self, settings: TrainingSettings) -> NetworkSize | None:
+        """The largest network one process trains at once (None: the experiment estimates its memory otherwise)."""
+        return None
+
+    def estimate_mb(self, settings: TrainingSettings) -> float:
+        """The peak memory of one process (MiB): the interpreter and :func:`training_mb` of the largest network; an
+        experiment that is not a batch of networks trained by :func:`validation.training.trainer.train` overrides
+        it. The study multiplies the working part by the worker processes (``validation.training.study``)."""
+        size = self.largest_network(settings)
+        return 0.0 if size is None else PROCESS_MB + training_mb(size, settings.torch_dtype.itemsize)
 
     def epochs_of(self, settings: TrainingSettings, configuration: Configuration) -> int:
         """The epochs one configuration trains for (the progress bar's length): ``settings.epochs`` by default."""

@@ -46,7 +46,7 @@ import torch
 
 from ..core.checks import INCONCLUSIVE, Check, check_line, combine, interval_check
 from ..core.settings import SettingsError
-from ..core.workers import default_workers
+from ..core.workers import PROCESS_MB, default_workers
 from .experiment import Experiment, depth_axis, number, power_fit
 from .sweep import Configuration
 
@@ -194,6 +194,19 @@ class LockstepExperiment(Experiment):
         thread per network thread (the command line's default): what a step's time grows with."""
         groups = share_out(list(settings.depths), default_workers("cpu"))
         return max(sum(settings.depths[i] for i in group) for group in groups)
+
+    def estimate_mb(self, settings):
+        """Every depth's network at once (the layers of all depths, R replicates): per layer its weights three times
+        (the weights, their gradient, the update) — W and V of d × M for two-layer blocks (``hidden`` M), A of d × d
+        otherwise — and what the backward pass keeps per example (n = ``train_size`` examples; the d columns of a
+        linear network): the pre-activation and its image (M each) and the state (d). Measured: marion2024-fig1
+        2018 MiB (estimate 1886), marion2024-fig2 442 (431), sander2022-linear 302 (334)."""
+        d, hidden = settings.width, getattr(settings, "hidden", None)
+        weights = 2 * d * hidden if hidden else d * d
+        examples = getattr(settings, "train_size", None) or d
+        kept = examples * (2 * hidden + d if hidden else d)
+        layers = sum(settings.depths)
+        return PROCESS_MB + settings.replicates * layers * (3 * weights + kept) * settings.torch_dtype.itemsize / 2**20
 
     def estimate_seconds(self, settings):
         # measured 2026-11-29 on the 2-core machine, float32: marion2024-fig2 482 s (1.9e-4 s per layer-step of the

@@ -59,7 +59,7 @@ import torch
 from ..core.checks import INCONCLUSIVE, Check, check_line, combine
 from ..core.plots import decade_ticks
 from limits.regime_theory import fractional_critical_beta
-from .experiment import Experiment, depth_axis, grid_learning_rates, mean_interval, number, power_fit
+from .experiment import Experiment, NetworkSize, depth_axis, grid_learning_rates, mean_interval, number, power_fit
 from .networks import Res1Net, weight_regime
 from .sweep import Configuration
 from .trainer import evaluate, train
@@ -135,6 +135,9 @@ class MarionFig8(Experiment):
     defaults = dict(dataset="digits", depths=(16, 32, 64, 128, 256), width=30, activation="relu",
                   inits=("iid", "smooth", "iid-beta1"), epochs=10, batch_size=64, optimizer="adam", learning_rates=(1e-3,),
                   replicates=8)
+
+    def largest_network(self, settings):
+        return NetworkSize(settings.replicates, max(settings.depths), settings.width, settings.batch_size)
 
     def configurations(self, settings):
         return [Configuration(f"{init}-L{L}", {"init": init, "depth": L}) for init in settings.inits
@@ -338,6 +341,10 @@ class MarionFig9(Experiment):
     defaults = dict(dataset="digits", depths=(100,), width=30, activation="relu",
                   hursts=(0.1, 0.3, 0.5, 0.7, 0.85, 0.95), betas=(0.2, 0.4, 0.6, 0.8, 1.0, 1.2), epochs=6,
                   batch_size=64, optimizer="adam", learning_rates=(1e-3, 1e-2, 1e-1), replicates=2)
+
+    def largest_network(self, settings):
+        return NetworkSize(settings.replicates * len(settings.learning_rates), max(settings.depths), settings.width,
+                           settings.batch_size)
 
     def configurations(self, settings):
         # the streams are labelled by the cell (H, β) alone, not by the depth: a depth's numbers are the same whatever

@@ -57,6 +57,7 @@ from limits.smooth import SmoothGaussianProcess
 
 from ..core.checks import INCONCLUSIVE, Check, bound_check, check_line, combine, interval_check
 from ..core.settings import SettingsError
+from ..core.workers import PROCESS_MB
 from .experiment import Experiment, depth_axis, number, power_fit
 from .networks import layers
 from .sweep import Configuration
@@ -141,6 +142,14 @@ class TrainedODEConvergence(Experiment):
 
     def datasets(self, settings):
         return []  # one Gaussian example per replicate and depth (train_one), as the authors'
+
+    def estimate_mb(self, settings):
+        """One process: the paired networks of the deepest N (2N and N layers, V and W of d × d each, R replicates),
+        seven copies of their weights (the weights, gradients, Adam's two moments, its temporaries, the drawn weights
+        and the initial copy), and 100 MiB measured beyond the interpreter at small depths (436 MiB at N ≤ 32, 931 at
+        N ≤ 256, one process)."""
+        weights = settings.replicates * 3 * max(settings.depths) * 2 * settings.width ** 2
+        return PROCESS_MB + 100.0 + 7 * weights * settings.torch_dtype.itemsize / 2**20
 
     def configurations(self, settings):
         bad = [a for a in settings.activations if a not in ACTIVATIONS]

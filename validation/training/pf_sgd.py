@@ -45,7 +45,7 @@ import torch
 
 from ..core.checks import bound_check, check_line, combine
 from ..core.stats import paired_bootstrap
-from .experiment import Experiment, mean_interval, number
+from .experiment import Experiment, NetworkSize, mean_interval, number
 from .networks import PFNet
 from .sweep import Configuration
 from .trainer import train
@@ -74,6 +74,9 @@ class PFSGD(Experiment):
                  train_size=400, resamples=200)
     defaults = dict(dataset="digits", widths=(25, 50, 100), depths=(25, 50, 100), epochs=6, batch_size=200,
                   optimizer="sgd", learning_rates=(1e-3, 1e-2, 1e-1, 1.0), replicates=4, standard_inits=())
+
+    def largest_network(self, settings):
+        return NetworkSize(settings.replicates, max(settings.depths), max(settings.widths), settings.batch_size)
 
     def configurations(self, settings):
         return [Configuration(f"{arm}-D{D}-L{L}", {"parametrisation": arm.split("-", 1)[0], "width": D, "depth": L,

@@ -44,7 +44,7 @@ from ..core.results import RunInfo, StudyResult, to_jsonable
 from ..core.settings import (CommonSettings, SettingsError, check_choice, check_float, check_int, make_settings,
                         parse_float_list, parse_grid, parse_int_list, refuse_inapplicable, resolve_device, setting,
                         settings_dict, settings_given)
-from ..core.workers import check_workers, default_workers, run_tasks
+from ..core.workers import PROCESS_MB, check_workers, default_workers, run_memory_mb, run_tasks
 from .data import DATASETS, SYSTEM_FOLDERS, Dataset, find_images, load_dataset
 from .catalogue import EXPERIMENTS
 from .experiment import Experiment
@@ -508,8 +508,9 @@ def _run_command(experiment: str | None, settings: TrainingSettings, **kwargs: A
 
 def _estimate(experiment: str | None, settings: TrainingSettings, which: str) -> float:
     """The experiment's ``estimate_mb`` or ``estimate_seconds`` of the resolved settings (0 when they are refused),
-    for the run as a whole: with W worker processes training its configurations side by side, W times the memory
-    of one and a W-th of the time (the experiments estimate one process)."""
+    for the run as a whole: with W worker processes training its configurations side by side, the interpreter once
+    and W times the working memory of one (forked workers share the interpreter:
+    :func:`validation.core.workers.run_memory_mb`), and a W-th of the time (the experiments estimate one process)."""
     if experiment is None:
         return 0.0
     try:
@@ -518,7 +519,9 @@ def _estimate(experiment: str | None, settings: TrainingSettings, which: str) ->
         workers = min(len(spec.configurations(resolved)), resolved.workers or default_workers(resolved.device))
     except (SettingsError, KeyError):
         return 0.0
-    return value * workers if which == "estimate_mb" else value / workers
+    if which == "estimate_mb":
+        return run_memory_mb(max(0.0, value - PROCESS_MB), workers) if value else 0.0
+    return value / workers
 
 
 COMMAND = cli.Command(
