@@ -33,6 +33,7 @@ import torch
 
 from .activations import Activation, get_activation
 from .seeding import generator
+from .smooth import LENGTHSCALE_RANGE
 
 __all__ = [
     "ModelConfig", "OptionSpec", "number_option", "Pair", "SDEPair", "ODEPair", "PairError", "run_network",
@@ -187,8 +188,9 @@ class Pair(abc.ABC):
                                 f"{reads}{'; ' + hint if hint else ''}")
         if config.weight_var is not None and not (math.isfinite(config.weight_var) and config.weight_var >= 0):
             raise PairError(f"weight_var={config.weight_var} is out of range (allowed: a finite number ≥ 0)")
-        if config.lengthscale is not None and not (math.isfinite(config.lengthscale) and config.lengthscale > 0):
-            raise PairError(f"lengthscale={config.lengthscale} is out of range (allowed: a finite number > 0)")
+        low, high = LENGTHSCALE_RANGE
+        if config.lengthscale is not None and not low <= config.lengthscale <= high:
+            raise PairError(f"lengthscale={config.lengthscale} is out of range (allowed: {low:g} ≤ ℓ ≤ {high:g})")
         if config.input_dim is not None and (not isinstance(config.input_dim, int) or config.input_dim < 1):
             raise PairError(f"input_dim={config.input_dim!r} is out of range (allowed: an integer ≥ 1)")
         if config.beta is not None and not math.isfinite(config.beta):

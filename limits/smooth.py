@@ -31,7 +31,11 @@ import torch
 
 from .seeding import generator
 
-__all__ = ["SmoothGaussianProcess", "kl_basis"]
+__all__ = ["SmoothGaussianProcess", "kl_basis", "LENGTHSCALE_RANGE"]
+
+#: the length-scales ℓ the basis is computed for: the Nyström grid has max(128, 16/ℓ) nodes and one eigen-
+#: decomposition of that size (ℓ = 0.01: 1600 nodes, 10 s; 0.005: 66 s), and ℓ² must not overflow
+LENGTHSCALE_RANGE = (0.01, 1000.0)
 
 
 def kl_basis(lengthscale: float, truncation: float = 1e-12, nodes: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -40,8 +44,9 @@ def kl_basis(lengthscale: float, truncation: float = 1e-12, nodes: int | None = 
     Returns ``(s, B)``: Q nodes ``s`` and a (Q, M) matrix ``B`` such that the scaled eigenfunctions are
     √λ_i φ_i(t) = Σ_q exp(−(t − s_q)²/(2ℓ²)) B_{qi}.
     """
-    if not lengthscale > 0:
-        raise ValueError(f"lengthscale={lengthscale} must be > 0")
+    low, high = LENGTHSCALE_RANGE
+    if not low <= lengthscale <= high:
+        raise ValueError(f"lengthscale={lengthscale} is out of range (allowed: {low:g} ≤ ℓ ≤ {high:g})")
     q = nodes if nodes is not None else max(128, int(math.ceil(16.0 / lengthscale)))
     x, w = np.polynomial.legendre.leggauss(q)
     s, w = (x + 1.0) / 2.0, w / 2.0

@@ -77,7 +77,12 @@ CONVERGENCE = [
     (["--model", "limits.activations:Activation"], "not a subclass of limits.Pair"),
     (["--activation", "sigmoidish"], "unknown activation 'sigmoidish'"),
     (["--activation", "prelu:x"], "prelu slope 'x' is not a number"),
-    (["--weight-var", "-1"], "-1.0 is negative"),
+    (["--weight-var", "-1"], "--weight-var: -1.0 is out of range (must be ≥ 1e-06)"),
+    # the numeric ranges exclude what divides by zero, overflows or says nothing (issue 46): each of these ran before
+    (["--weight-var", "0"], "--weight-var: 0.0 is out of range"),          # every error 0: it read FAIL
+    (["--lengthscale", "1e-300", "--model", "res2-ode"], "--lengthscale: 1e-300 is out of range (must be ≥ 0.01"),
+    (["--lengthscale", "1e300", "--model", "res2-ode"], "--lengthscale: 1e+300 is out of range"),  # both: exit 3
+    (["--confidence", "1e-300"], "--confidence: 1e-300 is out of range (must be ≥ 0.5"),  # "the 0% interval": PASS
     (["--weight-var", "nan"], "nan must be finite"),
     (["--lengthscale", "0", "--model", "res1-ode"], "--lengthscale: 0.0 is out of range"),
     (["--input-dim", "0"], "--input-dim: 0 is out of range"),
@@ -208,6 +213,7 @@ REGIMES = [
     (["--preset", "fig1", "--csv", "x.csv"], "unrecognized arguments: --csv"),
     (["--preset", "fig1", "--memory-mb", "1"], "more than --memory-mb 1"),
     (["--preset", "fig1", "--chunk-mb", "0"], "--chunk-mb: 0.0 is out of range"),
+    (["--preset", "fig2", "--regime", "smooth", "--lengthscale", "1e-300"], "--lengthscale: 1e-300 is out of range"),
     (["--preset", "fig1", "--device", "tpu"], "--device: 'tpu' unknown"),
     (["--preset", "fig1", "--dtype", "float16"], "argument --dtype: invalid choice: 'float16'"),
     (["--preset", "fig1", "--inputs", "0"], "--inputs: 0 is out of range"),

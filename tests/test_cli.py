@@ -28,7 +28,7 @@ def run(*argv):
         (["--samples", "1"], "must be ≥ 2"),
         (["--model", "res9"], "known models: "),
         (["--activation", "sigmoidish"], "unknown activation 'sigmoidish'; allowed"),
-        (["--weight-var", "-1"], "-1.0 is negative"),
+        (["--weight-var", "-1"], "-1.0 is out of range (must be ≥ 1e-06)"),
         (["--tolerance", "0"], "must be > 0"),
         (["--model", "res1-ode", "--reference-steps", "64"], "SDE pairs only"),
         (["--fit-from", "512"], "fewer than two"),

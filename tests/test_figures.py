@@ -153,6 +153,9 @@ def test_settings_that_do_not_apply_are_refused():
         figures.run("marion-fbm", hursts=(0.5, 1.2))
     with pytest.raises(SettingsError):
         figures.run("pf-correlation", draws=2)
+    with pytest.raises(SettingsError) as info:  # past 100 the states overflow: it was an internal error (issue 46)
+        figures.run("pf-2d", sigma_w=1e6)
+    assert info.value.name == "sigma_w" and "≤ 100" in info.value.message
 
 
 def test_cli_exit_codes(tmp_path, capsys):

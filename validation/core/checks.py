@@ -90,6 +90,12 @@ class Check:
         """A check with no margin: PASS or FAIL."""
         return cls(name, PASS if passed else FAIL, detail)
 
+    @classmethod
+    def counted(cls, name: str, failed: int, uncounted: int, detail: str = "") -> "Check":
+        """A check over cells, some of which are too thinly sampled to count: FAIL when a counted cell fails,
+        otherwise INCONCLUSIVE when a cell outside its band was not counted (more samples would settle it), PASS."""
+        return cls(name, FAIL if failed else INCONCLUSIVE if uncounted else PASS, detail)
+
 
 def _verdict_of(check: Check | Mapping[str, Any] | str) -> str:
     if isinstance(check, Check):

@@ -49,11 +49,14 @@ from scipy import stats
 
 from limits.regime_theory import exact_mean_r2
 
-__all__ = ["RELIABLE_FACTOR", "finite_or_inf", "family_z", "bounds_check", "exceedance_check", "quantile_bound_check",
+__all__ = ["RELIABLE_FACTOR", "MIN_Z_SAMPLES", "finite_or_inf", "family_z", "bounds_check", "exceedance_check", "quantile_bound_check",
            "hotelling_zero_mean", "exact_mean_check", "binomial_consistency", "lognormal_summary"]
 
 #: a bounds check is counted when samples ≥ this × (e^{s²} − 1), s the sd of log r² (see the module doc)
 RELIABLE_FACTOR = 10.0
+#: and when there are at least this many: a z band read from fewer draws' sample sd is no band (regimes fig1 at 4
+#: draws per cell put an exact mean 4.6 "standard errors" off and said FAIL)
+MIN_Z_SAMPLES = 30
 
 
 def finite_or_inf(r: np.ndarray) -> np.ndarray:
@@ -78,7 +81,8 @@ def bounds_check(r: np.ndarray, lower: float, upper: float, z: float = 3.0) -> d
     positive = r2[r2 > 0]
     sd_log = float(np.log(positive).std(ddof=1)) if positive.size > 1 else math.nan
     inside = bool(exploded == 0 and mean + z * se >= lower and mean - z * se <= upper)
-    reliable = bool(exploded == 0 and math.isfinite(sd_log) and n >= RELIABLE_FACTOR * math.expm1(sd_log**2))
+    reliable = bool(exploded == 0 and math.isfinite(sd_log) and n >= max(MIN_Z_SAMPLES,
+                                                                           RELIABLE_FACTOR * math.expm1(sd_log**2)))
     return {
         "mean_r2": mean, "se": se, "lower": lower, "upper": upper,
         "z_vs_lower": (mean - lower) / se if se > 0 else math.nan,

@@ -33,8 +33,9 @@ from tqdm.auto import tqdm
 from limits.activations import ACTIVATION_NAMES, ActivationError, get_activation
 from limits.pairs import ModelConfig, Pair
 from limits.registry import get_pair, pair_names
+from limits.smooth import LENGTHSCALE_RANGE
 from validation.core.one_pass import SAMPLE_BLOCK, StudyErrors, block_seed, merge_errors, sample_blocks, study_errors
-from validation.core.settings import (
+from validation.core.settings import (MIN_CONFIDENCE,
     CommonSettings, SettingsError, check_choice, check_depths, check_float, check_int, check_power_of_two,
     optional_torch_dtype, parse_name_value, parse_power_of_two_list, resolve_device, setting,
     torch_dtype,
@@ -80,11 +81,11 @@ class PairSettings(CommonSettings):
                                 default_text="the model's, usually 10")
     activation: str | None = setting(None, f"activation σ: {', '.join(ACTIVATION_NAMES)} (prelu:SLOPE)",
                                      group="model", default_text="the model's")
-    weight_var: float | None = setting(None, "s²: i.i.d. weight entries have variance s²/d (res1: 2 is He "
-                                             "initialisation, the paper's choice); for the models that read it",
+    weight_var: float | None = setting(None, "s²: i.i.d. weight entries have variance s²/d, ≥ 1e-6 (res1: 2 "
+                                             "is He initialisation, the paper's choice); for the models that read it",
                                        parse=float, group="model", default_text="1")
-    lengthscale: float | None = setting(None, "length-scale ℓ of the RBF kernel of smooth weights (ODE pairs, "
-                                              "Cohen's smooth trend)", parse=float, group="model",
+    lengthscale: float | None = setting(None, "length-scale ℓ of the RBF kernel of smooth weights, 0.01 to "
+                                              "1000 (ODE pairs, Cohen's smooth trend)", parse=float, group="model",
                                         default_text="0.1")
     input_dim: int | None = setting(None, "add an input layer h_0 = A x with x in R^n (A entries N(0, 1/n))",
                                     parse=int, group="model", default_text="none: h_0 = x ~ N(0, I_d)")
@@ -119,9 +120,11 @@ class PairSettings(CommonSettings):
             except ActivationError as exc:
                 raise SettingsError("activation", str(exc)) from None
         if self.weight_var is not None:
-            self._set("weight_var", check_float("weight_var", self.weight_var, 0))
+            # 0 makes every network the identity and every error 0 (no rate: it read FAIL); below 1e-6 the squared
+            # errors reach the subnormals that the runs flush to zero (a large s² overflows: reported as NaN/inf)
+            self._set("weight_var", check_float("weight_var", self.weight_var, 1e-6))
         if self.lengthscale is not None:
-            self._set("lengthscale", check_float("lengthscale", self.lengthscale, 0, strict_min=True))
+            self._set("lengthscale", check_float("lengthscale", self.lengthscale, *LENGTHSCALE_RANGE))
         if self.input_dim is not None:
             self._set("input_dim", check_int("input_dim", self.input_dim, 1))
         if self.beta is not None:
@@ -191,7 +194,7 @@ class RateFitSettings(CommonSettings):
                                      "[theory − δ, theory + δ], FAIL iff it lies wholly outside, INCONCLUSIVE when "
                                      "it straddles an edge (more samples would settle it)", parse=float,
                                group="fit and verdict")
-    confidence: float = setting(0.95, "level of the bootstrap intervals, in (0, 1)", parse=float,
+    confidence: float = setting(0.95, "level of the bootstrap intervals, 0.5 ≤ c < 1", parse=float,
                                 group="fit and verdict")
     resamples: int = setting(2000, "bootstrap resamples of every interval (100 to 100000); --bootstrap is the same "
                                    "flag", parse=int, group="fit and verdict",
@@ -203,7 +206,7 @@ class RateFitSettings(CommonSettings):
         if self.fit_from is not None:
             self._set("fit_from", check_int("fit_from", self.fit_from, 1))
         self._set("tolerance", check_float("tolerance", self.tolerance, 0, strict_min=True))
-        self._set("confidence", check_float("confidence", self.confidence, 0, 1, strict_min=True, strict_max=True))
+        self._set("confidence", check_float("confidence", self.confidence, MIN_CONFIDENCE, 1, strict_max=True))
         self._set("resamples", check_int("resamples", self.resamples, 100, 100_000))
 
 

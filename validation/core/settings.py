@@ -24,8 +24,12 @@ __all__ = [
     "SettingsError", "UsageError", "setting", "CommonSettings", "settings_dict", "check_int", "check_float", "check_choice",
     "check_depths", "check_power_of_two", "is_power_of_two", "parse_power_of_two_list", "parse_float_list",
     "parse_int_list", "parse_grid", "parse_name_value", "DTYPES", "torch_dtype", "optional_torch_dtype", "resolve_device",
-    "make_settings", "settings_given", "refuse_inapplicable", "ALWAYS_APPLY",
+    "make_settings", "settings_given", "refuse_inapplicable", "ALWAYS_APPLY", "MIN_CONFIDENCE",
 ]
+
+#: the lowest confidence level of an interval a verdict reads (below one half an "interval" says next to nothing:
+#: at 1e-300 a run printed "the 0% interval [0.495, 0.495]" and PASSed)
+MIN_CONFIDENCE = 0.5
 
 
 class UsageError(ValueError):

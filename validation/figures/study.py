@@ -73,9 +73,9 @@ class FiguresSettings(CommonSettings):
                                 default_text="200; pf-correlation, pf-relu 1000; pf-sizes 500; pf-qualitative, pf-abc 2000")
     show: int | None = setting(None, "draws (realisations) drawn in each panel", parse=int, group="model",
                                default_text="5; marion-fbm, pf-2d, pf-sizes 3; pf-abc 10")
-    sigma_w: float | None = setting(None, "P&F ResNet: σ_w (ΔW ~ N(0, σ_w²Δt/D))", parse=float, group="model",
+    sigma_w: float | None = setting(None, "P&F ResNet: σ_w (ΔW ~ N(0, σ_w²Δt/D)), 0 to 100", parse=float, group="model",
                                     default_text="1; pf-abc √10")
-    sigma_b: float | None = setting(None, "P&F ResNet: σ_b (Δb ~ N(0, σ_b²Δt))", parse=float, group="model",
+    sigma_b: float | None = setting(None, "P&F ResNet: σ_b (Δb ~ N(0, σ_b²Δt)), 0 to 100", parse=float, group="model",
                                     default_text="1; pf-abc √10")
     input_layer: str | None = setting(None, "P&F ResNet input: copy (x_0 = z·1, the paper's SC models) or random "
                                             "(x_0 = W_I z, W_I ~ N(0, I), the paper's SR models)",
@@ -88,7 +88,7 @@ class FiguresSettings(CommonSettings):
                                     group="model", default_text="48")
     eoc_depth: int | None = setting(None, "P&F: layers of the edge-of-chaos feed-forward networks", parse=int,
                                     group="model", default_text="100")
-    eoc_sigma_b: float | None = setting(None, "P&F: bias std σ_b of EO_tanh (σ_w is then solved for χ = 1; "
+    eoc_sigma_b: float | None = setting(None, "P&F: bias std σ_b of EO_tanh, 0 to 100 (σ_w is then solved for χ = 1; "
                                               "EO_ReLU is always σ_w² = 2, σ_b = 0)", parse=float, group="model",
                                         default_text="0.2")
     accepted: int | None = setting(None, "pf-abc: the draws nearest to the data accepted as the posterior sample",
@@ -187,9 +187,9 @@ class FiguresSettings(CommonSettings):
         for name, minimum in ints.items():
             if getattr(self, name) is not None:
                 self._set(name, check_int(name, getattr(self, name), minimum, 10_000_000))
-        for name in ("sigma_w", "sigma_b", "eoc_sigma_b"):
+        for name in ("sigma_w", "sigma_b", "eoc_sigma_b"):  # past 100 the P&F states overflow (1e6: an internal error)
             if getattr(self, name) is not None:
-                self._set(name, check_float(name, getattr(self, name), 0))
+                self._set(name, check_float(name, getattr(self, name), 0, 100))
         for name in ("sigma_u", "sigma_v", "sde_tolerance", "hurst_tolerance", "doob_constant", "tail_constant",
                      "exponent_tolerance", "eta0", "drift_tolerance", "ode_tolerance", "shape_tolerance",
                      "scale_tolerance"):

@@ -69,7 +69,7 @@ from validation.core.workers import PROCESS_MB
 from validation.multilevel.samplers import (
     ANTITHETIC, LEVEL_SCHEMES, PATH_BUDGET, SOLVERS, batch_size, level_sampler, per_sample_numbers,
 )
-from validation.core.settings import (
+from validation.core.settings import (MIN_CONFIDENCE,
     SettingsError, check_choice, check_float, check_int, make_settings, parse_float_list, parse_name_list,
     parse_power_of_two_list, setting,
 )
@@ -117,7 +117,7 @@ class MultilevelSettings(PairSettings):
                                      "compares one layer with two)", parse=int, group="fit and verdict")
     tolerance: float = setting(0.15, "δ of the equivalence tests of α, β and the extrapolated rate: PASS iff the "
                                      "interval lies within theory ± δ", parse=float, group="fit and verdict")
-    confidence: float = setting(0.95, "level of the bootstrap intervals, in (0, 1)", parse=float,
+    confidence: float = setting(0.95, "level of the bootstrap intervals, 0.5 ≤ c < 1", parse=float,
                                 group="fit and verdict")
     resamples: int = setting(1000, "bootstrap resamples of every interval (100 to 100000)", parse=int,
                              group="fit and verdict")
@@ -148,7 +148,7 @@ class MultilevelSettings(PairSettings):
         levels = len(self.depths if self.depths is not None else DEFAULT_DEPTHS)
         self._set("fit_from_level", check_int("fit_from_level", self.fit_from_level, 1, levels - 2))
         self._set("tolerance", check_float("tolerance", self.tolerance, 0, strict_min=True))
-        self._set("confidence", check_float("confidence", self.confidence, 0, 1, strict_min=True, strict_max=True))
+        self._set("confidence", check_float("confidence", self.confidence, MIN_CONFIDENCE, 1, strict_max=True))
         self._set("resamples", check_int("resamples", self.resamples, 100, 100_000))
 
 

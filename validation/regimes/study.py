@@ -53,6 +53,7 @@ import numpy as np
 from limits.activations import get_activation
 from limits.fractional import check_hurst
 from limits.initialisation import IID_LAWS, SMOOTH_CONVENTIONS
+from limits.smooth import LENGTHSCALE_RANGE
 from validation.core import cli, runtime
 from validation.core.checks import check_line, combine
 from validation.core.regime_rule import TAU
@@ -81,7 +82,7 @@ class RegimesSettings(CommonSettings):
                                  choices=("iid", "smooth", "fractional"), group="model", default_text="the preset's")
     law: str | None = setting(None, "law of √d·V_ij for --regime iid (unit variance)", choices=IID_LAWS, group="model",
                               default_text="uniform")
-    lengthscale: float | None = setting(None, "RBF length-scale ℓ > 0 for --regime smooth", parse=float, group="model",
+    lengthscale: float | None = setting(None, "RBF length-scale ℓ for --regime smooth, 0.01 to 1000", parse=float, group="model",
                                         default_text="0.1")
     smooth_weights: str | None = setting(None, "how --regime smooth reads its Gaussian processes: 'values', V_k = "
                                                "𝒱(k/L) (Marion et al.'s text), or 'increments', 𝒱(k/L) − 𝒱((k−1)/L) "
@@ -164,7 +165,9 @@ class RegimesSettings(CommonSettings):
         for name, minimum in ints.items():
             if getattr(self, name) is not None:
                 self._set(name, check_int(name, getattr(self, name), minimum, 10_000_000))
-        for name in ("lengthscale", "sigma_u", "sigma_v", "tau", "critical_tolerance", "chunk_mb"):
+        if self.lengthscale is not None:
+            self._set("lengthscale", check_float("lengthscale", self.lengthscale, *LENGTHSCALE_RANGE))
+        for name in ("sigma_u", "sigma_v", "tau", "critical_tolerance", "chunk_mb"):
             if getattr(self, name) is not None:
                 self._set(name, check_float(name, getattr(self, name), 0, strict_min=True))
         if self.hurst is not None:

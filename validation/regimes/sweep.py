@@ -93,12 +93,11 @@ def _sweep(s: Any, device: torch.device, progress: bool) -> tuple[dict, dict]:
         each = [b[k] for b in bounds for k in ("r_h", "r_p")]
         passed = sum(c["passed"] for c in each)
         uncounted = sum(not c["passed"] and not c["reliable"] for c in each)
-        checks.append(Check.of("Lemma 14 / Prop. 7 bounds",
-                               passed + uncounted == len(each),
-                               f"{passed}/{len(each)} within z = {z:.2f} s.e."
-                               + (f"; {uncounted} failed but not counted: too few samples for the tail of r² "
-                                  "(N < 10 (e^{s²} − 1), s the sd of log r²), where the sample mean is unreliable"
-                                  if uncounted else "")).to_dict())
+        checks.append(Check.counted("Lemma 14 / Prop. 7 bounds", len(each) - passed - uncounted, uncounted,
+                                    f"{passed}/{len(each)} within z = {z:.2f} s.e."
+                                    + (f"; {uncounted} outside but not counted: too few samples for a z band "
+                                       "(N < max(30, 10 (e^{s²} − 1)), s the sd of log r²)" if uncounted else ""
+                                       )).to_dict())
     if quantile_bounds:
         checks.append(exceedance_summary("Props. 2 / 6 quantile bounds", quantile_bounds).to_dict())
     if exact_means:
@@ -219,8 +218,9 @@ def _exact_mean_summary(cells: list[dict[str, Any]]) -> dict[str, Any]:
               f"{abs(worst['z']):.2f} ({worst['quantity']} β = {worst['beta']:g}, L = {worst['depth']}: mean r² "
               f"{worst['mean_r2']:.4g} against (1 + α²/2)^L − 1 = {worst['exact']:.4g})")
     if uncounted:
-        detail += f"; {uncounted} outside but not counted (too few samples for the tail of r²)"
-    return Check.of("Props. 2 / 6: E r² = (1 + α²/2)^L − 1 (res-3, exact)", not failed, detail).to_dict()
+        detail += f"; {uncounted} outside but not counted (too few samples for a z band: more would settle it)"
+    return Check.counted("Props. 2 / 6: E r² = (1 + α²/2)^L − 1 (res-3, exact)", len(failed), uncounted,
+                         detail).to_dict()
 
 
 def _quantile_bounds(s: Any, data: dict[str, np.ndarray]) -> list[dict[str, Any]]:

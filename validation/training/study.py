@@ -41,7 +41,7 @@ from tqdm import tqdm
 
 from ..core import cli, runtime
 from ..core.results import RunInfo, StudyResult, to_jsonable
-from ..core.settings import (CommonSettings, SettingsError, check_choice, check_float, check_int, make_settings,
+from ..core.settings import (MIN_CONFIDENCE, CommonSettings, SettingsError, check_choice, check_float, check_int, make_settings,
                         parse_float_list, parse_grid, parse_int_list, refuse_inapplicable, resolve_device, setting,
                         settings_dict, settings_given)
 from ..core.workers import PROCESS_MB, check_workers, default_workers, run_memory_mb, run_tasks
@@ -181,7 +181,7 @@ class TrainingSettings(CommonSettings):
                                      default_text="unit")
     train_size: int | None = setting(None, "use only this many training examples", parse=int, group="training",
                                      default_text="all")
-    confidence: float = setting(0.95, "level of every interval", parse=float, group="fit and verdict")
+    confidence: float = setting(0.95, "level of every interval, 0.5 ≤ c < 1", parse=float, group="fit and verdict")
     resamples: int = setting(2000, "bootstrap resamples", parse=int, group="fit and verdict")
     checkpoint_dir: str | None = setting(".checkpoints", "folder of the per-configuration checkpoints ('none': "
                                                          "keep none)", group="run and output")
@@ -214,7 +214,7 @@ class TrainingSettings(CommonSettings):
             if getattr(self, name) is not None:
                 self._set(name, check_int(name, getattr(self, name), low, high))
         self._set("resamples", check_int("resamples", self.resamples, 100, 1_000_000))
-        self._set("confidence", check_float("confidence", self.confidence, 0, 1, strict_min=True, strict_max=True))
+        self._set("confidence", check_float("confidence", self.confidence, MIN_CONFIDENCE, 1, strict_max=True))
         if self.stop_loss is not None:
             self._set("stop_loss", check_float("stop_loss", self.stop_loss, 0, strict_min=True))
         if self.init_scale is not None:
