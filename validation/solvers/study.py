@@ -342,10 +342,10 @@ def estimate_mb(model: str | type[Pair] | Pair, settings: SolversSettings) -> fl
     names = s.schemes if s.schemes is not None else sde_scheme_names(build_pair(model, settings)[0], s)
     if any(get_sde_scheme(name).needs_levy_area for name in names if name in SDE_SCHEMES):
         # recorded at the reference's n steps with space-time and Lévy areas: 2m + m(m − 1)/2 numbers per step, held
-        # once, and 256 MiB for the block being drawn and merged (measured at width 2: 1625 MiB for an 844-MiB path at
-        # 500 paths, 4172 MiB for a 3375-MiB path at 2000, both 220–240 MiB over the pair study's estimate and the path)
+        # once (measured at width 2: 1281–1625 MiB for an 844-MiB path at 500 paths, over runs; 4172 MiB for a
+        # 3375-MiB path at 2000: the block being drawn and merged comes and goes with the allocator)
         per_step = 2 * channels + channels * (channels - 1) // 2
-        return base + s.reference_steps * s.samples * per_step * 8 / 2**20 + 256
+        return base + s.reference_steps * s.samples * per_step * 8 / 2**20
     record = s.reference_steps if s.width == 1 else s.depths[-1]
     return base + 2 * record * s.samples * channels * 8 / 2**20
 
