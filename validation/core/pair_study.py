@@ -404,7 +404,6 @@ def estimate_mb(model: str | type[Pair] | Pair, settings: PairSettings, working_
     block, workers, scheduler = _sharding(s)
     # one block of samples is in memory per process; the per-sample results of all of them in the parent
     samples, width, depths = min(s.samples, block), s.width, s.depths
-    processes = workers
     item = s.torch_dtype.itemsize
     state = samples * width * item * (4 * len(depths) + 8)
     if cls.kind == "sde":
@@ -418,7 +417,7 @@ def estimate_mb(model: str | type[Pair] | Pair, settings: PairSettings, working_
     bootstrap = 8 * resamples * 16 + 8 * min(1 << 23, s.samples * len(depths)) + 5 * 8 * s.samples * len(depths)
     # the arrays counted, times 1.15 for torch's allocator and the temporaries between them (measured 1.03 of them in
     # a forked worker, 1.25 in the study's own process: res1's defaults); the interpreter once (forked workers share it)
-    return run_memory_mb(working_factor * (state + work) / 2**20, processes, scheduler) + bootstrap / 2**20
+    return run_memory_mb(working_factor * (state + work) / 2**20, workers, scheduler) + bootstrap / 2**20
 
 
 #: seconds per Brownian normal of an SDE study drawn and computed in float64 (the random-number floor, 35 M

@@ -41,9 +41,9 @@ from tqdm import tqdm
 
 from ..core import cli, runtime
 from ..core.results import RunInfo, StudyResult, to_jsonable
-from ..core.settings import (MIN_CONFIDENCE, CommonSettings, SettingsError, check_choice, check_float, check_int, make_settings,
-                        parse_float_list, parse_grid, parse_int_list, refuse_inapplicable, resolve_device, setting,
-                        settings_dict, settings_given)
+from ..core.settings import (MIN_CONFIDENCE, CommonSettings, SettingsError, check_choice, check_float, check_int,
+                             make_settings, parse_float_list, parse_grid, parse_int_list, refuse_inapplicable,
+                             resolve_device, setting, settings_dict, settings_given)
 from ..core.workers import PROCESS_MB, check_workers, default_workers, run_memory_mb, run_tasks
 from .data import DATASETS, SYSTEM_FOLDERS, Dataset, find_images, load_dataset
 from .catalogue import EXPERIMENTS
