@@ -8,7 +8,7 @@ subprocess that imports their ``src.resnet.model_with_embedding``, ``src.linear_
 ``src.linear_simulation`` and calls them as their notebook ``exp_cvg_rate.ipynb`` does; the arrays travel as
 ``.npy`` files in a temporary folder.
 
-Two comparisons, on the package's one-example task (``limits.embedded_resnet.one_example_task``), K steps at η₀:
+Three comparisons, on the package's one-example task (``limits.embedded_resnet.one_example_task``), K steps at η₀:
 
 * **same** — their ``FiniteResNetWithEmbedding`` (identity blocks, α = 1, learning rates scaled by D as in their
   notebook) and the package's :class:`~limits.embedded_resnet.EmbeddedResNet`, given the *same* W_e, W_u, U, V,
@@ -22,6 +22,11 @@ Two comparisons, on the package's one-example task (``limits.embedded_resnet.one
   (``--replicates``), and its exponent in D with a bootstrap interval over the replicates. [18] proves this term is
   O(1/√D); the package's experiment measures it as successive differences (0.481 [0.457, 0.505]), so this is an
   independent check of both the package's M = ∞ network and the exponent, against the authors' own limit.
+* **own limit** — the package's own limit L, M, D → ∞ (:func:`~limits.embedded_resnet.depth_limit`: the
+  n-dimensional M = ∞ network, extrapolated in depth), against theirs on the same layers: the largest difference
+  of the outputs over the K steps, of the correlations Γ_H (their ``Gamma_H``) and, per step, the authors' error
+  between the per-coordinate states on the root embeddings — two independent computations of one limit, theirs
+  by integrating correlation functions in s (``solve_ivp``, rtol 1e-5), the package's by an exact reduction.
 
 Usage::
 
@@ -53,8 +58,9 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from limits.embedded_resnet import (EmbeddedResNet, InfiniteWidthResNet, embedding_draws,  # noqa: E402
-                                    one_example_task, train, unit_draws)
+from limits.embedded_resnet import (EmbeddedResNet, InfiniteWidthResNet, depth_limit,  # noqa: E402
+                                    embedding_draws, limit_correlations, limit_states, one_example_task, train,
+                                    unit_draws)
 from validation.training.chaintron2026 import hidden_error, output_error  # noqa: E402
 from validation.training.experiment import power_fit  # noqa: E402
 
@@ -98,6 +104,7 @@ with contextlib.redirect_stdout(io.StringIO()):
     generator.run()
 out["correlations_seconds"] = time.perf_counter() - tick
 np.save(folder + "/limit_f.npy", generator.f)
+np.save(folder + "/limit_gamma_h.npy", generator.Gamma_H)
 tick = time.perf_counter()
 for r in range(job["replicates"]):
     w_e, w_u = np.load(f"{folder}/root{r}_we.npy"), np.load(f"{folder}/root{r}_wu.npy")
@@ -229,19 +236,26 @@ def main(argv: list[str] | None = None) -> int:
                           "package_seconds": seconds, "authors_seconds": authors[name]["seconds"],
                           "speed_ratio": authors[name]["seconds"] / seconds}
         limit_f = torch.from_numpy(np.load(f"{folder}/limit_f.npy"))
+        their_gamma = torch.from_numpy(np.load(f"{folder}/limit_gamma_h.npy"))          # (num_s, K, K)
         limit_h = torch.stack([torch.from_numpy(np.load(f"{folder}/root{r}_H.npy")) for r in range(args.replicates)])
     # the package at M = ∞, depth grid − 1 (layer l at s = l/(grid − 1)), on the first D rows of each root
     depth = args.grid - 1
     hidden_errors, output_errors, package_seconds = [], [], 0.0
-    limit_states = limit_h.permute(3, 0, 2, 1)                       # (K, R, num_s, D_max)
+    their_states = limit_h.permute(3, 0, 2, 1)                       # (K, R, num_s, D_max)
     for dim in dims:
         tick = time.perf_counter()
         ours = train(InfiniteWidthResNet(roots[0][:, :dim], roots[1][:, :dim], depth, args.steps), x, y, args.steps,
                      args.eta)
         package_seconds += time.perf_counter() - tick
-        hidden_errors.append(hidden_error(ours.hidden, limit_states[..., :dim]).T)          # (R, K)
+        hidden_errors.append(hidden_error(ours.hidden, their_states[..., :dim]).T)          # (R, K)
         output_errors.append(output_error(ours.output, limit_f[:, None, :].expand_as(ours.output)).T)
     hidden_errors, output_errors = torch.stack(hidden_errors), torch.stack(output_errors)  # (dims, R, K)
+    # the package's own limit (L, M, D → ∞: limits.embedded_resnet.depth_limit) against theirs, on the same layers
+    tick = time.perf_counter()
+    own = depth_limit(x, y, depth, args.steps, args.eta)
+    own_seconds = time.perf_counter() - tick
+    own_gamma = limit_correlations(own.hidden)
+    own_errors = hidden_error(limit_states(own.hidden, roots[0], roots[1]), their_states).mean(-1)   # (K,)
     fits = {space: [power_fit(dims, values[:, :, k].numpy(), confidence=0.95, resamples=2000, seed=args.seed)
                     for k in range(args.steps)] for space, values in (("hidden", hidden_errors), ("output", output_errors))}
     payload = {
@@ -263,6 +277,14 @@ def main(argv: list[str] | None = None) -> int:
                                       for k, f in enumerate(fits["output"]) if f["slope"] is not None],
                   "authors_correlations_seconds": authors["correlations_seconds"],
                   "authors_processes_seconds": authors["limit_seconds"], "package_seconds": package_seconds},
+        "own_limit": {"depth": depth, "reference_bias": own.bias, "package_seconds": own_seconds,
+                      "authors_correlations_seconds": authors["correlations_seconds"],
+                      "output_max_difference": float((own.output[:, 0] - limit_f).abs().max()),
+                      "output_scale": float(limit_f.abs().max()),
+                      "correlation_max_difference": float((own_gamma - their_gamma).abs().max()),
+                      "correlation_scale": float(their_gamma.abs().max()),
+                      "hidden_error_mean": own_errors.tolist(),
+                      "hidden_scale": float(their_states.abs().mean())},
         "authors_wall_seconds": authors_wall,
     }
     text = json.dumps(payload, indent=1)
@@ -289,6 +311,12 @@ def _print_summary(payload: dict[str, Any]) -> None:
         fit = next((f for f in limit["hidden_exponent"] if f["step"] == k), None)
         shown = "—" if fit is None else f"{fit['exponent']:.3f} [{fit['ci'][0]:.3f}, {fit['ci'][1]:.3f}]"
         print(f"  step {k:>2}: errors at D = {limit['dims']}: {errors}; exponent in D {shown} (paper: 0.5)")
+    own = payload["own_limit"]
+    print(f"the package's own limit (L, M, D → ∞) against theirs: outputs differ by {own['output_max_difference']:.1e} "
+          f"(of {own['output_scale']:.2f}), correlations by {own['correlation_max_difference']:.1e} (of "
+          f"{own['correlation_scale']:.2f}), per-coordinate states by {max(own['hidden_error_mean']):.1e} at most "
+          f"(the authors' error, of {own['hidden_scale']:.2f}); {own['package_seconds']:.1f} s against their "
+          f"{own['authors_correlations_seconds']:.1f} s for the correlations")
 
 
 if __name__ == "__main__":

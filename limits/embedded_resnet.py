@@ -44,6 +44,20 @@ span S_l of the states h_l^j, b_{l+1}^j of the steps j taken so far (A h = D h +
 after k steps A = D·I + Q P_A Qᵀ, B = D·I + Q P_B Qᵀ, C = Q P_C Qᵀ with Q = [h^0, b^0, …, h^{k−1}, b^{k−1}]
 (D × 2k) and 2k × 2k coefficients. :class:`InfiniteWidthResNet` keeps only those: O(L·D·k) memory and work per
 step instead of O(L·D²), so D in the thousands costs little; it equals :meth:`MomentResNet.infinite` to rounding.
+
+**At M = ∞ and D = ∞ (the large-scale limit at depth L).** One example and identity blocks keep every state of the
+M = ∞ network in the span of the n = d_in + d_out columns of E = [W_e, W_u] (D × n): h_0 = W_e x and
+b_L = W_u (f − y)/D are, and every update adds outer products of states. Write h = E c. The dynamics is equivariant
+under h → λh, W_e, W_u → λW_e, λW_u, D → λ²D (A, B, C → λ²A, λ²B, λ²C; f unchanged; b → b/λ, checked term by
+term), and under a rotation of R^D, so the network at dimension D is the network at dimension n with the
+embedding λR, λ = √(n/D), where E = QR (Q orthonormal): the coefficients c_l^k depend on the draw only through the
+Gram matrix EᵀE/D. As D → ∞, EᵀE/D → I (N(0, 1) entries), so the limit is the n-dimensional network with the
+embedding √n·I — :func:`embedding_limit`, exact at every depth — and the limit's hidden state of a network with
+embedding E is H_l = E c_l (:func:`limit_states`): per coordinate d, H_{l,d} = Σ_i E_{d,i} c_{l,i}, the authors'
+per-coordinate process, and its correlations are ⟨H^k_l, H^j_l⟩/D → c_l^k · c_l^j (:func:`limit_correlations`).
+Closed forms: before any step c_l = (x, 0) and f = 0; after one step c_l = (x, 2η (l/L) ‖x‖² y) and f = 2η ‖x‖² y
+(every block's C = −2cD b eᵀ with e = W_e x; tested). The depth limit L → ∞ follows by Richardson extrapolation
+(:func:`depth_limit`): the error in L is a power series starting at 1/L (docs/theory.md §9).
 """
 
 from __future__ import annotations
@@ -57,7 +71,8 @@ from .activations import Activation, get_activation
 from .seeding import generator
 
 __all__ = ["Trajectory", "EmbeddedResNet", "MomentResNet", "InfiniteWidthResNet", "one_example_task",
-           "embedding_draws", "unit_draws", "train"]
+           "embedding_draws", "unit_draws", "train", "embedding_limit", "limit_states", "limit_correlations",
+           "DepthLimit", "depth_limit"]
 
 
 @dataclass(frozen=True)
@@ -187,23 +202,26 @@ class MomentResNet:
         return torch.stack(states, dim=1), torch.einsum("rdo,rd->ro", self.w_u, h) / self.dim
 
     def step(self, x: torch.Tensor, y: torch.Tensor, eta: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """One gradient step at rate η: the moments' update of the module docstring; returns h, f and the losses."""
+        """One gradient step at rate η: the moments' update of the module docstring; returns h, f and the losses.
+        The backward states b_{l+1} use the old C only, so they are computed first and every block is then updated
+        at once."""
         hidden, out = self.forward(x)
         b = torch.einsum("rdo,ro->rd", self.w_u, out - y) / self.dim
         back = self.alpha / (self.depth * self.dim)
-        c = eta / self.alpha
-        outer = lambda p, q: p[:, :, None] * q[:, None, :]  # noqa: E731
-        dot = lambda p, q: (p * q).sum(-1)[:, None, None]  # noqa: E731
-        apply = lambda m, p: (m @ p[..., None])[..., 0]  # noqa: E731
+        below = []                                                  # b_{l+1} for l = L−1 … 0
         for l in reversed(range(self.depth)):
-            h = hidden[:, l]
-            A, B, C = self.A[:, l], self.B[:, l], self.C[:, l]
-            Ah, Bb, Ch, Ctb = apply(A, h), apply(B, b), apply(C, h), apply(C.transpose(-1, -2), b)
-            b_below = b + back * Ctb
-            self.C[:, l] = C - c * outer(Bb, h) - c * outer(b, Ah) + c * c * dot(b, Ch) * outer(b, h)
-            self.A[:, l] = A - c * outer(Ctb, h) - c * outer(h, Ctb) + c * c * dot(b, Bb) * outer(h, h)
-            self.B[:, l] = B - c * outer(Ch, b) - c * outer(b, Ch) + c * c * dot(h, Ah) * outer(b, b)
-            b = b_below
+            below.append(b)
+            b = b + back * (self.C[:, l].transpose(-1, -2) @ b[..., None])[..., 0]
+        h, b = hidden[:, :-1], torch.stack(below[::-1], dim=1)      # (R, L, D) each
+        c = eta / self.alpha
+        outer = lambda p, q: p[..., :, None] * q[..., None, :]  # noqa: E731
+        dot = lambda p, q: (p * q).sum(-1)[..., None, None]  # noqa: E731
+        apply = lambda m, p: (m @ p[..., None])[..., 0]  # noqa: E731
+        A, B, C = self.A, self.B, self.C
+        Ah, Bb, Ch, Ctb = apply(A, h), apply(B, b), apply(C, h), apply(C.transpose(-1, -2), b)
+        self.C = C - c * outer(Bb, h) - c * outer(b, Ah) + c * c * dot(b, Ch) * outer(b, h)
+        self.A = A - c * outer(Ctb, h) - c * outer(h, Ctb) + c * c * dot(b, Bb) * outer(h, h)
+        self.B = B - c * outer(Ch, b) - c * outer(b, Ch) + c * c * dot(h, Ah) * outer(b, b)
         return hidden, out, 0.5 * (out - y).square().sum(-1)
 
 
@@ -282,3 +300,65 @@ def train(network: EmbeddedResNet | MomentResNet | InfiniteWidthResNet, x: torch
         output.append(f)
         loss.append(value)
     return Trajectory(torch.stack(hidden), torch.stack(output), torch.stack(loss))
+
+
+def embedding_limit(x: torch.Tensor, y: torch.Tensor, depth: int, steps: int, eta: float, *, alpha: float = 1.0
+                    ) -> Trajectory:
+    """The network at M = ∞ and D = ∞ with identity blocks, at depth L (module docstring): the
+    :class:`MomentResNet` at M = ∞ of dimension n = d_in + d_out with the embedding √n·I, trained ``steps`` steps
+    at rate η. Its ``hidden`` (K, 1, L + 1, n) holds the coefficients c_l^k of H_l = [W_e, W_u] c_l (the first d_in
+    on W_e's columns), its ``output`` (K, 1, d_out) the limit's outputs."""
+    d_in, d_out = x.shape[-1], y.shape[-1]
+    n = d_in + d_out
+    basis = math.sqrt(n) * torch.eye(n, dtype=x.dtype, device=x.device)
+    network = MomentResNet.infinite(basis[None, :, :d_in], basis[None, :, d_in:], depth, alpha=alpha)
+    trajectory = train(network, x, y, steps, eta)
+    return Trajectory(trajectory.hidden / math.sqrt(n), trajectory.output, trajectory.loss)
+
+
+def limit_states(coefficients: torch.Tensor, w_e: torch.Tensor, w_u: torch.Tensor) -> torch.Tensor:
+    """The limit's hidden states H = [W_e, W_u] c (K, R, L + 1, D) of R embeddings W_e (R, D, d_in), W_u (R, D, d_out)
+    from the coefficients (K, 1 or R, L + 1, n) of :func:`embedding_limit`."""
+    embedding = torch.cat([w_e, w_u], dim=-1)
+    return torch.einsum("rdn,krln->krld", embedding, coefficients.expand(-1, w_e.shape[0], -1, -1))
+
+
+def limit_correlations(coefficients: torch.Tensor) -> torch.Tensor:
+    """The limit's correlations Γ_H[l, k, j] = lim ⟨H^k_l, H^j_l⟩/D = c_l^k · c_l^j (L + 1, K, K) from the
+    coefficients (K, 1, L + 1, n) of :func:`embedding_limit` (the authors' ``Gamma_H`` on the layers s = l/L)."""
+    c = coefficients[:, 0]
+    return torch.einsum("kln,jln->lkj", c, c)
+
+
+@dataclass(frozen=True)
+class DepthLimit:
+    """The large-scale limit (L, M, D → ∞) read on the layers s = l/L of a depth L: ``hidden`` (K, 1, L + 1, n)
+    coefficients and ``output`` (K, 1, d_out), and ``bias`` — the largest change of any coefficient or output
+    between the extrapolations from the two finer and the two coarser of the three depths computed, a measured
+    bound on the reference's own error."""
+
+    hidden: torch.Tensor
+    output: torch.Tensor
+    bias: float
+
+
+def depth_limit(x: torch.Tensor, y: torch.Tensor, depth: int, steps: int, eta: float, *, alpha: float = 1.0,
+                refinement: int = 16) -> DepthLimit:
+    """The limit L → ∞ of :func:`embedding_limit` on the layers of depth L, by Richardson extrapolation: with
+    N = ``refinement``·L, 2 c(2N) − c(N) read every 2N/L-th and N/L-th layer, whose error is O(1/N²) where c(N)'s
+    is O(1/N); the same from N/2 and N bounds the remaining error (``bias``)."""
+    if refinement < 2 or refinement % 2:
+        raise ValueError(f"refinement {refinement}: give an even number ≥ 2")
+    levels = {}
+    for factor in (refinement // 2, refinement, 2 * refinement):
+        limit = embedding_limit(x, y, depth * factor, steps, eta, alpha=alpha)
+        levels[factor] = (limit.hidden[:, :, ::factor], limit.output)
+
+    def extrapolate(coarse: int) -> tuple[torch.Tensor, torch.Tensor]:
+        (h_coarse, f_coarse), (h_fine, f_fine) = levels[coarse], levels[2 * coarse]
+        return 2 * h_fine - h_coarse, 2 * f_fine - f_coarse
+
+    hidden, output = extrapolate(refinement)
+    rough_hidden, rough_output = extrapolate(refinement // 2)
+    bias = max(float((hidden - rough_hidden).abs().max()), float((output - rough_output).abs().max()))
+    return DepthLimit(hidden, output, bias)

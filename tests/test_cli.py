@@ -1,6 +1,7 @@
 """The command line: bad input gets one line naming the value and exit status 2; results are written."""
 
 import os
+import re
 import json
 import subprocess
 import sys
@@ -144,6 +145,23 @@ def test_help_wraps_to_the_terminal_width(name, capsys, monkeypatch):
     lines = capsys.readouterr().out.split("\n")
     long = [line for line in lines if len(line) > 80 and not line.strip().startswith(("python ", "{", "--", "[", "usage"))]
     assert not long, long[:3]
+
+
+@pytest.mark.parametrize("name", STUDY_MODULES)
+def test_the_short_help_is_at_most_100_lines_at_80_columns(name, capsys, monkeypatch):
+    """Issue 45: the short --help of every study fits in about a screen (100 lines at COLUMNS=80), ends its
+    description on a whole sentence and cuts no flag's text inside a word."""
+    import importlib
+
+    monkeypatch.setenv("COLUMNS", "80")
+    module = importlib.import_module(f"validation.{name}")
+    try:
+        module.main(["--help"])
+    except SystemExit:
+        pass
+    text = capsys.readouterr().out
+    assert len(text.rstrip("\n").split("\n")) <= 100
+    assert not re.search(r"\w…", text), re.findall(r".{30}\w….{10}", text)
 
 
 @pytest.mark.parametrize("message, expected", [

@@ -188,3 +188,90 @@ def test_the_nonlinear_width_sweep_needs_doubling_widths():
     with pytest.raises(SettingsError) as caught:
         run("chaintron2026-nonlinear", **{**NONLINEAR, "hiddens": (32, 64, 96)})
     assert caught.value.name == "hiddens"
+
+
+# --------------------------------------------------------------------------------- the large-scale limit (D = ∞)
+def test_the_limit_has_its_closed_form_before_and_after_one_step():
+    """Before any step c_l = (x, 0) and f = 0; after one, c_l = (x, 2η (l/L) ‖x‖² y) and f = 2η ‖x‖² y (module
+    docstring of limits.embedded_resnet), at every depth; the correlations are c · c."""
+    from limits.embedded_resnet import embedding_limit, limit_correlations
+
+    x, y = one_example_task(4, D_IN, D_OUT)
+    eta, L = 0.3, 7
+    limit = embedding_limit(x, y, L, 3, eta, alpha=0.6)
+    s = torch.arange(L + 1, dtype=x.dtype) / L
+    zero = torch.cat([x, torch.zeros_like(y)]).expand(L + 1, -1)
+    one = torch.cat([x.expand(L + 1, -1), 2 * eta * s[:, None] * x.square().sum() * y], dim=-1)
+    assert torch.allclose(limit.hidden[0, 0], zero, rtol=0, atol=1e-15)
+    assert torch.allclose(limit.hidden[1, 0], one, rtol=1e-13, atol=1e-15)
+    assert torch.allclose(limit.output[0, 0], torch.zeros_like(y), atol=1e-15)
+    assert torch.allclose(limit.output[1, 0], 2 * eta * x.square().sum() * y, rtol=1e-13)
+    gamma = limit_correlations(limit.hidden)
+    assert torch.allclose(gamma[:, 0, 0], x.square().sum().expand(L + 1), rtol=1e-14)
+    assert torch.allclose(gamma[:, 1, 1], x.square().sum() + (2 * eta * s * x.square().sum()) ** 2 * y.square().sum(),
+                          rtol=1e-13)
+
+
+def test_the_infinite_width_network_is_the_limit_network_on_its_own_gram_matrix():
+    """The reduction behind the limit: the M = ∞ network at dimension D equals the n-dimensional one with the
+    embedding √(n/D)·R, E = QR, read back as E c — to rounding, over several steps and α ≠ 1."""
+    x, y = one_example_task(1, D_IN, D_OUT)
+    w_e, w_u, _, _ = _network(replicates=3, dim=37)
+    full = train(InfiniteWidthResNet(w_e, w_u, 6, 5, alpha=0.7), x, y, 5, 0.2)
+    embedding = torch.cat([w_e, w_u], dim=-1)
+    _, r = torch.linalg.qr(embedding)
+    small = math.sqrt(6 / 37) * r
+    reduced = train(MomentResNet.infinite(small[..., :3], small[..., 3:], 6, alpha=0.7), x, y, 5, 0.2)
+    coefficients = torch.linalg.solve(small[None, :, None], reduced.hidden[..., None])[..., 0]
+    assert (torch.einsum("rdn,krln->krld", embedding, coefficients) - full.hidden).abs().max() < 1e-13
+    assert (reduced.output - full.output).abs().max() < 1e-14
+
+
+def test_the_infinite_width_network_approaches_the_limit_as_the_embedding_grows():
+    from limits.embedded_resnet import embedding_limit, limit_states
+
+    x, y = one_example_task(0, D_IN, D_OUT)
+    limit = embedding_limit(x, y, 4, 6, 0.1)
+    errors = []
+    for dim in (16, 1024):
+        w_e, w_u = embedding_draws(0, "approach", range(8), dim, D_IN, D_OUT)
+        network = train(InfiniteWidthResNet(w_e, w_u, 4, 6), x, y, 6, 0.1)
+        errors.append((network.hidden - limit_states(limit.hidden, w_e, w_u)).abs().mean().item())
+    assert errors[1] < errors[0] / 4            # √(1024/16) = 8 expected
+
+
+def test_the_depth_limit_removes_the_first_order_error_and_measures_its_own():
+    from limits.embedded_resnet import depth_limit, embedding_limit
+
+    x, y = one_example_task(0, D_IN, D_OUT)
+    reference = depth_limit(x, y, 4, 6, 0.1, refinement=8)
+    errors = [(embedding_limit(x, y, L, 6, 0.1).hidden[:, :, :: L // 4] - reference.hidden).abs().max().item()
+              for L in (4, 8, 16)]
+    assert 1.8 < errors[0] / errors[1] < 2.2 and 1.8 < errors[1] / errors[2] < 2.2      # first order in 1/L
+    assert 0 < reference.bias < errors[2] / 100
+    with pytest.raises(ValueError, match="refinement 3"):
+        depth_limit(x, y, 4, 6, 0.1, refinement=3)
+
+
+BUDGET = dict(depths=(8, 9, 10), epochs=6, replicates=6, resamples=300, checkpoint_dir="none")
+
+
+def test_the_budget_entry_fits_the_error_against_the_limit_along_the_shapes(monkeypatch):
+    from validation.training import chaintron2026, run
+
+    result = run("chaintron2026-budget", **BUDGET)
+    entry = result.numbers["sweeps"]["budget"]
+    assert entry["sizes"] == [8**6, 9**6, 10**6] and entry["fitted_sizes"] == entry["sizes"]
+    assert _checks(result)["budget"] != "FAIL"
+    assert all(0 < bias < 1e-5 for bias in result.records["budget"]["reference_bias"])
+    monkeypatch.setattr(chaintron2026, "EmbeddedResNet", _ScaledByDepthOnly)
+    assert _checks(run("chaintron2026-budget", **BUDGET))["budget"] == "FAIL"
+
+
+def test_the_budget_entry_refuses_depths_that_do_not_increase():
+    from validation.core.settings import SettingsError
+    from validation.training import run
+
+    with pytest.raises(SettingsError) as caught:
+        run("chaintron2026-budget", **{**BUDGET, "depths": (8, 8, 10)})
+    assert caught.value.name == "depths"

@@ -108,6 +108,30 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return "\n\n".join(out)
 
 
+class ShortHelpFormatter(HelpFormatter):
+    """The short ``--help``: each flag under its first name (aliases are in ``--help-all``), and where
+    ``--flag VALUE`` would push the flag's help onto a line of its own, a short value name (``N`` for a count,
+    ``X`` for a number, ``LIST``, ``NAME``: the action's ``short_metavar``)."""
+
+    def _format_action_invocation(self, action: argparse.Action) -> str:
+        if not action.option_strings or action.nargs == 0:
+            return super()._format_action_invocation(action)
+        flag = action.option_strings[0]
+        metavar = self._metavar_formatter(action, action.dest.upper())(1)[0]
+        if len(flag) + 1 + len(metavar) > self._max_help_position - 4:
+            metavar = getattr(action, "short_metavar", metavar)
+        return f"{flag} {metavar}"
+
+
+def _short_metavar(field: dataclasses.Field) -> str:
+    """A one-word value name from a settings field's type (for :class:`ShortHelpFormatter`)."""
+    kind = str(field.type)
+    for prefix, name in (("int", "N"), ("float", "X"), ("tuple", "LIST"), ("Path", "PATH")):
+        if kind.startswith(prefix):
+            return name
+    return "NAME"
+
+
 class _Parser(argparse.ArgumentParser):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -167,7 +191,7 @@ def _flag(field: dataclasses.Field) -> str:
 
 
 #: a help text longer than this is cut to its first clause in the short ``--help`` (``--help-all`` shows it whole)
-BRIEF_CHARS = 90
+BRIEF_CHARS = 64
 
 
 def brief(text: str) -> str:
@@ -177,7 +201,9 @@ def brief(text: str) -> str:
         return text
     cuts = [i for i in (text.find("; ", 15), text.find(" (", 15), text.find(". ", 15), text.find(": ", 15)) if i > 0]
     cut = min(cuts) if cuts else BRIEF_CHARS
-    return text[:min(cut, BRIEF_CHARS)].rstrip(" ,;:") + " …"
+    if cut > BRIEF_CHARS:  # no clause ends in time: cut at the last space, never inside a word
+        cut = text.rfind(" ", 0, BRIEF_CHARS + 1)
+    return text[:cut].rstrip(" ,;:") + " …"
 
 
 def _help(field: dataclasses.Field, short: bool = False) -> str:
@@ -190,7 +216,29 @@ def _help(field: dataclasses.Field, short: bool = False) -> str:
         if isinstance(default, tuple):
             default = ",".join(map(str, default)) if default else "none"
         text = "none" if default is None else str(default)
+    if short:
+        text = _brief_default(text)
     return f"{brief(meta['help']) if short else meta['help']} (default: {text})"
+
+
+#: a stated default longer than this is cut to its first clause in the short ``--help``
+BRIEF_DEFAULT_CHARS = 24
+
+
+def _brief_default(text: str) -> str:
+    """The first clause of a long stated default (``the model's; SDE 4:256, ODE 8:1024`` → ``the model's …``)."""
+    if len(text) <= BRIEF_DEFAULT_CHARS:
+        return text
+    cuts = [i for i in (text.find(": ", 3), text.find("; ", 3), text.find(" (", 3), text.find(", ", 3)) if i > 0]
+    return text[:min(cuts)] + " …" if cuts else text
+
+
+def _examples(epilog: str) -> str:
+    """The short ``--help``'s epilog: up to the end of its ``examples:`` block (the notes after it are in
+    ``--help-all``)."""
+    paragraphs = epilog.strip("\n").split("\n\n")
+    ends = [i for i, paragraph in enumerate(paragraphs) if paragraph.lstrip().startswith("examples:")]
+    return "\n\n".join(paragraphs[:ends[0] + 1]) if ends else epilog
 
 
 def _plain(text: str) -> str:
@@ -227,6 +275,10 @@ def build_parser(command: Command, *, short: bool = True, argv: Sequence[str] | 
     if short:
         first = description.strip("\n").split("\n\n")
         description = "\n\n".join(first[:2] if len(first) > 1 and first[1].lstrip().startswith("python ") else first[:1])
+        if description.rstrip().endswith(":"):  # a list follows in the whole text
+            description = description.rstrip().rstrip(":") + " (listed in --help-all)."
+        elif not description.rstrip().endswith((".", ")", "!")):
+            description = description.rstrip() + " …"
         description += ("\n\nThis is the short help: each flag's first clause. " + command.prog
                         + " --help-all prints every text whole.")
         if shown is not None:
@@ -235,8 +287,9 @@ def build_parser(command: Command, *, short: bool = True, argv: Sequence[str] | 
                             f" Shown: the settings every {flag[2:]} takes; {command.prog} {flag} NAME --help "
                             f"lists those of NAME.")
     parser = _Parser(prog=command.prog, usage="%(prog)s [options]", description=description,
-                     epilog=command.epilog.rstrip("\n") + "\n\n" + (EXIT_STATUS_SHORT if short else EXIT_STATUS_HELP),
-                     formatter_class=HelpFormatter)
+                     epilog=(_examples(command.epilog) if short else command.epilog).rstrip("\n") + "\n\n"
+                     + (EXIT_STATUS_SHORT if short else EXIT_STATUS_HELP),
+                     formatter_class=ShortHelpFormatter if short else HelpFormatter)
     parser.add_argument("--help-all", action=_HelpAll, command=command,
                         help="show the full help (every flag's whole text) and exit")
     fields = [f for f in dataclasses.fields(command.settings) if f.metadata.get("cli", False)]
@@ -263,7 +316,8 @@ def build_parser(command: Command, *, short: bool = True, argv: Sequence[str] | 
                 kwargs["metavar"] = meta["metavar"]
             if action == "append":
                 kwargs["action"] = "append"
-        groups[meta["group"]].add_argument(_flag(field), *meta.get("aliases", ()), **kwargs)
+        added = groups[meta["group"]].add_argument(_flag(field), *meta.get("aliases", ()), **kwargs)
+        added.short_metavar = _short_metavar(field)  # type: ignore[attr-defined]
     run = groups["run and output"]
     cut = brief if short else (lambda text: text)
     run.add_argument("--threads", type=_argparse_type(_threads), default=1, help=cut(THREADS_HELP) + " (default: 1)")
@@ -272,9 +326,9 @@ def build_parser(command: Command, *, short: bool = True, argv: Sequence[str] | 
                "plot": "write the figure to this file (.png, .pdf, .svg; no suffix: .png is added)"}
     for key in command.outputs:
         run.add_argument(f"--{key}", type=Path, default=None, metavar="PATH", help=cut(outputs[key]))
-    run.add_argument("--memory-mb", type=_argparse_type(_positive_float), default=None,
-                     help=cut("refuse to start when the estimated peak memory exceeds this many MiB") + " (default: "
-                          "the memory available on this machine)")
+    run.add_argument("--memory-mb", type=_argparse_type(_positive_float), default=None, metavar="MIB",
+                     help="refuse to start above this estimated peak memory, in MiB (default: the memory available"
+                          + (")" if short else " on this machine)"))
     run.add_argument("--quiet", action="store_true", help=cut("no progress bars (none either when stderr is not a "
                                                               "terminal, or with TQDM_DISABLE=1)"))
     run.add_argument("--debug", action="store_true", help="print the traceback of an internal error")

@@ -356,9 +356,8 @@ def model_spec(model: str | type[Pair] | Pair) -> str:
 def add_model_arguments(group: Any) -> None:
     """The ``--model`` and ``--list`` flags of a study of one pair (an argparse group; ``cli.Command.add_arguments``)."""
     group.add_argument("--model", default="res1",
-                       help="the pair to study: a name from --list, or your own as package.module:ClassName or "
-                            "path/to/file.py:ClassName (default: res1)")
-    group.add_argument("--list", action="store_true", help="list the models, their theory rates and settings, and exit")
+                       help="the pair: a name from --list, or your own, module:Class or file.py:Class (default: res1)")
+    group.add_argument("--list", action="store_true", help="list the models, their rates and settings, and exit")
 
 
 def list_models() -> str:

@@ -2,7 +2,7 @@
 registry (the order of ``--list``)."""
 
 from ..core.catalogue import Catalogue
-from .chaintron2026 import ChaintronLinear, ChaintronNonlinear
+from .chaintron2026 import ChaintronBudget, ChaintronLinear, ChaintronNonlinear
 from .cohen import CohenScaling
 from .cohen_conv import CohenConv
 from .depth_transfer import DepthTransfer
@@ -29,4 +29,5 @@ EXPERIMENTS: Catalogue[Experiment] = Catalogue("experiment", (
     MarionFig2(),
     ChaintronLinear(),
     ChaintronNonlinear(),
+    ChaintronBudget(),
 ))

@@ -48,21 +48,22 @@ blocks of any activation, as M against 2M (no exact M = ∞ network there).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 import torch
 
-from limits.embedded_resnet import (EmbeddedResNet, InfiniteWidthResNet, embedding_draws, one_example_task, train,
-                                    unit_draws)
+from limits.embedded_resnet import (EmbeddedResNet, InfiniteWidthResNet, Trajectory, depth_limit, embedding_draws,
+                                    limit_states, one_example_task, train, unit_draws)
 
 from ..core.checks import FAIL, INCONCLUSIVE, Check, check_line, combine, interval_check
 from ..core.settings import SettingsError
 from .experiment import Experiment, number, power_fit
 from .sweep import Configuration
 
-__all__ = ["ChaintronLinear", "ChaintronNonlinear", "SWEEPS", "NONLINEAR_SWEEPS", "compare", "CHECKED_STEP", "MARGIN", "DOMINANCE", "hidden_error", "output_error"]
+__all__ = ["ChaintronLinear", "ChaintronNonlinear", "ChaintronBudget", "SWEEPS", "NONLINEAR_SWEEPS", "BUDGET_SWEEP", "compare", "CHECKED_STEP", "MARGIN", "DOMINANCE", "hidden_error", "output_error"]
 
 #: the training step at which the exponents are checked (the authors' plotted step, ``id_train = 5``)
 CHECKED_STEP = 5
@@ -108,8 +109,8 @@ class _Draws:
         drawn = embedding_draws(self.s.seed, self.label, self.replicates, dim, D_IN, D_OUT, dtype=self.s.torch_dtype)
         return tuple(t.to(self.device) for t in drawn)
 
-    def units(self, depth: int, hidden: int, tag: object) -> tuple[torch.Tensor, torch.Tensor]:
-        drawn = unit_draws(self.s.seed, (self.label, tag), self.replicates, depth, self.s.width, hidden,
+    def units(self, depth: int, hidden: int, tag: object, dim: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        drawn = unit_draws(self.s.seed, (self.label, tag), self.replicates, depth, dim or self.s.width, hidden,
                            dtype=self.s.torch_dtype)
         return tuple(t.to(self.device) for t in drawn)
 
@@ -167,6 +168,17 @@ NONLINEAR_SWEEPS: tuple[Sweep, ...] = (
           lambda s: _megabytes(s, max(s.depths) * s.width * 2 * s.hidden, 0)),
 )
 
+#: the error along the shapes that minimise the bound at a parameter budget P = LMD: M = L³, D = L², where the three
+#: terms are all 1/L = P^(-1/6), so their sum is too, whatever their constants; the next order (1/L², D/(LM), 1/D) is
+#: P^(-1/3), at most 1/8 of it where L = P^(1/6) ≥ 8
+BUDGET_SWEEP = Sweep("budget", "P", 1 / 6, "1/L + √(D/(LM)) + 1/√D", "(L, M, D) = (L, L³, L²) against the limit",
+                     f"P^(1/6) ≥ {DOMINANCE}", lambda s: tuple(L**6 for L in s.depths),
+                     lambda s, P: P >= DOMINANCE**6,
+                     lambda s: (6 * max(s.depths) ** 6 + 4 * s.epochs * max(s.depths) ** 3)
+                     * s.torch_dtype.itemsize / 2**20)
+#: the reference's depth is extrapolated from 4, 8 and 16 times each depth (limits.embedded_resnet.depth_limit)
+REFINEMENT = 8
+
 
 class ChaintronLinear(Experiment):
     name = "chaintron2026-linear"
@@ -212,24 +224,42 @@ class ChaintronLinear(Experiment):
         return [Configuration(sweep.key, {"sizes": list(sweep.sizes(settings))}) for sweep in self.sweeps]
 
     def epochs_of(self, settings, configuration):
+        """The progress bar's length: every chunk of replicates trains each of the sweep's networks."""
+        sweep = self.sweep(configuration.key)
+        chunks = math.ceil(settings.replicates * sweep.replicate_factor / self._per_chunk(settings, sweep))
+        return chunks * self._networks(configuration)
+
+    def _networks(self, configuration) -> int:
+        """The networks one chunk of a sweep trains (the finite ones and their references)."""
         return len(configuration.params["sizes"]) + (configuration.key in ("depth", "embedding"))
+
+    @staticmethod
+    def _per_chunk(settings, sweep: Sweep) -> int:
+        """Replicates trained together: as many as fit in :data:`CHUNK_MB`, at least one."""
+        return max(1, int(CHUNK_MB / max(sweep.megabytes(settings), 1e-9)))
 
     # ----------------------------------------------------------------------------------------------- training
     def train_one(self, settings, configuration, data, device, progress):
         sweep = self.sweep(configuration.key)
         replicates = settings.replicates * sweep.replicate_factor
-        per_chunk = max(1, int(CHUNK_MB / max(sweep.megabytes(settings), 1e-9)))
+        per_chunk = self._per_chunk(settings, sweep)
+        shared, extras = self._shared(settings, sweep.key)
         hidden, output = [], []
         for start in range(0, replicates, per_chunk):
             chunk = range(start, min(start + per_chunk, replicates))
-            h, f = self._errors(settings, sweep.key, chunk, device, progress if start == 0 else lambda: None)
+            h, f = self._errors(settings, sweep.key, chunk, device, progress, shared)
             hidden.append(h)
             output.append(f)
         # size × replicate × step
         return {"sizes": configuration.params["sizes"], "hidden_error": torch.cat(hidden, dim=1).tolist(),
-                "output_error": torch.cat(output, dim=1).tolist()}
+                "output_error": torch.cat(output, dim=1).tolist(), **extras}
 
-    def _errors(self, s, key: str, replicates: range, device, progress) -> tuple[torch.Tensor, torch.Tensor]:
+    def _shared(self, settings, key: str) -> tuple[Any, dict[str, Any]]:
+        """What every chunk of a sweep's replicates uses (none here), and what the sweep's record adds."""
+        return None, {}
+
+    def _errors(self, s, key: str, replicates: range, device, progress, shared=None
+                ) -> tuple[torch.Tensor, torch.Tensor]:
         """The embedding-space and output errors (size, R, K) of one sweep (module docstring) on ``replicates``."""
         draws = _Draws(self.name, s, key, replicates, device)
         embedding, units = draws.embedding, draws.units
@@ -299,7 +329,7 @@ class ChaintronLinear(Experiment):
     @staticmethod
     def _check(sweep: Sweep, fit: dict[str, Any] | None, fitted: int, settings) -> Check:
         name = (f"{sweep.key}: the {sweep.term} term's exponent in {sweep.symbol} ({sweep.how}) within "
-                f"{sweep.exponent:g} ± {MARGIN:g}")
+                f"{sweep.exponent:.3g} ± {MARGIN:g}")
         if fit is None or fitted < 3:
             return Check(name, INCONCLUSIVE, f"{fitted} fitted sizes (at least 3 needed): add sizes where the term "
                                               f"dominates, {sweep.rule}")
@@ -327,15 +357,18 @@ class ChaintronLinear(Experiment):
             fixed = {"width": f"L = {s.depth}, D = {s.width}",
                      "depth-width": f"M = {s.hidden}{' against ' + str(2 * s.hidden) if not self.exact else ''}, "
                                     f"D = {s.width}",
-                     "depth": f"M = ∞, D = {s.width}", "embedding": f"M = ∞, L = {s.depth}"}[sweep.key]
+                     "depth": f"M = ∞, D = {s.width}", "embedding": f"M = ∞, L = {s.depth}",
+                     "budget": "M = L³, D = L²"}[sweep.key]
             record = result.records[sweep.key]
             hidden = np.asarray(record["hidden_error"], dtype=float)[:, :, step].mean(axis=1)
             output = np.asarray(record["output_error"], dtype=float)[:, :, step].mean(axis=1)
             lines.append(f"{sweep.key}: {sweep.term} in {sweep.symbol}, {sweep.how} ({fixed}); paper: "
-                         f"{sweep.exponent:g}; fitted where {sweep.rule}")
-            lines.append(f"  {sweep.symbol:>6}  {'embedding error':>16}  {'output error':>13}  fitted")
+                         f"{sweep.exponent:.3g}; fitted where {sweep.rule}")
+            column = max(6, *(len(str(size)) for size in entry["sizes"]))
+            lines.append(f"  {sweep.symbol:>{column}}  {'embedding error':>16}  {'output error':>13}  fitted")
             for size, e_h, e_f in zip(entry["sizes"], hidden, output):
-                lines.append(f"  {size:>6}  {e_h:>16.3e}  {e_f:>13.3e}  {'yes' if size in entry['fitted_sizes'] else ''}")
+                lines.append(f"  {size:>{column}}  {e_h:>16.3e}  {e_f:>13.3e}  "
+                             f"{'yes' if size in entry['fitted_sizes'] else ''}")
             lines.append(f"  exponent: embedding {self._cell(entry['hidden_exponents'][step])}, "
                          f"output {self._cell(entry['output_exponents'][step])}")
             lines.append("")
@@ -368,7 +401,7 @@ class ChaintronLinear(Experiment):
                 anchor = np.exp(np.log(np.asarray(record["hidden_error"], dtype=float)[:, :, step]).mean(axis=1))
                 start = anchor[list(entry["sizes"]).index(int(fitted[0]))]
                 ax.loglog(fitted, start * (fitted / fitted[0]) ** -sweep.exponent, "k--", lw=1,
-                          label=f"paper: {sweep.symbol}^-{sweep.exponent:g}")
+                          label=f"paper: {sweep.symbol}^-{sweep.exponent:.3g}")
             ax.set(xlabel=sweep.symbol, title=f"{sweep.key}: {sweep.term}\n{sweep.how}")
             ax.title.set_fontsize(9)
             ax.legend(fontsize=7)
@@ -422,10 +455,10 @@ class ChaintronNonlinear(ChaintronLinear):
                                            "width sweep compares M with 2M)")
         return self._configurations(settings)
 
-    def epochs_of(self, settings, configuration):
+    def _networks(self, configuration):
         return len(configuration.params["sizes"]) + (configuration.key == "width")
 
-    def _errors(self, s, key, replicates, device, progress):
+    def _errors(self, s, key, replicates, device, progress, shared=None):
         draws = _Draws(self.name, s, key, replicates, device)
         w_e, w_u = draws.embedding(s.width)
 
@@ -453,3 +486,66 @@ class ChaintronNonlinear(ChaintronLinear):
         s = settings
         return (3.0e-8 * s.epochs * s.replicates * s.width * (s.depth * sum(s.hiddens) + 3 * s.hidden * sum(s.depths))
                 + 2.0)
+
+
+class ChaintronBudget(ChaintronLinear):
+    """The error along the shapes that minimise the bound at a parameter budget P = LMD (Chaintron, Chizat & Maass
+    2026, their Corollary: O(P^(-1/6))): the finite network at (L, M, D) = (L, L³, L²) for L in ``--depths``, each
+    against the large-scale limit L, M, D → ∞ itself — :func:`limits.embedded_resnet.depth_limit`, the
+    D = ∞, M = ∞ network extrapolated in depth from 4L, 8L and 16L layers, read on the replicate's own embedding
+    rows (H = [W_e, W_u] c). On these shapes each term of the bound is 1/L = P^(-1/6), so the error's exponent in P
+    is 1/6 whatever the terms' constants; it is fitted where P^(1/6) ≥ 8, where the next order is at most 1/8 of it.
+    Smaller embeddings hold the first rows of the largest one (the authors' coupling of D); each depth draws its
+    own units. The reference's own error (``reference_bias`` in the record, per depth) is measured, not assumed."""
+
+    name = "chaintron2026-budget"
+    title = "a trained ResNet against its large-scale limit along the shapes that minimise the bound at a budget P"
+    paper = "Chaintron, Chizat & Maass (arXiv 2603.18168, 2026), the error at a parameter budget"
+    claim = ("at a parameter budget P = LMD the shapes that minimise the bound O(1/L + √(D/(LM)) + 1/√D) give an "
+             "error O(P^(-1/6)) after a bounded number of gradient steps")
+    smoke = dict(depths=(2, 3, 4), epochs=6, replicates=3, resamples=200)
+    defaults = dict(depths=(4, 5, 6, 8, 10, 12, 16), epochs=15, learning_rates=(0.1,), replicates=32,
+                    activation="identity", dtype="float64")
+    sweeps = (BUDGET_SWEEP,)
+
+    def configurations(self, settings):
+        if settings.activation != "identity":
+            raise SettingsError("activation", f"{settings.activation}: {self.name} needs identity blocks (its limit "
+                                              "is computed for linear blocks only)")
+        if settings.train_size is not None:
+            raise SettingsError("train_size", f"{settings.train_size}: {self.name} trains on one example")
+        depths = settings.depths
+        if len(depths) < 2 or any(b <= a for a, b in zip(depths, depths[1:])):
+            raise SettingsError("depths", f"{list(depths)}: give at least two increasing depths")
+        return [Configuration(BUDGET_SWEEP.key, {"sizes": list(BUDGET_SWEEP.sizes(settings))})]
+
+    def _networks(self, configuration):
+        return len(configuration.params["sizes"])
+
+    def _shared(self, settings, key):
+        """The limit on each depth's layers, computed once for every chunk of replicates (it does not depend on
+        the draws)."""
+        x, y = one_example_task(settings.seed, D_IN, D_OUT, dtype=settings.torch_dtype)
+        limits = {depth: depth_limit(x, y, depth, settings.epochs, settings.learning_rates[0], refinement=REFINEMENT)
+                  for depth in settings.depths}
+        return limits, {"reference_bias": [limits[depth].bias for depth in settings.depths]}
+
+    def _errors(self, s, key, replicates, device, progress, shared=None):
+        draws = _Draws(self.name, s, key, replicates, device)
+        w_e, w_u = draws.embedding(max(s.depths) ** 2)
+        errors = []
+        for depth in s.depths:
+            dim = depth**2
+            u, v = draws.units(depth, depth**3, depth, dim=dim)
+            finite = draws.train(EmbeddedResNet(w_e[:, :dim], w_u[:, :dim], u, v))
+            del u, v
+            limit = shared[depth]
+            states = limit_states(limit.hidden.to(device), w_e[:, :dim], w_u[:, :dim])
+            reference = Trajectory(states, limit.output.to(device).expand(-1, len(replicates), -1), finite.loss)
+            errors.append(compare(finite, reference))
+            progress()
+        return torch.stack([e[0] for e in errors]), torch.stack([e[1] for e in errors])
+
+    def estimate_seconds(self, settings):
+        s = settings
+        return 1.0e-8 * s.epochs * s.replicates * sum(L**6 for L in s.depths) + 2.0e-4 * s.epochs * 28 * sum(s.depths) + 2.0
