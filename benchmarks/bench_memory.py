@@ -61,7 +61,7 @@ CASES: list[tuple[str, str, list[str]]] = [
     *[(f"training-{name}", "training", ["--experiment", name])
       for name in ("trained-ode-convergence", "chaintron2026-nonlinear", "marion-fig8", "marion-fig9", "cohen-scaling",
                    "pf-sgd", "marion2024-fig1", "sander2022-linear", "cohen-conv", "chaintron2026-linear",
-                   "depth-transfer", "marion2024-fig2", "chaintron2026-budget")],
+                   "depth-transfer", "marion2024-fig2", "chaintron2026-budget", "chizat2025-alpha")],
 ]
 
 #: two sizes per study, each a run of seconds to a minute, whose working memory is a good part of the peak (so that a

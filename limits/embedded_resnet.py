@@ -72,7 +72,8 @@ from .seeding import generator
 
 __all__ = ["Trajectory", "EmbeddedResNet", "MomentResNet", "InfiniteWidthResNet", "one_example_task",
            "embedding_draws", "unit_draws", "train", "embedding_limit", "limit_states", "limit_correlations",
-           "DepthLimit", "depth_limit"]
+           "DepthLimit", "depth_limit", "nonlinear_share",
+           "unit_map", "infinite_nonlinear_share"]
 
 
 @dataclass(frozen=True)
@@ -163,6 +164,63 @@ class EmbeddedResNet:
             self.V[:, l].baddbmm_(b[:, :, None], self.sigma(pre[:, l])[:, None, :], alpha=-rate * self.dim)
             b = b_below
         return hidden, out, 0.5 * (out - y).square().sum(-1)
+
+
+def nonlinear_share(network: EmbeddedResNet, u0: torch.Tensor, v0: torch.Tensor, hidden: torch.Tensor
+                    ) -> torch.Tensor:
+    """How far the blocks' change over training is from linear in their units' change (Chizat 2025: at α = Θ(1) the
+    limit is genuinely non-linearly parametrised — complete feature learning —, as α → ∞ linearly — the lazy ODE).
+    With f_l(h; U, V) = α/(LM) V σ(Uᵀh/D) block l's map, U₀, V₀ (R, L, D, M) the units before training and
+    U, V the trained network's, at its own inputs h = h_l (``hidden``, (R, L + 1, D)),
+
+        share² = Σ_l ‖f_l(h; U, V) − f_l(h; U₀, V₀) − J_l·(δU, δV)‖² / Σ_l ‖f_l(h; U, V) − f_l(h; U₀, V₀)‖²,
+
+    where J_l·(δU, δV) = α/(LM) [δV σ(p₀) + V₀ (σ'(p₀) ⊙ δUᵀh/D)], p₀ = U₀ᵀh/D, is the part first order in
+    δU = U − U₀, δV = V − V₀; for identity blocks the remainder is α/(LM)·δV δUᵀh/D exactly. Per replicate (R,)."""
+    scale = network.alpha / (network.depth * network.hidden)
+    sigma = network.sigma
+    remainder = change = torch.zeros(u0.shape[0], dtype=u0.dtype, device=u0.device)
+    for l in range(network.depth):
+        h = hidden[:, l, :, None]                                                   # (R, D, 1)
+        p0 = (u0[:, l].transpose(-1, -2) @ h)[..., 0] / network.dim                 # (R, M)
+        p1 = (network.U[:, l].transpose(-1, -2) @ h)[..., 0] / network.dim
+        dp = p1 - p0                                                                # δUᵀh / D
+        moved = scale * (network.V[:, l] @ sigma(p1)[..., None] - v0[:, l] @ sigma(p0)[..., None])[..., 0]
+        first = scale * ((network.V[:, l] - v0[:, l]) @ sigma(p0)[..., None]
+                         + v0[:, l] @ (sigma.derivative(p0) * dp)[..., None])[..., 0]
+        remainder = remainder + (moved - first).square().sum(-1)
+        change = change + moved.square().sum(-1)
+    return (remainder / change).sqrt()
+
+
+def unit_map(network: "InfiniteWidthResNet", eta: float) -> torch.Tensor:
+    """The linear map T (R, L, 2D, 2D) that the steps taken so far applied to every unit (u, v) of each block of the
+    network at M = ∞ with identity blocks: each step moves u ← u − c h (bᵀv), v ← v − c b (hᵀu) (c = η/α; h = h_l,
+    b = b_{l+1} of that step, the columns of the network's basis Q), so (u, v) = T (u₀, v₀); hence
+    C = D·T_v T_uᵀ (T_u, T_v: the rows of u and of v), as :class:`MomentResNet` has it (tested)."""
+    dim, c = network.dim, eta / network.alpha
+    eye = torch.eye(2 * dim, dtype=network.Q.dtype, device=network.Q.device)
+    T = eye.expand(network.Q.shape[0], network.depth, -1, -1).clone()
+    for k in range(network.taken):
+        h, b = network.Q[..., 2 * k], network.Q[..., 2 * k + 1]                    # (R, L, D)
+        T_u, T_v = T[..., :dim, :], T[..., dim:, :]
+        T = torch.cat([T_u - c * h[..., :, None] * (b[..., None, :] @ T_v),
+                       T_v - c * b[..., :, None] * (h[..., None, :] @ T_u)], dim=-2)
+    return T
+
+
+def infinite_nonlinear_share(network: "InfiniteWidthResNet", eta: float, hidden: torch.Tensor) -> torch.Tensor:
+    """:func:`nonlinear_share` of the network at M = ∞ with identity blocks, exactly: with (u, v) = T (u₀, v₀)
+    (:func:`unit_map`) and (u₀, v₀) ~ N(0, D·I), the block's change is C − C₀ = D·T_v T_uᵀ (C₀ = 0) and its part
+    second order in the units' change D·(T − I)_v (T − I)_uᵀ. Per replicate (R,), at the inputs ``hidden``
+    (R, L + 1, D)."""
+    dim = network.dim
+    T = unit_map(network, eta)
+    delta = T - torch.eye(2 * dim, dtype=T.dtype, device=T.device)
+    x = hidden[:, :-1, :, None]                                                    # (R, L, D, 1)
+    change = T[..., dim:, :] @ (T[..., :dim, :].transpose(-1, -2) @ x)
+    remainder = delta[..., dim:, :] @ (delta[..., :dim, :].transpose(-1, -2) @ x)
+    return (remainder.square().sum((1, 2, 3)) / change.square().sum((1, 2, 3))).sqrt()
 
 
 class MomentResNet:

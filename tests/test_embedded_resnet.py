@@ -275,3 +275,74 @@ def test_the_budget_entry_refuses_depths_that_do_not_increase():
     with pytest.raises(SettingsError) as caught:
         run("chaintron2026-budget", **{**BUDGET, "depths": (8, 8, 10)})
     assert caught.value.name == "depths"
+
+
+# ----------------------------------------------------------------------- the nonlinear share (Chizat 2025, α)
+def test_the_units_linear_map_gives_the_dense_networks_moments():
+    """At M = ∞ every unit moves by one linear map T per block: D·T_v T_uᵀ is MomentResNet's C, D·T_u T_uᵀ its A."""
+    from limits.embedded_resnet import unit_map
+
+    x, y = one_example_task(5, D_IN, D_OUT)
+    w_e, w_u, _, _ = _network(replicates=2, dim=7)
+    low_rank, dense = InfiniteWidthResNet(w_e, w_u, 5, 4, alpha=1.7), MomentResNet.infinite(w_e, w_u, 5, alpha=1.7)
+    train(low_rank, x, y, 4, 0.3)
+    train(dense, x, y, 4, 0.3)
+    T = unit_map(low_rank, 0.3)
+    assert (7 * T[..., 7:, :] @ T[..., :7, :].transpose(-1, -2) - dense.C).abs().max() < 1e-11
+    assert (7 * T[..., :7, :] @ T[..., :7, :].transpose(-1, -2) - dense.A).abs().max() < 1e-11
+
+
+def test_the_finite_share_approaches_the_exact_infinite_width_share():
+    from limits.embedded_resnet import infinite_nonlinear_share, nonlinear_share
+
+    x, y = one_example_task(0, D_IN, D_OUT)
+    w_e, w_u, u, v = _network(replicates=4, depth=4, dim=6, hidden=8192)
+    limit = InfiniteWidthResNet(w_e, w_u, 4, 6)
+    train(limit, x, y, 6, 0.2)
+    exact = infinite_nonlinear_share(limit, 0.2, limit.forward(x)[0])
+    gaps = []
+    for m in (64, 8192):
+        network = EmbeddedResNet(w_e, w_u, u[..., :m], v[..., :m])
+        train(network, x, y, 6, 0.2)
+        gaps.append((nonlinear_share(network, u[..., :m], v[..., :m], network.forward(x)[0]) - exact).abs().mean())
+    assert gaps[1] < gaps[0] / 4                                          # √(8192/64) ≈ 11 expected
+    assert bool((exact > 0).all())
+
+
+ALPHA = dict(hiddens=(64, 128, 256, 512), depth=8, width=4, epochs=6, replicates=6, resamples=300,
+             alpha_exponents=(0.0, 0.5), checkpoint_dir="none")
+
+
+def test_the_alpha_entry_reads_feature_learning_at_fixed_alpha_and_the_lazy_ode_as_it_grows(monkeypatch):
+    from validation.training import chizat2025, run
+
+    result = run("chizat2025-alpha", **ALPHA)
+    checks = {c["check"]: c["verdict"] for c in result.numbers["checks"]}
+    assert "FAIL" not in checks.values(), checks
+    sweeps = result.numbers["sweeps"]
+    assert sweeps["a=0"]["reference_share_exponent"]["slope"] == pytest.approx(0, abs=1e-9)   # α fixed: one limit
+    assert sweeps["a=0.5"]["reference_share_exponent"]["slope"] < -0.5
+    assert sweeps["a=0.5"]["alpha"] == [1.0, 2**0.5, 2.0, 8**0.5]
+    # a diagnostic that ignores α (the limit's share held at one value) fails both regime checks
+    monkeypatch.setattr(chizat2025, "infinite_nonlinear_share", lambda network, eta, hidden: torch.full(
+        (hidden.shape[0],), 0.05, dtype=hidden.dtype))
+    planted = [c for c in run("chizat2025-alpha", **ALPHA).numbers["checks"] if "share" in c["check"]]
+    assert len(planted) == 2 and all(c["verdict"] == "FAIL" for c in planted), planted
+
+
+def test_a_residual_scale_without_the_width_fails_the_alpha_entrys_width_checks(monkeypatch):
+    from validation.training import chizat2025, run
+
+    monkeypatch.setattr(chizat2025, "EmbeddedResNet", _ScaledByDepthOnly)
+    checks = {c["check"].split(":")[0] + (" share" if "share" in c["check"] else ""): c["verdict"]
+              for c in run("chizat2025-alpha", **ALPHA).numbers["checks"]}
+    assert checks["a=0"] == "FAIL" and checks["a=0.5"] == "FAIL"
+
+
+def test_the_alpha_entry_refuses_exponents_out_of_range():
+    from validation.core.settings import SettingsError
+    from validation.training import run
+
+    with pytest.raises(SettingsError) as caught:
+        run("chizat2025-alpha", **{**ALPHA, "alpha_exponents": (0.0, 1.5)})
+    assert caught.value.name == "alpha_exponents"

@@ -3,6 +3,7 @@ registry (the order of ``--list``)."""
 
 from ..core.catalogue import Catalogue
 from .chaintron2026 import ChaintronBudget, ChaintronLinear, ChaintronNonlinear
+from .chizat2025 import ChizatAlpha
 from .cohen import CohenScaling
 from .cohen_conv import CohenConv
 from .depth_transfer import DepthTransfer
@@ -30,4 +31,5 @@ EXPERIMENTS: Catalogue[Experiment] = Catalogue("experiment", (
     ChaintronLinear(),
     ChaintronNonlinear(),
     ChaintronBudget(),
+    ChizatAlpha(),
 ))

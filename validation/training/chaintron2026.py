@@ -197,9 +197,19 @@ class ChaintronLinear(Experiment):
     sweeps: tuple[Sweep, ...] = SWEEPS
     #: True when the width sweeps compare with the exact M = ∞ network (identity blocks)
     exact = True
+    #: the settings whose lists must hold at least two increasing sizes
+    increasing: tuple[str, ...] = ("hiddens", "widths")
+    #: True when each depth must divide the next (a sweep reads a shallower network on a deeper one's sub-grid)
+    nested_depths = True
+    #: the quantities :meth:`_errors` returns, in its order, each (size, replicate, …): the record's keys
+    measured: tuple[str, ...] = ("hidden_error", "output_error")
 
-    def sweep(self, key: str) -> Sweep:
-        return next(sweep for sweep in self.sweeps if sweep.key == key)
+    def sweeps_of(self, settings) -> tuple[Sweep, ...]:
+        """The sweeps a run with these settings measures (the class's :attr:`sweeps`)."""
+        return self.sweeps
+
+    def sweep(self, key: str, settings) -> Sweep:
+        return next(sweep for sweep in self.sweeps_of(settings) if sweep.key == key)
 
     def datasets(self, settings):
         return []  # the authors' one example (limits.embedded_resnet.one_example_task)
@@ -212,20 +222,22 @@ class ChaintronLinear(Experiment):
         return self._configurations(settings)
 
     def _configurations(self, settings):
+        """The sweeps' configurations, after the checks every entry of this family shares."""
         if settings.train_size is not None:
             raise SettingsError("train_size", f"{settings.train_size}: {self.name} trains on one example")
-        if any(b % a for a, b in zip(settings.depths, settings.depths[1:])):
+        if self.nested_depths and any(b % a for a, b in zip(settings.depths, settings.depths[1:])):
             raise SettingsError("depths", f"{list(settings.depths)}: each depth must divide the next (the depth "
                                           "sweep compares L with the next depth on its sub-grid)")
-        for name in ("hiddens", "widths") if "widths" in self.defaults else ("hiddens",):
+        for name in self.increasing:
             values = getattr(settings, name)
             if len(values) < 2 or any(b <= a for a, b in zip(values, values[1:])):
                 raise SettingsError(name, f"{list(values)}: give at least two increasing sizes")
-        return [Configuration(sweep.key, {"sizes": list(sweep.sizes(settings))}) for sweep in self.sweeps]
+        return [Configuration(sweep.key, {"sizes": list(sweep.sizes(settings))})
+                for sweep in self.sweeps_of(settings)]
 
     def epochs_of(self, settings, configuration):
         """The progress bar's length: every chunk of replicates trains each of the sweep's networks."""
-        sweep = self.sweep(configuration.key)
+        sweep = self.sweep(configuration.key, settings)
         chunks = math.ceil(settings.replicates * sweep.replicate_factor / self._per_chunk(settings, sweep))
         return chunks * self._networks(configuration)
 
@@ -240,19 +252,16 @@ class ChaintronLinear(Experiment):
 
     # ----------------------------------------------------------------------------------------------- training
     def train_one(self, settings, configuration, data, device, progress):
-        sweep = self.sweep(configuration.key)
+        sweep = self.sweep(configuration.key, settings)
         replicates = settings.replicates * sweep.replicate_factor
         per_chunk = self._per_chunk(settings, sweep)
         shared, extras = self._shared(settings, sweep.key)
-        hidden, output = [], []
-        for start in range(0, replicates, per_chunk):
-            chunk = range(start, min(start + per_chunk, replicates))
-            h, f = self._errors(settings, sweep.key, chunk, device, progress, shared)
-            hidden.append(h)
-            output.append(f)
-        # size × replicate × step
-        return {"sizes": configuration.params["sizes"], "hidden_error": torch.cat(hidden, dim=1).tolist(),
-                "output_error": torch.cat(output, dim=1).tolist(), **extras}
+        chunks = [self._errors(settings, sweep.key, range(start, min(start + per_chunk, replicates)), device, progress,
+                               shared) for start in range(0, replicates, per_chunk)]
+        # each measured quantity: size × replicate (× step), the chunks' replicates one after the other
+        measured = {name: torch.cat([chunk[i] for chunk in chunks], dim=1).tolist()
+                    for i, name in enumerate(self.measured)}
+        return {"sizes": configuration.params["sizes"], **measured, **extras}
 
     def _shared(self, settings, key: str) -> tuple[Any, dict[str, Any]]:
         """What every chunk of a sweep's replicates uses (none here), and what the sweep's record adds."""
@@ -309,7 +318,7 @@ class ChaintronLinear(Experiment):
     def summarise(self, settings, records):
         step = self.checked_step(settings)
         sweeps, checks = {}, []
-        for sweep in self.sweeps:
+        for sweep in self.sweeps_of(settings):
             record = records[sweep.key]
             sizes = record["sizes"]
             fitted = [i for i, size in enumerate(sizes) if sweep.fitted(settings, size)]
@@ -347,12 +356,12 @@ class ChaintronLinear(Experiment):
     def table(self, result):
         s, n = result.settings, result.numbers
         step = n["checked_step"]
-        more = [f"{s.replicates * sweep.replicate_factor} in the {sweep.key} sweep" for sweep in self.sweeps
+        more = [f"{s.replicates * sweep.replicate_factor} in the {sweep.key} sweep" for sweep in self.sweeps_of(s)
                 if sweep.replicate_factor > 1]
         lines = [f"{s.activation} blocks, α = 1, d_in = d_out = {D_IN}, one example, {s.epochs} gradient steps at "
                  f"η₀ = {s.learning_rates[0]:g}, {s.replicates} replicates{' (' + ', '.join(more) + ')' if more else ''}; "
                  f"exponents after {step} steps, fitted where the term dominates the next order {DOMINANCE}×", ""]
-        for sweep in self.sweeps:
+        for sweep in self.sweeps_of(s):
             entry = n["sweeps"][sweep.key]
             fixed = {"width": f"L = {s.depth}, D = {s.width}",
                      "depth-width": f"M = {s.hidden}{' against ' + str(2 * s.hidden) if not self.exact else ''}, "
@@ -388,8 +397,9 @@ class ChaintronLinear(Experiment):
         step = n["checked_step"]
         if hasattr(figure, "set_layout_engine"):
             figure.set_layout_engine("constrained")
-        axes = figure.subplots(1, len(self.sweeps))
-        for ax, sweep in zip(np.atleast_1d(axes), self.sweeps):
+        sweeps = self.sweeps_of(result.settings)
+        axes = figure.subplots(1, len(sweeps))
+        for ax, sweep in zip(np.atleast_1d(axes), sweeps):
             entry, record = n["sweeps"][sweep.key], result.records[sweep.key]
             sizes = np.asarray(entry["sizes"], dtype=float)
             for space, colour, label in (("hidden_error", "C0", "embedding space"), ("output_error", "C1", "output")):
@@ -406,7 +416,7 @@ class ChaintronLinear(Experiment):
             ax.title.set_fontsize(9)
             ax.legend(fontsize=7)
         np.atleast_1d(axes)[0].set_ylabel(f"error after {step} steps (thin: replicates)")
-        figure.set_size_inches(4.6 * len(self.sweeps), 4.4)
+        figure.set_size_inches(4.6 * len(sweeps), 4.4)
 
     def estimate_seconds(self, settings):
         # per sweep, coefficients from the preset's measured times (2-core machine, the other core busy): width 8.5 s,
@@ -420,8 +430,8 @@ class ChaintronLinear(Experiment):
         return width + depth_width + depth + embedding + 2.0
 
     def estimate_mb(self, settings):
-        chunks = [min(settings.replicates * sweep.replicate_factor * sweep.megabytes(settings),
-                      max(CHUNK_MB, sweep.megabytes(settings))) for sweep in self.sweeps]
+        chunks = [min(settings.replicates * sweep.replicate_factor, self._per_chunk(settings, sweep))
+                  * sweep.megabytes(settings) for sweep in self.sweeps_of(settings)]
         return max(chunks) + 400.0   # the largest chunk, the interpreter with torch, and the fits (796 MB measured)
 
 
@@ -448,6 +458,7 @@ class ChaintronNonlinear(ChaintronLinear):
                     dtype="float64")
     sweeps = NONLINEAR_SWEEPS
     exact = False
+    increasing = ("hiddens",)
 
     def configurations(self, settings):
         if any(b != 2 * a for a, b in zip(settings.hiddens, settings.hiddens[1:])):
@@ -507,17 +518,14 @@ class ChaintronBudget(ChaintronLinear):
     defaults = dict(depths=(4, 5, 6, 8, 10, 12, 16), epochs=15, learning_rates=(0.1,), replicates=32,
                     activation="identity", dtype="float64")
     sweeps = (BUDGET_SWEEP,)
+    increasing = ("depths",)
+    nested_depths = False
 
     def configurations(self, settings):
         if settings.activation != "identity":
             raise SettingsError("activation", f"{settings.activation}: {self.name} needs identity blocks (its limit "
                                               "is computed for linear blocks only)")
-        if settings.train_size is not None:
-            raise SettingsError("train_size", f"{settings.train_size}: {self.name} trains on one example")
-        depths = settings.depths
-        if len(depths) < 2 or any(b <= a for a, b in zip(depths, depths[1:])):
-            raise SettingsError("depths", f"{list(depths)}: give at least two increasing depths")
-        return [Configuration(BUDGET_SWEEP.key, {"sizes": list(BUDGET_SWEEP.sizes(settings))})]
+        return self._configurations(settings)
 
     def _networks(self, configuration):
         return len(configuration.params["sizes"])

@@ -131,6 +131,10 @@ class TrainingSettings(CommonSettings):
                                                     "or a comma list)", parse=parse_grid,
                                               group="model", default_text="0.2,0.4,0.6,0.8,1.0,1.2; depth-transfer 0,0.5,1; "
                                                            "trained-ode-convergence 0.5,1")
+    alpha_exponents: tuple[float, ...] | None = setting(None, "chizat2025-alpha: exponents a of the residual scale's "
+                                                              "α = (M/M₀)^a, M₀ the smallest of --hiddens (comma list, "
+                                                              "each in [0, 1])", parse=parse_float_list,
+                                                        group="model", default_text="0,0.25,0.5")
     init: str | None = setting(None, "cohen-scaling: initialisation of A, b (xavier: std s/d; xavier-depth: "
                                      "std s/(L d))", choices=("xavier", "xavier-depth"), group="model",
                                default_text="xavier-depth")

@@ -1,0 +1,254 @@
+"""Chizat (arXiv 2509.10167, 2025), the residual scale α: complete feature learning at α = Θ(1), the lazy ODE as
+α → ∞ — a phase diagram along α = (M/M₀)^a.
+
+**The claims.** With the residual scale α/(LM) (and the maximal-local-update learning rates, which move every unit
+by O(1/α)), the error between the trained network and its limit after a bounded number of steps is
+O(1/L + α/√(LM)), tight; at α = Θ(1) the limit is genuinely non-linearly parametrised (complete feature learning),
+as α → ∞ it is linearly parametrised (the lazy ODE).
+
+**The diagram.** Along α = (M/M₀)^a for a in ``--alpha-exponents`` (M₀ the smallest of ``--hiddens``, so that α
+grows with the width as M^a, i.e. as (LM)^a at fixed L), the same model, task and training as
+``chaintron2026-linear`` (:mod:`limits.embedded_resnet`), for M in ``--hiddens`` at L = ``--depth``,
+D = ``--width``, three exponents in M, each a least-squares slope of the replicates' mean log with a paired
+bootstrap interval — the diagnostics of ``chizat-phase`` (the lecture's Figure 1) carried to this model:
+
+* the **finite-width error** (embedding space, after :data:`~validation.training.chaintron2026.CHECKED_STEP` steps):
+  the network against the same network at M = ∞ (exact, identity blocks) or at 2M (nested units, other activations),
+  at the same α. The bound's term α/√(LM) ∝ M^(a − 1/2): **checked**, its exponent of decay within 1/2 − a ± 0.1
+  (a = 1/2: no convergence), fitted where LM ≥ 64·D and √(LM) ≥ 8α (the term 8 × the next order α²/(LM));
+* the **nonlinear share** of the blocks' change over the K training steps
+  (:func:`limits.embedded_resnet.nonlinear_share`: the part of each block map's change that is not first order in
+  its units' change): of order 1 when the units learn features, vanishing when training is linear in them.
+  **Checked**, three-valued, the rule of ``chizat-phase`` (τ = 0.1): at a = 0 (α fixed) complete feature learning,
+  an exponent ≥ −τ; at a > 0 (α → ∞ with M) the lazy ODE, an exponent < −τ;
+* the **predictor's change** ‖f_K − f_0‖ over training: reported (stable and non-trivial when its exponent is near 0,
+  as the α-scaled learning rates intend).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from limits.embedded_resnet import EmbeddedResNet, InfiniteWidthResNet, infinite_nonlinear_share, nonlinear_share
+
+from ..core.checks import FAIL, INCONCLUSIVE, Check, bound_check, check_line, combine
+from ..core.settings import SettingsError
+from .chaintron2026 import DOMINANCE, ChaintronLinear, Sweep, _Draws, _megabytes, compare
+from .experiment import power_fit
+
+__all__ = ["ChizatAlpha", "TAU"]
+
+#: an exponent of the nonlinear share below −τ reads as the lazy ODE, at or above it as feature learning
+TAU = 0.1
+
+
+def _alpha(settings: Any, exponent: float, hidden: int) -> float:
+    """α = (M/M₀)^a, M₀ the smallest width of the sweep."""
+    return (hidden / min(settings.hiddens)) ** exponent
+
+
+def _sweep(exponent: float) -> Sweep:
+    return Sweep(f"a={exponent:g}", "M", 0.5 - exponent, "α/√(LM)", f"α = (M/M₀)^{exponent:g}",
+                 f"LM ≥ {DOMINANCE**2}·D and √(LM) ≥ {DOMINANCE}α", lambda s: s.hiddens,
+                 lambda s, m, a=exponent: (s.depth * m >= DOMINANCE**2 * s.width
+                                           and (s.depth * m) ** 0.5 >= DOMINANCE * _alpha(s, a, m)),
+                 lambda s: _megabytes(s, s.depth * s.width * max(s.hiddens) * (1 if s.activation == "identity" else 2),
+                                      s.depth * s.width))
+
+
+class ChizatAlpha(ChaintronLinear):
+    name = "chizat2025-alpha"
+    title = "the residual scale α: complete feature learning at α = Θ(1), the lazy ODE as α → ∞"
+    paper = "Chizat (arXiv 2509.10167, 2025), the residual scale α/(LM)"
+    claim = ("with residual scale α/(LM) the error to the limit is O(1/L + α/√(LM)), tight; at α = Θ(1) the limit "
+             "learns features (non-linearly parametrised), as α → ∞ it is the lazy ODE (linearly parametrised)")
+    smoke = dict(hiddens=(8, 16, 32), depth=4, width=4, epochs=6, replicates=3, resamples=200,
+                 alpha_exponents=(0.0, 0.5))
+    defaults = dict(hiddens=(64, 128, 256, 512, 1024, 2048, 4096), depth=16, width=16, epochs=15,
+                    learning_rates=(0.1,), replicates=16, activation="identity", dtype="float64",
+                    alpha_exponents=(0.0, 0.25, 0.5))
+    measured = ("hidden_error", "output_error", "nonlinear_share", "reference_share", "predictor_change")
+    increasing = ("hiddens",)
+    nested_depths = False
+
+    def sweeps_of(self, settings):
+        return tuple(_sweep(a) for a in settings.alpha_exponents)
+
+    def configurations(self, settings):
+        exponents = settings.alpha_exponents
+        if not exponents or len(set(exponents)) != len(exponents) or not all(0 <= a <= 1 for a in exponents):
+            raise SettingsError("alpha_exponents", f"{list(exponents)}: give distinct exponents in [0, 1]")
+        return self._configurations(settings)
+
+    def _networks(self, configuration):
+        return len(configuration.params["sizes"])
+
+    def _errors(self, s, key, replicates, device, progress, shared=None):
+        exponent = next(0.5 - sweep.exponent for sweep in self.sweeps_of(s) if sweep.key == key)
+        draws = _Draws(self.name, s, key, replicates, device)
+        w_e, w_u = draws.embedding(s.width)
+        exact = s.activation == "identity"
+        u, v = draws.units(s.depth, max(s.hiddens) * (1 if exact else 2), "units")
+        hidden, output, share, reference_share, change = [], [], [], [], []
+        for m in s.hiddens:
+            alpha = _alpha(s, exponent, m)
+            network = EmbeddedResNet(w_e, w_u, u[..., :m], v[..., :m], alpha=alpha, activation=s.activation)
+            trained = draws.train(network)
+            if exact:
+                wide = InfiniteWidthResNet(w_e, w_u, s.depth, s.epochs, alpha=alpha)
+            else:
+                wide = EmbeddedResNet(w_e, w_u, u[..., :2 * m], v[..., :2 * m], alpha=alpha, activation=s.activation)
+            reference = draws.train(wide)
+            e_h, e_f = compare(trained, reference)
+            hidden.append(e_h)
+            output.append(e_f)
+            share.append(nonlinear_share(network, u[..., :m], v[..., :m], network.forward(draws.x)[0]))
+            reference_share.append(
+                infinite_nonlinear_share(wide, s.learning_rates[0], wide.forward(draws.x)[0]) if exact
+                else nonlinear_share(wide, u[..., :2 * m], v[..., :2 * m], wide.forward(draws.x)[0]))
+            change.append((trained.output[-1] - trained.output[0]).norm(dim=-1))
+            progress()
+        return tuple(torch.stack(q) for q in (hidden, output, share, reference_share, change))
+
+    # ---------------------------------------------------------------------------------------------- summary
+    def summarise(self, settings, records):
+        numbers = super().summarise(settings, records)
+        regime_checks = []
+        for sweep in self.sweeps_of(settings):
+            record, entry = records[sweep.key], numbers["sweeps"][sweep.key]
+            exponent = 0.5 - sweep.exponent
+            share, reference = (np.asarray(record[name], dtype=float) for name in ("nonlinear_share", "reference_share"))
+            fits = {"nonlinear_share": share, "reference_share": reference, "share_gap": np.abs(share - reference),
+                    "predictor_change": np.asarray(record["predictor_change"], dtype=float)}
+            for name, values in fits.items():                                    # size × replicate
+                if name == "reference_share" and exponent == 0 and settings.activation == "identity":
+                    # α does not move with M: one limit, the same share at every width (no slope to fit)
+                    entry[name + "_exponent"] = {
+                        "depths": list(record["sizes"]), "slope": 0.0, "ci": [0.0, 0.0], "method": "exact",
+                        "defined": bool(np.all(values > 0)),
+                        "geometric_mean": np.exp(np.log(np.maximum(values, 1e-300)).mean(axis=1)).tolist()}
+                    continue
+                entry[name + "_exponent"] = power_fit(record["sizes"], values, confidence=settings.confidence,
+                                                      resamples=settings.resamples, seed=settings.seed)
+            entry["alpha"] = [_alpha(settings, exponent, m) for m in record["sizes"]]
+            if settings.activation == "identity":
+                regime_checks.append(self._regime_check(sweep, exponent, entry))
+        numbers["regimes"] = {sweep.key: "complete feature learning" if sweep.exponent == 0.5 else "lazy ODE"
+                              for sweep in self.sweeps_of(settings)}
+        numbers["tau"] = TAU
+        numbers["checks"] = numbers["checks"] + [c.to_dict() for c in regime_checks]
+        numbers["verdict"] = combine(numbers["checks"])
+        return numbers
+
+    @staticmethod
+    def _regime_check(sweep: Sweep, exponent: float, entry: dict[str, Any]) -> Check:
+        """a = 0: the finite networks' shares approach the limit's (their gap's exponent of decay > τ), which is
+        positive: complete feature learning. a > 0: the limit's share along α = (M/M₀)^a falls, exponent < −τ: the
+        lazy ODE."""
+        if exponent == 0:
+            name = (f"{sweep.key}: complete feature learning at fixed α — the finite shares approach the limit's "
+                    f"(exponent of the gap < −{TAU:g}), which is positive")
+            fit, at_most = entry["share_gap_exponent"], True
+            if not entry["reference_share_exponent"]["defined"]:
+                return Check(name, FAIL, "the limit's share is not positive: the limit is linearly parametrised")
+        else:
+            name = f"{sweep.key}: the lazy ODE as α → ∞ — the limit's nonlinear share falls, exponent in M < −{TAU:g}"
+            fit, at_most = entry["reference_share_exponent"], True
+        if not fit["defined"]:
+            return Check(name, FAIL, "a share is not finite and positive: no power law to fit")
+        if None in fit["ci"]:
+            return Check(name, INCONCLUSIVE, "the bootstrap interval is not finite")
+        detail = f"exponent {fit['slope']:.3f}, interval [{fit['ci'][0]:.3f}, {fit['ci'][1]:.3f}]"
+        if exponent == 0:
+            limit = entry["reference_share_exponent"]["geometric_mean"][-1]
+            detail += f"; the limit's share {limit:.3e} (geometric mean over replicates)"
+        return bound_check(name, tuple(fit["ci"]), -TAU, at_most=at_most, detail=detail)
+
+    # ------------------------------------------------------------------------------------------------ report
+    def table(self, result):
+        s, n = result.settings, result.numbers
+        step = n["checked_step"]
+        lines = [f"{s.activation} blocks, L = {s.depth}, D = {s.width}, α = (M/{min(s.hiddens)})^a, {s.epochs} gradient "
+                 f"steps at η₀ = {s.learning_rates[0]:g}, {s.replicates} replicates; width error after {step} steps "
+                 f"against M = {'∞' if s.activation == 'identity' else '2M'}", ""]
+        reference = "limit (M = ∞)" if s.activation == "identity" else "network at 2M"
+        for sweep in self.sweeps_of(s):
+            entry, record = n["sweeps"][sweep.key], result.records[sweep.key]
+            error = np.asarray(record["hidden_error"], dtype=float)[:, :, step].mean(axis=1)
+            share = np.asarray(record["nonlinear_share"], dtype=float).mean(axis=1)
+            limit_share = np.asarray(record["reference_share"], dtype=float).mean(axis=1)
+            change = np.asarray(record["predictor_change"], dtype=float).mean(axis=1)
+            lines.append(f"{sweep.key} (expected: {n['regimes'][sweep.key]}; width error ∝ M^-{sweep.exponent:.3g})")
+            lines.append(f"  {'M':>6}  {'α':>6}  {'width error':>12}  {'nonlinear share':>15}  {'its limit':>10}  "
+                         f"{'‖f_K − f_0‖':>12}  fitted")
+            for size, alpha, e, sh, sl, c in zip(entry["sizes"], entry["alpha"], error, share, limit_share, change):
+                lines.append(f"  {size:>6}  {alpha:>6.3g}  {e:>12.3e}  {sh:>15.3e}  {sl:>10.3e}  {c:>12.3e}  "
+                             f"{'yes' if size in entry['fitted_sizes'] else ''}")
+            lines.append(f"  exponents in M: width error {self._cell(entry['hidden_exponents'][step])}, "
+                         f"nonlinear share {self._slope(entry['nonlinear_share_exponent'])}, "
+                         f"the {reference}'s {self._slope(entry['reference_share_exponent'])}, "
+                         f"predictor change {self._slope(entry['predictor_change_exponent'])}")
+            lines.append("")
+        lines += [check_line(c) for c in n["checks"]]
+        return lines
+
+    @staticmethod
+    def _slope(fit: dict[str, Any]) -> str:
+        if fit["slope"] is None:
+            return "—"
+        low, high = fit["ci"]
+        return f"{fit['slope']:.3f} [{'—' if low is None else f'{low:.3f}'}, {'—' if high is None else f'{high:.3f}'}]"
+
+    def plot(self, result, figure):
+        s, n = result.settings, result.numbers
+        step = n["checked_step"]
+        if hasattr(figure, "set_layout_engine"):
+            figure.set_layout_engine("constrained")
+        sweeps = self.sweeps_of(s)
+        error_ax, share_ax, diagram = figure.subplots(1, 3)
+        exponents, measured_error, error_ci, measured_share, share_ci = [], [], [], [], []
+        for i, sweep in enumerate(sweeps):
+            entry, record = n["sweeps"][sweep.key], result.records[sweep.key]
+            sizes = np.asarray(entry["sizes"], dtype=float)
+            colour = f"C{i}"
+            error = np.asarray(record["hidden_error"], dtype=float)[:, :, step]
+            share = np.asarray(record["nonlinear_share"], dtype=float)
+            error_ax.loglog(sizes, np.exp(np.log(error).mean(axis=1)), "o-", color=colour, label=sweep.key)
+            limit = np.asarray(record["reference_share"], dtype=float)
+            share_ax.loglog(sizes, np.exp(np.log(share).mean(axis=1)), "o-", color=colour, label=sweep.key)
+            share_ax.loglog(sizes, np.exp(np.log(limit).mean(axis=1)), "--", color=colour, lw=1)
+            exponents.append(0.5 - sweep.exponent)
+            fit = entry["hidden_exponents"][step]
+            measured_error.append(np.nan if fit is None or fit["slope"] is None else -fit["slope"])
+            error_ci.append([np.nan, np.nan] if fit is None or None in fit["ci"] else [-fit["ci"][1], -fit["ci"][0]])
+            fit = entry["reference_share_exponent" if s.activation == "identity" else "nonlinear_share_exponent"]
+            measured_share.append(np.nan if fit["slope"] is None else fit["slope"])
+            share_ci.append([np.nan, np.nan] if None in fit["ci"] else list(fit["ci"]))
+        error_ax.set(xlabel="M", ylabel=f"width error after {step} steps", title="finite-width error, α = (M/M₀)^a")
+        share_ax.set(xlabel="M", ylabel="nonlinear share of the blocks' change",
+                     title="feature learning or lazy (dashed: " + ("the limit, M = ∞)" if s.activation == "identity"
+                                                                   else "the network at 2M)"))
+        a = np.asarray(exponents)
+        grid = np.linspace(0, max(1.0, a.max()), 50)
+        diagram.plot(grid, 0.5 - grid, "k--", lw=1, label="paper: the width error decays as M^-(1/2 − a)")
+        diagram.errorbar(a, measured_error, yerr=np.abs(np.asarray(error_ci).T - measured_error), fmt="o", color="C0",
+                         capsize=3, label="measured: −(exponent of the width error)")
+        diagram.errorbar(a, measured_share, yerr=np.abs(np.asarray(share_ci).T - measured_share), fmt="s", color="C3",
+                         capsize=3, label="measured: exponent of the " + ("limit's " if s.activation == "identity" else "")
+                          + "nonlinear share")
+        diagram.axhspan(-TAU, 10, color="C2", alpha=0.08, lw=0)
+        diagram.axhline(-TAU, color="C2", lw=0.8)
+        diagram.text(grid[-1], -TAU + 0.02, "feature learning above, lazy ODE below", ha="right", fontsize=7, color="C2")
+        diagram.set(xlabel="a  (α = (M/M₀)^a)", ylabel="exponent in M", title="the phase diagram in a",
+                    ylim=(min(-1.5, np.nanmin(measured_share) - 0.2), 0.8))
+        for ax in (error_ax, share_ax, diagram):
+            ax.title.set_fontsize(9)
+            ax.legend(fontsize=7)
+        figure.set_size_inches(14, 4.4)
+
+    def estimate_seconds(self, settings):
+        s = settings
+        return 6.0e-8 * s.epochs * s.replicates * len(s.alpha_exponents) * s.depth * s.width * sum(s.hiddens) + 2.0
