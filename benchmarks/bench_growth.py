@@ -1,17 +1,17 @@
 """Growth: how the wall time and the peak memory of a whole run grow with the samples N and with the depth L — the
 main study (``convergence --model res1``) and the multilevel study (``multilevel --schemes network``).
 
-    python benchmarks/bench_growth.py                      # both studies, both sweeps (about 6 minutes on 2 cores)
+    python benchmarks/bench_growth.py                      # both studies, both sweeps (about 5 minutes on 2 cores)
     python benchmarks/bench_growth.py --only convergence   # one study
 
 Each point runs the command line as a child process, measured as ``benchmarks/bench_memory.py`` measures a run
 (the process tree's peak, polled every 20 ms, or its high-water mark when larger; wall time from start to exit).
 For each sweep the JSON holds every point and two least-squares slopes on log–log axes, over the sweep's points:
 
-* ``time_exponent``: of the wall time less the run's fixed cost t₀ (start-up, imports, fits: the straight line
-  through the sweep's two smallest points, extrapolated to zero work) against the work N·L (the deepest depth
-  times the samples, per level for multilevel): 1 means time linear in N·L; ``time_exponent_whole`` is the same
-  slope without subtracting t₀;
+* ``time_exponent``: the least-squares slope of log(t − t₀) on log(N·L) (N the samples, per level for multilevel;
+  L the deepest depth), t₀ (``fixed_seconds``) the wall time of the same study at almost no work (``FIXED``: a few
+  samples, the shallowest depths) — start-up, imports, writing; 1 means the time beyond that grows linearly in N·L.
+  ``time_exponent_whole`` is the plain slope of log t, fixed cost included;
 * ``memory_exponent``: of the peak memory against the swept size: 0 means memory flat in it.
 
 The bounds a design promise asks for (time ~ N·L, memory flat in L and, for multilevel, in N) are printed beside,
@@ -42,20 +42,20 @@ RESULT = ROOT / "benchmarks" / "results" / "bench_growth.json"
 #: (study, sweep name, the swept size's symbol, [(size, work N·L, arguments)], the promise in words)
 SWEEPS: list[tuple[str, str, str, list[tuple[int, int, list[str]]], str]] = [
     ("convergence", "samples", "N",
-     [(n, n * 256, ["--model", "res1", "--samples", str(n)]) for n in (250, 500, 1000, 2000, 4000)],
+     [(n, n * 256, ["--model", "res1", "--samples", str(n)]) for n in (500, 1000, 2000, 4000)],
      "time ∝ N·L; memory flat in N beyond the blocks of samples (each worker holds one block)"),
     ("convergence", "depth", "L",
-     [(L, 500 * L, ["--model", "res1", "--depths", f"4:{L}"]) for L in (32, 64, 128, 256, 512, 1024)],
+     [(L, 500 * L, ["--model", "res1", "--depths", f"4:{L}"]) for L in (64, 128, 256, 512, 1024)],
      "time ∝ N·L; memory flat in L (the network and the limit run in one pass, block by block)"),
     ("multilevel", "samples", "N",
      [(n, n * 128, ["--model", "res1", "--schemes", "network", "--accuracies", "0.05", "--depths", "1:128",
        "--samples", str(n)])
-      for n in (5000, 10000, 20000, 40000)],
+      for n in (20000, 40000, 80000, 160000)],
      "time ∝ N·L; memory flat in N (running sums per level, samples streamed in batches)"),
     ("multilevel", "depth", "L",
-     [(L, 10000 * L, ["--model", "res1", "--schemes", "network", "--accuracies", "0.05", "--depths", f"1:{L}",
-       "--samples", "10000"])
-      for L in (32, 64, 128, 256, 512)],
+     [(L, 40000 * L, ["--model", "res1", "--schemes", "network", "--accuracies", "0.05", "--depths", f"1:{L}",
+       "--samples", "40000"])
+      for L in (64, 128, 256, 512, 1024)],
      "time ∝ N·L; memory flat in L"),
 ]
 
@@ -65,14 +65,17 @@ def slope(x: list[float], y: list[float]) -> float:
     return float(np.polyfit(np.log(x), np.log(y), 1)[0])
 
 
-def fixed_cost(works: list[int], seconds: list[float]) -> float:
-    """t₀ of t = t₀ + c·w from the two smallest works (at most the smallest time, at least 0)."""
-    (w1, t1), (w2, t2) = sorted(zip(works, seconds))[:2]
-    rate = (t2 - t1) / (w2 - w1)
-    return float(min(max(t1 - rate * w1, 0.0), 0.9 * t1))
+#: per study, a run of almost no work: its wall time is the fixed cost t₀ subtracted before the time exponent
+FIXED: dict[str, list[str]] = {
+    "convergence": ["--model", "res1", "--samples", "16", "--depths", "4:8", "--reference-steps", "64"],
+    "multilevel": ["--model", "res1", "--schemes", "network", "--accuracies", "0.05", "--depths", "1:8",
+                   "--samples", "200"],
+}
 
 
 def run_sweep(study: str, name: str, symbol: str, points: list[tuple[int, int, list[str]]], promise: str) -> dict:
+    fixed = measure(study, FIXED[study])
+    print(f"  {study} at almost no work: {fixed['seconds']:7.2f} s, exit {fixed['exit']}", flush=True)
     rows = []
     for size, work, args in points:
         measured = measure(study, args)
@@ -82,10 +85,11 @@ def run_sweep(study: str, name: str, symbol: str, points: list[tuple[int, int, l
               f"exit {measured['exit']}", flush=True)
     ok = [r for r in rows if r["exit"] in (0, 1, 4)]
     works, seconds = [r["work"] for r in ok], [r["seconds"] for r in ok]
-    t0 = fixed_cost(works, seconds) if len(ok) >= 2 else None
+    t0 = fixed["seconds"] if fixed["exit"] in (0, 1, 4) else None
+    beyond = [t - t0 for t in seconds] if t0 is not None else []
     return {"study": study, "sweep": name, "symbol": symbol, "promise": promise, "points": rows,
-            "fixed_seconds": t0,
-            "time_exponent": slope(works, [t - t0 for t in seconds]) if t0 is not None else None,
+            "fixed_command": f"python -m validation.{study} " + " ".join(FIXED[study]), "fixed_seconds": t0,
+            "time_exponent": slope(works, beyond) if len(ok) >= 2 and all(b > 0 for b in beyond) else None,
             "time_exponent_whole": slope(works, seconds) if len(ok) >= 2 else None,
             "memory_exponent": slope([r["size"] for r in ok], [r["peak_mb"] for r in ok]) if len(ok) >= 2 else None}
 
@@ -102,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         print(f"{study}, growing {symbol}:", flush=True)
         sweep = run_sweep(study, name, symbol, points, promise)
-        print(f"  time − {sweep['fixed_seconds']:.1f} s ∝ (N·L)^{sweep['time_exponent']:.2f} "
+        print(f"  time − {sweep['fixed_seconds']:.1f} s ∝ (N·L)^{(sweep['time_exponent'] or float('nan')):.2f} "
               f"(whole: {sweep['time_exponent_whole']:.2f}); peak ∝ {symbol}^{sweep['memory_exponent']:.2f}; "
               f"promise: {promise}", flush=True)
         sweeps.append(sweep)

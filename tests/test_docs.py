@@ -255,12 +255,20 @@ _WORDS_BROKEN_IN_TABLES = """() => {
 }"""
 
 
+#: every code block whose text is wider than its box (a comment hidden behind a scrollbar), as its first 60 characters
+_CODE_BLOCKS_CUT = """() => Array.from(document.querySelectorAll('.md-typeset pre > code'))
+  .filter(code => code.offsetParent !== null && code.scrollWidth > code.clientWidth + 1)
+  .map(code => code.textContent.slice(0, 60))"""
+
+
 @pytest.mark.parametrize("page_path", ["papers.html", "index.html", "results/defaults.html", "howto/training.html",
-                                       "results/training_chaintron2026.html", "results/convergence.html"])
+                                       "results/training_chaintron2026.html", "results/convergence.html",
+                                       "tutorial/01_one_path.html", "tutorial/06_backward_pass.html"])
 def test_no_command_in_a_table_breaks_inside_a_word_at_1400_px(built_site, chromium, page_path):
     """Issue 45: at a lecture hall's 1400 px, a command in a narrow table cell wraps at its spaces, never inside a
-    word or a flag (the table scrolls sideways instead). Checked in chromium: each word of the code in a table cell
-    lies on one line."""
+    word or a flag (the table scrolls sideways instead), and no code block hides its end (a comment) behind a
+    scrollbar. Checked in chromium: each word of the code in a table cell lies on one line; each visible code block
+    is as wide as its text."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -270,8 +278,10 @@ def test_no_command_in_a_table_breaks_inside_a_word_at_1400_px(built_site, chrom
         page.wait_for_load_state("load")
         page.wait_for_timeout(500)                     # MathJax typesets the formulas, which widens their cells
         broken = page.evaluate(_WORDS_BROKEN_IN_TABLES)
+        cut = page.evaluate(_CODE_BLOCKS_CUT)
         browser.close()
     assert not broken, broken[:10]
+    assert not cut, cut[:5]
 
 
 def test_the_pages_state_the_default_tolerance_the_code_uses():
@@ -363,3 +373,16 @@ def test_the_api_pages_set_docstring_indices_as_maths_and_link_the_theory():
     assert out.startswith("<p>h<sub>k+1</sub> = h<sub>k</sub> + W<sub>e</sub>ᵀ x, L<sup>-1/2</sup>, run_network")
     assert '<a href="../theory.html#s9">docs/theory.md §9</a>' in out and '<a href="../theory.html">docs/theory.md</a>' in out
     assert "<pre><code>h_{k+1}</code></pre><a href=\"x\">h_l</a>" in out
+
+
+def test_each_results_page_opens_with_its_main_figure():
+    """Issue 45: a reader at a lecture hall's screen sees a results page's figure first (res1's once sat 4,200 px down
+    its page): the first figure of every results page that has one comes before its first section."""
+    late = []
+    for page in sorted((ROOT / "docs" / "results").glob("*.md")):
+        lines = page.read_text(encoding="utf-8").split("\n")
+        figures = [i for i, line in enumerate(lines) if line.startswith("![")]
+        sections = [i for i, line in enumerate(lines) if line.startswith("## ")]
+        if figures and sections and figures[0] > sections[0]:
+            late.append(f"{page.name}: first figure at line {figures[0] + 1}, first section at {sections[0] + 1}")
+    assert not late, late
