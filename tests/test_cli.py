@@ -131,9 +131,8 @@ def test_help_carries_no_version_history(name, capsys):
         r".{60}\b(?:before|as in|since|until) (?:version )?\d+\.\d+.{20}", text)
 
 
-@pytest.mark.parametrize("name", STUDY_MODULES)
-def test_help_wraps_to_the_terminal_width(name, capsys, monkeypatch):
-    """At COLUMNS=80 every --help line fits, but command examples (never broken) and argparse's own choice lists."""
+def _help_at_80_columns(name, capsys, monkeypatch) -> str:
+    """What ``python -m validation.NAME --help`` prints at COLUMNS=80."""
     import importlib
 
     monkeypatch.setenv("COLUMNS", "80")
@@ -142,7 +141,13 @@ def test_help_wraps_to_the_terminal_width(name, capsys, monkeypatch):
         module.main(["--help"])
     except SystemExit:
         pass
-    lines = capsys.readouterr().out.split("\n")
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", STUDY_MODULES)
+def test_help_wraps_to_the_terminal_width(name, capsys, monkeypatch):
+    """At COLUMNS=80 every --help line fits, but command examples (never broken) and argparse's own choice lists."""
+    lines = _help_at_80_columns(name, capsys, monkeypatch).split("\n")
     long = [line for line in lines if len(line) > 80 and not line.strip().startswith(("python ", "{", "--", "[", "usage"))]
     assert not long, long[:3]
 
@@ -151,15 +156,7 @@ def test_help_wraps_to_the_terminal_width(name, capsys, monkeypatch):
 def test_the_short_help_is_at_most_100_lines_at_80_columns(name, capsys, monkeypatch):
     """Issue 45: the short --help of every study fits in about a screen (100 lines at COLUMNS=80), ends its
     description on a whole sentence and cuts no flag's text inside a word."""
-    import importlib
-
-    monkeypatch.setenv("COLUMNS", "80")
-    module = importlib.import_module(f"validation.{name}")
-    try:
-        module.main(["--help"])
-    except SystemExit:
-        pass
-    text = capsys.readouterr().out
+    text = _help_at_80_columns(name, capsys, monkeypatch)
     assert len(text.rstrip("\n").split("\n")) <= 100
     assert not re.search(r"\w…", text), re.findall(r".{30}\w….{10}", text)
 

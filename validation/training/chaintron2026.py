@@ -43,7 +43,9 @@ of the three terms against their correlation-function limit; the sweeps here mea
 K = 15 steps, η₀ = 0.1 and 32 replicates (128 in the embedding sweep), in float64.
 
 :class:`ChaintronNonlinear` (``chaintron2026-nonlinear``) measures the finite-width term of two-layer-perceptron
-blocks of any activation, as M against 2M (no exact M = ∞ network there).
+blocks of any activation, as M against 2M (no exact M = ∞ network there). :class:`ChaintronBudget`
+(``chaintron2026-budget``) measures the sum of the three terms against the limit itself (L, M, D → ∞:
+:func:`limits.embedded_resnet.depth_limit`) along the shapes that minimise the bound at a budget P = LMD.
 """
 
 from __future__ import annotations
