@@ -194,15 +194,17 @@ def _flag(field: dataclasses.Field) -> str:
 BRIEF_CHARS = 64
 
 
-def brief(text: str) -> str:
-    """The first clause of a help text for the short ``--help``: up to the first "; ", " (" or ". " past its 15th
-    character, when the text is longer than :data:`BRIEF_CHARS` (an open parenthesis cut off is not left open)."""
-    if len(text) <= BRIEF_CHARS:
+def brief(text: str, limit: int = BRIEF_CHARS, start: int = 15,
+          marks: tuple[str, ...] = ("; ", " (", ". ", ": ")) -> str:
+    """The first clause of a text longer than ``limit``, for the short ``--help``: up to the first of ``marks`` past
+    its ``start``-th character, or else the last space within ``limit`` — never inside a word — then " …" (an open
+    parenthesis cut off is not left open)."""
+    if len(text) <= limit:
         return text
-    cuts = [i for i in (text.find("; ", 15), text.find(" (", 15), text.find(". ", 15), text.find(": ", 15)) if i > 0]
-    cut = min(cuts) if cuts else BRIEF_CHARS
-    if cut > BRIEF_CHARS:  # no clause ends in time: cut at the last space, never inside a word
-        cut = text.rfind(" ", 0, BRIEF_CHARS + 1)
+    cuts = [i for i in (text.find(mark, start) for mark in marks) if i > 0]
+    cut = min(cuts) if cuts else len(text)
+    if cut > limit:  # no clause ends in time
+        cut = text.rfind(" ", 0, limit + 1)
     return text[:cut].rstrip(" ,;:") + " …"
 
 
@@ -217,20 +219,12 @@ def _help(field: dataclasses.Field, short: bool = False) -> str:
             default = ",".join(map(str, default)) if default else "none"
         text = "none" if default is None else str(default)
     if short:
-        text = _brief_default(text)
+        text = brief(text, BRIEF_DEFAULT_CHARS, start=3, marks=(": ", "; ", " (", ", "))
     return f"{brief(meta['help']) if short else meta['help']} (default: {text})"
 
 
 #: a stated default longer than this is cut to its first clause in the short ``--help``
 BRIEF_DEFAULT_CHARS = 24
-
-
-def _brief_default(text: str) -> str:
-    """The first clause of a long stated default (``the model's; SDE 4:256, ODE 8:1024`` → ``the model's …``)."""
-    if len(text) <= BRIEF_DEFAULT_CHARS:
-        return text
-    cuts = [i for i in (text.find(": ", 3), text.find("; ", 3), text.find(" (", 3), text.find(", ", 3)) if i > 0]
-    return text[:min(cuts)] + " …" if cuts else text
 
 
 def _examples(epilog: str) -> str:
