@@ -88,15 +88,10 @@ SIZES: list[tuple[str, str, list[str]]] = [
     ("figures-pf-2d", "figures", ["--figure", "pf-2d"]),
     ("training-marion-fig8-one-epoch", "training", ["--experiment", "marion-fig8", "--epochs", "1", "--workers", "2"]),
     ("training-chaintron-nonlinear", "training", ["--experiment", "chaintron2026-nonlinear", "--workers", "1"]),
-]
-
-#: sizes whose peak is not reproducible from run to run, measured by ``--sizes`` but not held by the test: the
-#: multilevel study's heap between batches (the same command peaked at 386–645 MiB; with the heap handed back at
-#: each change of level 532–613 MiB in eight runs, but 416 MiB in one CI run; estimate 588)
-VARIABLE_SIZES: list[tuple[str, str, list[str]]] = [
-    ("multilevel-network", "multilevel", ["--model", "res1", "--schemes", "network", "--accuracies", "0.05"]),
-    ("multilevel-width-6", "multilevel", ["--model", "res1", "--schemes", "network", "--width", "6",
-                                          "--accuracies", "0.05"]),
+    ("multilevel-network", "multilevel", ["--model", "res1", "--schemes", "network", "--accuracies", "0.05",
+                                          "--samples", "400000"]),
+    ("multilevel-levy-areas", "multilevel", ["--model", "res1", "--schemes", "milstein_levy_area",
+                                             "--accuracies", "0.05", "--samples", "30000"]),
 ]
 
 POLL_SECONDS = 0.02
@@ -204,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=ROOT / "benchmarks" / "results" / "bench_memory.json",
                         help="where the results go (rows of earlier runs are kept)")
     args = parser.parse_args(argv)
-    cases = [case for case in (SIZES + VARIABLE_SIZES if args.sizes else CASES)
+    cases = [case for case in (SIZES if args.sizes else CASES)
              if args.only is None or any(case[0].startswith(p) for p in args.only)]
     if args.list:
         for name, study, arguments in cases:

@@ -356,18 +356,58 @@ def training_refuses_a_hidden_flag(name, capsys):
     return "does not apply to the marion2024-fig2 experiment" in err and "Traceback" not in err
 
 
-def test_freed_memory_is_released_only_above_the_budget():
-    """validation.core.runtime.release_freed_memory trims the C heap only when the resident memory exceeds the
-    budget (the multilevel study calls it after each batch: its peak at 5000 samples went from 3.1 GB to 1.07 GB)."""
-    from validation.core import runtime
+def test_large_blocks_are_unmapped_when_freed_only_within_the_block():
+    """validation.core.runtime.large_blocks_unmapped: within it a freed 64-MiB array leaves the resident memory (the
+    multilevel study's peak is then the arrays alive, not the heap's history); after it, with the command line's
+    reused heap (reuse_freed_memory), a freed array stays resident for the next one. In a fresh process: glibc maps
+    a block of its own only when no free part of the heap fits it, and a test process's heap has had many."""
+    import subprocess
 
-    resident = runtime.resident_mb()
-    if resident is None:
-        pytest.skip("no /proc/self/statm here")
-    assert resident > 10
-    assert runtime.release_freed_memory(above_mb=1e9) is False          # under the budget: nothing done
-    released = runtime.release_freed_memory(above_mb=0.0)              # over it: glibc's malloc_trim ran
-    assert isinstance(released, bool)
+    probe = """
+import torch
+from validation.core import runtime
+if runtime.resident_mb() is None or not runtime.reuse_freed_memory():
+    print("unsupported"); raise SystemExit
+def freed_mb():
+    block = torch.ones(1 << 23, dtype=torch.float64)   # 64 MiB, touched
+    held = runtime.resident_mb()
+    del block
+    return held - runtime.resident_mb()
+with runtime.large_blocks_unmapped() as applied:
+    inside = freed_mb()
+print(applied, round(inside), round(freed_mb()))
+"""
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+    if out == ["unsupported"]:
+        pytest.skip("needs glibc and /proc/self/statm")
+    applied, inside, after = out
+    assert applied == "True"
+    assert int(inside) > 48          # unmapped at once
+    assert int(after) < 4            # kept in the heap for the next array
+
+
+def test_the_multilevel_command_line_asks_torch_for_huge_pages_before_importing_it():
+    """validation.core.start_up: ``python -m validation.multilevel`` sets THP_MEM_ALLOC_ENABLE before torch is
+    imported (torch reads it once, at its first allocation); other studies, and a value the user set, are left."""
+    import subprocess
+
+    from validation.core.start_up import study_of_command_line
+
+    assert study_of_command_line(["python", "-m", "validation.multilevel", "--samples", "5"]) == "validation.multilevel"
+    assert study_of_command_line(["python", "-X", "importtime", "-mvalidation.weak"]) == "validation.weak"
+    assert study_of_command_line(["python", "-c", "-m"]) is None
+    assert study_of_command_line(["python", "script.py", "-m", "x"]) is None
+
+    def seen(study: str, **env: str) -> str:
+        probe = ("import sys; sys.argv = ['-m']; sys.orig_argv = ['python', '-m', %r]; import validation, os; "
+                 "print(os.environ.get('THP_MEM_ALLOC_ENABLE'), 'torch' in sys.modules)" % study)
+        clean = {k: v for k, v in os.environ.items() if k != "THP_MEM_ALLOC_ENABLE"}
+        return subprocess.run([sys.executable, "-c", probe], env={**clean, **env}, capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    assert seen("validation.multilevel") == "1 False"
+    assert seen("validation.convergence") == "None False"
+    assert seen("validation.multilevel", THP_MEM_ALLOC_ENABLE="0") == "0 False"
 
 
 _UNCHECKED = object()

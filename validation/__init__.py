@@ -6,3 +6,6 @@ if _sys.argv[:1] == ["-m"]:  # imported by ``python -m validation.<study>`` whil
     from validation.core.signals import guard_start_up as _guard_start_up
 
     _guard_start_up()
+    from validation.core.start_up import prepare_environment as _prepare_environment
+
+    _prepare_environment()

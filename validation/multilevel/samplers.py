@@ -14,7 +14,6 @@ from limits.brownian import DyadicPath, record_path
 from limits.pairs import SDEPair, run_network
 from limits.schemes import SDE_SCHEMES, SDEScheme, get_sde_scheme
 from limits.seeding import stream_seed
-from validation.core.runtime import RELEASE_ABOVE_MB, release_freed_memory
 from validation.multilevel.mlmc import LevelBatch
 from validation.core.observables import TEST_FUNCTIONS
 
@@ -43,17 +42,15 @@ PATH_BUDGET = 1 << 22
 
 
 def level_sampler(pair: SDEPair, solver: str, function: str, depth0: int, seed: int, phase: str,
-                  noise_dtype: torch.dtype | None = None, release_above_mb: float = RELEASE_ABOVE_MB
-                  ) -> Callable[[int, int, int], LevelBatch]:
+                  noise_dtype: torch.dtype | None = None) -> Callable[[int, int, int], LevelBatch]:
     """The level sampler of ``solver`` (:data:`LEVEL_SCHEMES`) on ``pair``: ``sampler(level, samples, batch)`` draws
     ``samples`` inputs and Brownian paths from the streams (seed, "multilevel", phase, level, batch) — the pair's own
     input law (its ``initial_state``) and :func:`limits.brownian.record_path` at L = depth0 · 2^level steps, with Lévy
     areas when the solver reads them — and returns φ at depth L and at L/2 on those paths. Every solver given the
     same (seed, phase) reads the same inputs and increments. Cost: (L + L/2) × the solver's evaluations per step, per
-    sample. At each change of level (a new batch size) the allocator's free memory is handed back, so that the heap
-    does not fragment across levels and the peak is the same from run to run (it varied 386–645 MiB with the same
-    command); after each batch it is also handed back when the process holds more than ``release_above_mb``
-    (:func:`validation.core.runtime.release_freed_memory`; the study passes its memory estimate)."""
+    sample. Memory: one batch's path and its coarse grid (:func:`batch_size`); the study runs the samplers with
+    large arrays unmapped when freed (:func:`validation.core.runtime.large_blocks_unmapped`), so the batches'
+    changing shapes do not fragment the heap."""
     phi = TEST_FUNCTIONS[function][0]
     cls, config = type(pair), pair.config
     antithetic = solver == ANTITHETIC
@@ -64,13 +61,7 @@ def level_sampler(pair: SDEPair, solver: str, function: str, depth0: int, seed: 
         per_step = scheme.evaluations
         areas = "levy" if scheme.needs_levy_area else ("space-time" if scheme.needs_space_time_area else "none")
 
-    last_level: list[int | None] = [None]
-
     def sample(level: int, samples: int, batch: int) -> LevelBatch:
-        if level != last_level[0]:   # a new batch size: hand back the last level's blocks (a deterministic heap)
-            if last_level[0] is not None:
-                release_freed_memory(0.0)
-            last_level[0] = level
         depth = depth0 * 2**level
         stream = stream_seed(seed, "multilevel", phase, level, batch)
         clock = time.perf_counter()
@@ -85,14 +76,11 @@ def level_sampler(pair: SDEPair, solver: str, function: str, depth0: int, seed: 
 
         fine = solve(depth)
         if level == 0:
-            release_freed_memory(release_above_mb)
             return LevelBatch(fine, None, float(samples * depth * per_step), time.perf_counter() - clock)
         coarse, single = solve(depth // 2), None
         if antithetic:  # P_ℓ = ½ (φ(X^f) + φ(X^a)): the twin reads each coarse step's two increments swapped
             single, fine = fine, 0.5 * (fine + solve(depth, swapped_halves(path)))
         steps = (2 if antithetic else 1) * depth + depth // 2
-        del path
-        release_freed_memory(release_above_mb)   # a fragmented heap would grow with the batches (validation.core.runtime)
         return LevelBatch(fine, coarse, float(samples * steps * per_step), time.perf_counter() - clock, single)
 
     return sample
@@ -115,6 +103,22 @@ def per_sample_numbers(pair: SDEPair, solver: str) -> tuple[int, int]:
     if solver == ANTITHETIC:
         return 2 * m, 4 * d * m  # the path and its twin; no areas
     return 2 * m + m * (m - 1) // 2, 4 * d * m
+
+
+def path_transient(pair: SDEPair, solver: str) -> float:
+    """The most numbers a batch holds at once, in multiples of its recorded path's (:func:`per_sample_numbers`): the
+    path and its coarse grid (1.5); for the antithetic estimator, whose path counts its twin, the increments, the
+    twin and the coarse grid (1.25); for a scheme reading Lévy areas, the drawing of the fine steps' areas
+    (:func:`limits.brownian.fine_step_areas`): W and H (2m numbers) beside seven arrays of the a = m(m−1)/2 areas
+    at its last operation (the pairs' H twice, the conditional mean and standard deviation, the normals, their
+    product, the sum), against the path's 2m + a."""
+    if solver == ANTITHETIC:
+        return 1.25
+    if solver == "network" or not get_sde_scheme(solver).needs_levy_area:
+        return 1.5
+    m = pair.noise_dim
+    areas = m * (m - 1) // 2
+    return max(1.5, (2 * m + 7 * areas) / (2 * m + areas))
 
 
 def batch_size(pair: SDEPair, solver: str, depth0: int) -> Callable[[int], int]:

@@ -67,7 +67,7 @@ from validation.core.plots import new_grid
 from validation.core.results import RunInfo, StudyResult, utc_now
 from validation.core.workers import PROCESS_MB
 from validation.multilevel.samplers import (
-    ANTITHETIC, LEVEL_SCHEMES, PATH_BUDGET, SOLVERS, batch_size, level_sampler, per_sample_numbers,
+    ANTITHETIC, LEVEL_SCHEMES, SOLVERS, batch_size, level_sampler, path_transient, per_sample_numbers,
 )
 from validation.core.settings import (MIN_CONFIDENCE,
     SettingsError, check_choice, check_float, check_int, make_settings, parse_float_list, parse_name_list,
@@ -438,9 +438,8 @@ def _solver_levels(pair: SDEPair, solver: str, settings: MultilevelSettings, pro
     depth0, noise_dtype = depths[0], settings.torch_noise_dtype
     batch = batch_size(pair, solver, depth0)
     bar = tqdm(total=len(depths), desc=f"{solver}: complexity test", disable=not progress, leave=False)
-    budget = estimate_mb(pair, settings)  # the batches keep the process within the run's memory estimate
     test = complexity_samples(level_sampler(pair, solver, settings.function, depth0, settings.seed, "test",
-                                            noise_dtype, budget), len(depths), settings.samples, batch,
+                                            noise_dtype), len(depths), settings.samples, batch,
                               progress=lambda level: bar.update())
     bar.close()
     ys = [s.differences for s in test]
@@ -478,7 +477,7 @@ def _solver_levels(pair: SDEPair, solver: str, settings: MultilevelSettings, pro
     estimates = []
     for accuracy in tqdm(settings.accuracies, desc=f"{solver}: MLMC", disable=not progress, leave=False):
         sampler = level_sampler(pair, solver, settings.function, depth0, settings.seed, f"mlmc-{accuracy:g}",
-                                noise_dtype, budget)
+                                noise_dtype)
         estimate = mlmc_estimate(sampler, accuracy, alpha=weak_order, beta=beta, cost_per_sample=cost_per_sample,
                                  max_levels=settings.max_levels, batch=batch)
         finest = estimate.levels - 1
@@ -517,7 +516,7 @@ def run(model: str | type[Pair] | Pair = "res1", settings: MultilevelSettings | 
         raise SettingsError("model", f"{pair_class(model).name} is an ODE pair; the multilevel study couples Brownian "
                                      "paths across depths (an SDE pair: see --list)")
     pair, settings = build_pair(model, _with_defaults(settings))
-    with runtime.threads(threads):
+    with runtime.threads(threads), runtime.large_blocks_unmapped():   # a peak that does not depend on the heap's history
         started, clock = utc_now(), time.perf_counter()
         solvers = [_solver_levels(pair, solver, settings, progress) for solver in settings.schemes]
         info = RunInfo.capture(seed=settings.seed, dtype=settings.dtype, device=pair.device, started=started,
@@ -535,20 +534,23 @@ def estimate_seconds(model: str | type[Pair] | Pair, settings: MultilevelSetting
 
 
 def estimate_mb(model: str | type[Pair] | Pair, settings: MultilevelSettings) -> float:
-    """The recorded path of one sampler call and the scheme's working arrays, at the deepest level (at most
-    :data:`PATH_BUDGET` numbers, but never less than one sample's: a wide network's single path can be far larger),
-    three times over, times 2.5 for the heap between batches (measured: 613 MiB at the defaults, whose three copies
-    are 96 MiB), the kept level samples, and the interpreter. The samplers hand freed memory back whenever the
-    process exceeds this estimate, so the run keeps to it (plus one batch) at any size."""
+    """The interpreter (:data:`~validation.core.workers.PROCESS_MB`: the MLMC runs follow the fits, which import
+    scipy), the kept level samples (three numbers per sample and level), and the largest batch's arrays alive at
+    once, at the deepest level: the recorded path (at most :data:`~validation.multilevel.samplers.PATH_BUDGET`
+    numbers, but never less than one sample's: a wide network's single path can be far larger)
+    :func:`path_transient` times over, and the scheme's working arrays. An upper bound where the MLMC runs need
+    only small batches (a large ε): the complexity test's full batches come before scipy's import. The run unmaps
+    large arrays when they are freed (:func:`validation.core.runtime.large_blocks_unmapped`), so its peak is what
+    is alive, not the heap's history."""
     pair, settings = build_pair(model, _with_defaults(settings))
     deepest = settings.depths[-1]
-    largest = 0
+    largest = 0.0
     for solver in (settings.schemes if isinstance(pair, SDEPair) else ()):   # an ODE pair: refused by the run
         per_step, working = per_sample_numbers(pair, solver)
         size = batch_size(pair, solver, settings.depths[0])(len(settings.depths) - 1)
-        largest = max(largest, size * (deepest * per_step + working))
+        largest = max(largest, size * (path_transient(pair, solver) * deepest * per_step + working))
     kept = 8 * 3 * settings.samples * len(settings.depths) * len(settings.schemes)
-    return PROCESS_MB + (2.5 * 8 * 3 * max(PATH_BUDGET, largest) + kept) / 2**20
+    return PROCESS_MB + (8 * largest + kept) / 2**20
 
 
 EPILOG = """\
