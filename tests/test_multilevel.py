@@ -247,3 +247,30 @@ def test_a_width_whose_single_path_does_not_fit_is_refused_before_it_starts(caps
     err = capsys.readouterr().err
     assert err.startswith("error: this run needs about") and "MiB" in err
     assert study.estimate_mb("res1", study.MultilevelSettings()) < 1000   # the default run: the path budget
+
+
+def test_the_batches_shared_out_to_workers_give_the_numbers_of_one_process(monkeypatch):
+    """--workers (issue 47): the complexity test's batches and each MLMC round's are computed by two forked workers
+    and summed in call order — every number of the result is the one process's (times aside). Small batches (a
+    path budget of 8192 numbers: up to 24 batches a level), so that a worker drawing the wrong batch's streams
+    shows."""
+    monkeypatch.setattr(samplers, "PATH_BUDGET", 1 << 13)
+    def numbers(workers: int) -> str:
+        result = multilevel.run("res1", samples=3000, depths=(1, 2, 4, 8, 16), schemes=("network", "antithetic_milstein"),
+                                accuracies=(5e-2,), resamples=200, workers=workers).to_dict()
+
+        def strip(value):
+            if isinstance(value, dict):
+                return {k: strip(v) for k, v in value.items()
+                        if k not in ("settings", "run") and "second" not in k and "time" not in k}
+            return [strip(v) for v in value] if isinstance(value, list) else value
+
+        return json.dumps(strip(result), sort_keys=True)
+
+    assert numbers(2) == numbers(1)
+
+
+def test_a_pair_instance_is_not_shared_out():
+    pair = get_pair("res1")(ModelConfig(width=2), 100, seed=0)
+    with pytest.raises(SettingsError, match="workers"):
+        multilevel.run(pair, samples=1000, workers=2)

@@ -38,7 +38,7 @@ import numpy as np
 from validation.core.stats import slope as stats_slope
 from validation.core.rate_fit import corrected_fit
 
-__all__ = ["LevelBatch", "LevelSampler", "LevelSamples", "LevelRate", "MLMCEstimate", "complexity_samples",
+__all__ = ["LevelBatch", "LevelSampler", "BatchDrawer", "serial", "LevelSamples", "LevelRate", "MLMCEstimate", "complexity_samples",
            "telescoping_gaps",
            "level_rate", "mlmc_estimate", "consistency", "THETA"]
 
@@ -71,6 +71,14 @@ def _differences(fine: np.ndarray, coarse: np.ndarray | None) -> np.ndarray:
 
 #: ``sampler(level, samples, batch)``: ``samples`` level samples of ``level`` from the streams of ``batch``
 LevelSampler = Callable[[int, int, int], LevelBatch]
+#: ``draw(calls)``: the level batches of ``calls`` — (level, samples, batch) each, as a sampler takes them — in their
+#: order, computed here or shared out to workers (each batch reads its own streams, so the numbers are the same)
+BatchDrawer = Callable[[Sequence[tuple[int, int, int]]], list[LevelBatch]]
+
+
+def serial(sampler: LevelSampler) -> BatchDrawer:
+    """The :data:`BatchDrawer` that calls ``sampler`` here, one call after the other."""
+    return lambda calls: [sampler(*call) for call in calls]
 
 
 @dataclass
@@ -114,15 +122,17 @@ class LevelSamples:
         return float(np.mean(y ** 4) / variance ** 2) if variance > 0 else math.nan
 
 
-def complexity_samples(sampler: LevelSampler, levels: int, samples: int, batch: Callable[[int], int],
-                       progress: Callable[[int], Any] | None = None) -> list[LevelSamples]:
+def complexity_samples(sampler: LevelSampler | None, levels: int, samples: int, batch: Callable[[int], int],
+                       progress: Callable[[int], Any] | None = None, draw: BatchDrawer | None = None
+                       ) -> list[LevelSamples]:
     """``samples`` level samples of each level 0 … ``levels`` − 1, drawn in batches of at most ``batch(level)``
-    (batch b of level ℓ from the sampler's streams (ℓ, b)); ``progress(level)`` after each level."""
+    (batch b of level ℓ from the sampler's streams (ℓ, b)); ``progress(level)`` after each level. ``draw``: how a
+    level's batches are computed (default: :func:`serial` on ``sampler``; ``sampler`` may be None when it is given)."""
+    draw = draw or serial(sampler)
     out = []
     for level in range(levels):
         size = batch(level)
-        parts = [sampler(level, min(size, samples - start), index)
-                 for index, start in enumerate(range(0, samples, size))]
+        parts = draw([(level, min(size, samples - start), index) for index, start in enumerate(range(0, samples, size))])
         coarse = None if parts[0].coarse is None else np.concatenate([p.coarse for p in parts])
         single = None if parts[0].single is None else np.concatenate([p.single for p in parts])
         out.append(LevelSamples(level, np.concatenate([p.fine for p in parts]), coarse,
@@ -379,30 +389,36 @@ class _Sums:
         self.seconds += batch.seconds
 
 
-def mlmc_estimate(sampler: LevelSampler, accuracy: float, *, alpha: float, beta: float,
+def mlmc_estimate(sampler: LevelSampler | None, accuracy: float, *, alpha: float, beta: float,
                   cost_per_sample: Callable[[int], float], initial_samples: int = 1000, min_levels: int = 3,
                   max_levels: int = 12, batch: Callable[[int], int] = lambda level: 65536,
-                  theta: float = THETA) -> MLMCEstimate:
+                  theta: float = THETA, draw: BatchDrawer | None = None) -> MLMCEstimate:
     """Giles's adaptive MLMC estimator to root-mean-square error ``accuracy`` (module docstring).
 
     ``alpha``, ``beta``: the rates used to extrapolate the bias and the variance of a level not yet sampled (the
     complexity test's measured ones); ``cost_per_sample(level)``: the cost units of one level sample (used to
     choose N_ℓ before a level is sampled); ``batch(level)``: samples per sampler call. Samples are
     added in calls to ``sampler(level, n, index)`` with ``index`` counting that level's calls, so a run is
-    reproducible. Stops adding levels at ``max_levels`` (then ``converged`` is False).
+    reproducible. Stops adding levels at ``max_levels`` (then ``converged`` is False). ``draw``: how the calls of
+    one round are computed (default: :func:`serial` on ``sampler``, which may be None when it is given); their
+    batches are summed in call order.
     """
+    draw = draw or serial(sampler)
     alpha, beta = max(alpha, 0.5), max(beta, 0.5)
     sums = [_Sums() for _ in range(min_levels)]
     calls = [0] * min_levels
     extra = [initial_samples] * min_levels
     converged = True
     while sum(extra) > 0:
+        round_calls = []
         for level, count in enumerate(extra):
             while count > 0:
                 size = min(count, batch(level))
-                sums[level].add(sampler(level, size, calls[level]))
+                round_calls.append((level, size, calls[level]))
                 calls[level] += 1
                 count -= size
+        for (level, _, _), drawn in zip(round_calls, draw(round_calls)):
+            sums[level].add(drawn)
         means, variances, costs = _level_estimates(sums, alpha, beta, cost_per_sample)
         extra = _extra_samples(sums, variances, costs, accuracy, theta)
         if all(e <= 0.01 * s.samples for e, s in zip(extra, sums)):

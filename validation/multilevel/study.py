@@ -59,13 +59,13 @@ from limits.schemes import EulerMaruyama, get_sde_scheme
 from validation.core import cli, runtime
 from validation.core.checks import FAIL, INCONCLUSIVE, PASS, Check, combine, interval_check
 from validation.multilevel.mlmc import (
-    THETA, LevelRate, LevelSamples, MLMCEstimate, complexity_samples, consistency, level_rate,
-    mlmc_estimate, telescoping_gaps,
+    THETA, BatchDrawer, LevelBatch, LevelRate, LevelSamples, MLMCEstimate, complexity_samples, consistency,
+    level_rate, mlmc_estimate, serial, telescoping_gaps,
 )
 from validation.core.pair_study import FIT_MODELS, PairSettings, add_model_arguments, build_pair, list_models, model_spec, pair_class
 from validation.core.plots import new_grid
 from validation.core.results import RunInfo, StudyResult, utc_now
-from validation.core.workers import PROCESS_MB
+from validation.core.workers import check_workers, run_memory_mb, run_tasks
 from validation.multilevel.samplers import (
     ANTITHETIC, LEVEL_SCHEMES, SOLVERS, batch_size, level_sampler, path_transient, per_sample_numbers,
 )
@@ -121,6 +121,13 @@ class MultilevelSettings(PairSettings):
                                 group="fit and verdict")
     resamples: int = setting(1000, "bootstrap resamples of every interval (100 to 100000)", parse=int,
                              group="fit and verdict")
+    workers: int | None = setting(None, "processes (each single-threaded) sharing the levels' batches of samples, in "
+                                        "the complexity test and in each round of the MLMC runs; the numbers never "
+                                        "depend on it (each batch reads its own streams)", parse=int,
+                                  group="run and output", default_text="1")
+    scheduler: str | None = setting(None, "run the batches on Dask instead: local:N (a local cluster of N "
+                                          "single-threaded workers) or tcp://HOST:PORT (a running scheduler)",
+                                    group="run and output", default_text="none: --workers local processes")
     strict_weak: bool = setting(False, "let the weak-error checks (α and the Talay-Tubaro rate) decide the exit status "
                                        "too; without it they are printed and stored, and the verdict rests on β and "
                                        "the consistency of the levels", action="store_true", group="fit and verdict")
@@ -150,6 +157,7 @@ class MultilevelSettings(PairSettings):
         self._set("tolerance", check_float("tolerance", self.tolerance, 0, strict_min=True))
         self._set("confidence", check_float("confidence", self.confidence, MIN_CONFIDENCE, 1, strict_max=True))
         self._set("resamples", check_int("resamples", self.resamples, 100, 100_000))
+        check_workers(self)
 
 
 #: levels of the complexity test, at least (a rate needs 3 levels ≥ 1)
@@ -433,14 +441,45 @@ def _gamma(levels: Sequence[LevelSamples], first: int, per_sample: Callable[[Lev
     return float(fit.slope), (float(fit.slope - half), float(fit.slope + half))
 
 
-def _solver_levels(pair: SDEPair, solver: str, settings: MultilevelSettings, progress: bool) -> SchemeLevels:
+def _drawer(model: str | type[Pair] | Pair, pair: SDEPair, solver: str, settings: MultilevelSettings,
+            phase: str) -> BatchDrawer:
+    """How the batches of ``solver``'s level sampler of ``phase`` are computed: here, or on the run's workers or
+    Dask cluster (each worker builds the pair from its name or path and the resolved settings)."""
+    sampler = level_sampler(pair, solver, settings.function, settings.depths[0], settings.seed, phase,
+                            settings.torch_noise_dtype)
+    workers = settings.workers or 1
+    if workers <= 1 and settings.scheduler is None:
+        return serial(sampler)
+    spec = model_spec(model)
+    fields = {field.name: getattr(settings, field.name) for field in dataclasses.fields(settings)}
+    fields["options"] = dict(settings.options)   # a read-only mapping does not pickle
+
+    def draw(calls):
+        tasks = [(spec, fields, solver, phase, call) for call in calls]
+        return run_tasks(_draw_batch, tasks, workers, scheduler=settings.scheduler)
+
+    return draw
+
+
+def _draw_batch(task: tuple[str, dict[str, Any], str, str, tuple[int, int, int]]) -> LevelBatch:
+    """One batch of level samples in a worker, from the pair built anew (a few milliseconds; a batch takes tenths
+    of a second), its large arrays unmapped when freed as in the run's process."""
+    spec, fields, solver, phase, call = task
+    pair, settings = build_pair(spec, MultilevelSettings(**fields))
+    sampler = level_sampler(pair, solver, settings.function, settings.depths[0], settings.seed, phase,
+                            settings.torch_noise_dtype)
+    with runtime.large_blocks_unmapped():
+        return sampler(*call)
+
+
+def _solver_levels(model: str | type[Pair] | Pair, pair: SDEPair, solver: str, settings: MultilevelSettings,
+                   progress: bool) -> SchemeLevels:
     depths = list(settings.depths)
-    depth0, noise_dtype = depths[0], settings.torch_noise_dtype
+    depth0 = depths[0]
     batch = batch_size(pair, solver, depth0)
     bar = tqdm(total=len(depths), desc=f"{solver}: complexity test", disable=not progress, leave=False)
-    test = complexity_samples(level_sampler(pair, solver, settings.function, depth0, settings.seed, "test",
-                                            noise_dtype), len(depths), settings.samples, batch,
-                              progress=lambda level: bar.update())
+    test = complexity_samples(None, len(depths), settings.samples, batch, progress=lambda level: bar.update(),
+                              draw=_drawer(model, pair, solver, settings, "test"))
     bar.close()
     ys = [s.differences for s in test]
     first = settings.fit_from_level
@@ -476,10 +515,9 @@ def _solver_levels(pair: SDEPair, solver: str, settings: MultilevelSettings, pro
 
     estimates = []
     for accuracy in tqdm(settings.accuracies, desc=f"{solver}: MLMC", disable=not progress, leave=False):
-        sampler = level_sampler(pair, solver, settings.function, depth0, settings.seed, f"mlmc-{accuracy:g}",
-                                noise_dtype)
-        estimate = mlmc_estimate(sampler, accuracy, alpha=weak_order, beta=beta, cost_per_sample=cost_per_sample,
-                                 max_levels=settings.max_levels, batch=batch)
+        estimate = mlmc_estimate(None, accuracy, alpha=weak_order, beta=beta, cost_per_sample=cost_per_sample,
+                                 max_levels=settings.max_levels, batch=batch,
+                                 draw=_drawer(model, pair, solver, settings, f"mlmc-{accuracy:g}"))
         finest = estimate.levels - 1
         var_p = float(np.var(test[min(finest, len(test) - 1)].single_solve))  # plain MC draws one solve
         estimate.mc_cost = var_p * depth0 * 2**finest * per_step / ((1 - THETA) * accuracy**2)
@@ -515,10 +553,13 @@ def run(model: str | type[Pair] | Pair = "res1", settings: MultilevelSettings | 
     if pair_class(model).kind != "sde":
         raise SettingsError("model", f"{pair_class(model).name} is an ODE pair; the multilevel study couples Brownian "
                                      "paths across depths (an SDE pair: see --list)")
+    if isinstance(model, Pair) and ((settings.workers or 1) > 1 or settings.scheduler is not None):
+        raise SettingsError("workers", "a Pair instance runs here; pass its class or name to share the batches out "
+                                       "to workers")
     pair, settings = build_pair(model, _with_defaults(settings))
     with runtime.threads(threads), runtime.large_blocks_unmapped():   # a peak that does not depend on the heap's history
         started, clock = utc_now(), time.perf_counter()
-        solvers = [_solver_levels(pair, solver, settings, progress) for solver in settings.schemes]
+        solvers = [_solver_levels(model, pair, solver, settings, progress) for solver in settings.schemes]
         info = RunInfo.capture(seed=settings.seed, dtype=settings.dtype, device=pair.device, started=started,
                                wall_time_s=time.perf_counter() - clock, command=command_line)
     return MultilevelResult(settings=settings, run_info=info, model=pair.describe(), model_spec=model_spec(model),
@@ -535,8 +576,8 @@ def estimate_seconds(model: str | type[Pair] | Pair, settings: MultilevelSetting
 
 def estimate_mb(model: str | type[Pair] | Pair, settings: MultilevelSettings) -> float:
     """The interpreter (:data:`~validation.core.workers.PROCESS_MB`: the MLMC runs follow the fits, which import
-    scipy), the kept level samples (three numbers per sample and level), and the largest batch's arrays alive at
-    once, at the deepest level: the recorded path (at most :data:`~validation.multilevel.samplers.PATH_BUDGET`
+    scipy), the kept level samples (three numbers per sample and level), and per process
+    (:func:`~validation.core.workers.run_memory_mb`) the largest batch's arrays alive at once, at the deepest level: the recorded path (at most :data:`~validation.multilevel.samplers.PATH_BUDGET`
     numbers, but never less than one sample's: a wide network's single path can be far larger)
     :func:`path_transient` times over, and the scheme's working arrays. An upper bound where the MLMC runs need
     only small batches (a large ε): the complexity test's full batches come before scipy's import. The run unmaps
@@ -550,7 +591,8 @@ def estimate_mb(model: str | type[Pair] | Pair, settings: MultilevelSettings) ->
         size = batch_size(pair, solver, settings.depths[0])(len(settings.depths) - 1)
         largest = max(largest, size * (path_transient(pair, solver) * deepest * per_step + working))
     kept = 8 * 3 * settings.samples * len(settings.depths) * len(settings.schemes)
-    return PROCESS_MB + (8 * largest + kept) / 2**20
+    scheduler = settings.scheduler if isinstance(settings, MultilevelSettings) else None
+    return run_memory_mb(8 * largest / 2**20, settings.workers or 1, scheduler) + kept / 2**20
 
 
 EPILOG = """\
