@@ -96,7 +96,8 @@ def large_blocks_unmapped(threshold_mb: float = 4.0) -> Iterator[bool]:
     samples, N halving as L doubles), the reused heap of :func:`reuse_freed_memory` fragments, and how far depends
     on the order in which blocks come free: measured, one command peaked at 370, 495 or 604 MiB from run to run.
     Unmapped, the resident size is the arrays alive (312 MiB every time), at the cost of the page faults of each
-    new large array (+13 % time there). The numbers computed do not change.
+    new large array: +13–20 % time there with 4-KiB pages, and faster than the reused heap with the huge pages its
+    command line asks torch for (:mod:`validation.core.start_up`). The numbers computed do not change.
     """
     applied = _mallopt(_M_MMAP_THRESHOLD, int(threshold_mb * 2**20))
     try:
