@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from .settings import SettingsError, UsageError, check_int
 
-__all__ = ["run_tasks", "check_scheduler", "check_workers", "default_workers", "MAX_WORKERS", "PROCESS_MB", "run_memory_mb"]
+__all__ = ["run_tasks", "check_scheduler", "check_workers", "default_workers", "MAX_WORKERS", "PROCESS_MB", "run_memory_mb", "task_runner"]
 
 #: the most local worker processes a run may ask for
 MAX_WORKERS = 64
@@ -243,6 +243,25 @@ def _run_dask(function: Callable[[Any], Any], tasks: Sequence[Any], scheduler: s
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+@contextlib.contextmanager
+def task_runner(workers: int, scheduler: str | None = None
+                ) -> Iterator[Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]]]:
+    """``run(function, tasks)``, :func:`run_tasks` on ``workers`` local processes started once for the whole block
+    (or on the Dask ``scheduler``, or here for one worker): for a study that maps many short rounds of tasks (the
+    multilevel study's levels and MLMC rounds), where a pool started per round costs more than the round gains."""
+    if scheduler is not None or workers <= 1:
+        yield lambda function, tasks: run_tasks(function, tasks, workers, scheduler=scheduler)
+        return
+    with _pool(workers) as pool:
+        def run(function: Callable[[Any], Any], tasks: Sequence[Any]) -> list[Any]:
+            with _sigint_blocked(), warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=".*fork.*", category=DeprecationWarning)
+                futures = [pool.submit(function, task) for task in tasks]
+            return [future.result() for future in futures]
+
+        yield run
 
 
 def run_tasks(function: Callable[[Any], Any], tasks: Sequence[Any], workers: int,

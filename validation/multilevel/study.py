@@ -65,7 +65,7 @@ from validation.multilevel.mlmc import (
 from validation.core.pair_study import FIT_MODELS, PairSettings, add_model_arguments, build_pair, list_models, model_spec, pair_class
 from validation.core.plots import new_grid
 from validation.core.results import RunInfo, StudyResult, utc_now
-from validation.core.workers import check_workers, run_memory_mb, run_tasks
+from validation.core.workers import check_workers, run_memory_mb, task_runner
 from validation.multilevel.samplers import (
     ANTITHETIC, LEVEL_SCHEMES, SOLVERS, batch_size, level_sampler, path_transient, per_sample_numbers,
 )
@@ -124,7 +124,7 @@ class MultilevelSettings(PairSettings):
     workers: int | None = setting(None, "processes (each single-threaded) sharing the levels' batches of samples, in "
                                         "the complexity test and in each round of the MLMC runs; the numbers never "
                                         "depend on it (each batch reads its own streams)", parse=int,
-                                  group="run and output", default_text="1")
+                                  group="run and output", default_text="1: one batch held at a time")
     scheduler: str | None = setting(None, "run the batches on Dask instead: local:N (a local cluster of N "
                                           "single-threaded workers) or tcp://HOST:PORT (a running scheduler)",
                                     group="run and output", default_text="none: --workers local processes")
@@ -442,23 +442,17 @@ def _gamma(levels: Sequence[LevelSamples], first: int, per_sample: Callable[[Lev
 
 
 def _drawer(model: str | type[Pair] | Pair, pair: SDEPair, solver: str, settings: MultilevelSettings,
-            phase: str) -> BatchDrawer:
-    """How the batches of ``solver``'s level sampler of ``phase`` are computed: here, or on the run's workers or
-    Dask cluster (each worker builds the pair from its name or path and the resolved settings)."""
-    sampler = level_sampler(pair, solver, settings.function, settings.depths[0], settings.seed, phase,
-                            settings.torch_noise_dtype)
-    workers = settings.workers or 1
-    if workers <= 1 and settings.scheduler is None:
-        return serial(sampler)
+            phase: str, runner: Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]] | None) -> BatchDrawer:
+    """How the batches of ``solver``'s level sampler of ``phase`` are computed: here, or by the run's ``runner``
+    (:func:`validation.core.workers.task_runner`: its workers or Dask cluster; each worker builds the pair from its
+    name or path and the resolved settings)."""
+    if runner is None:
+        return serial(level_sampler(pair, solver, settings.function, settings.depths[0], settings.seed, phase,
+                                    settings.torch_noise_dtype))
     spec = model_spec(model)
     fields = {field.name: getattr(settings, field.name) for field in dataclasses.fields(settings)}
     fields["options"] = dict(settings.options)   # a read-only mapping does not pickle
-
-    def draw(calls):
-        tasks = [(spec, fields, solver, phase, call) for call in calls]
-        return run_tasks(_draw_batch, tasks, workers, scheduler=settings.scheduler)
-
-    return draw
+    return lambda calls: runner(_draw_batch, [(spec, fields, solver, phase, call) for call in calls])
 
 
 def _draw_batch(task: tuple[str, dict[str, Any], str, str, tuple[int, int, int]]) -> LevelBatch:
@@ -473,13 +467,14 @@ def _draw_batch(task: tuple[str, dict[str, Any], str, str, tuple[int, int, int]]
 
 
 def _solver_levels(model: str | type[Pair] | Pair, pair: SDEPair, solver: str, settings: MultilevelSettings,
-                   progress: bool) -> SchemeLevels:
+                   progress: bool, runner: Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]] | None
+                   ) -> SchemeLevels:
     depths = list(settings.depths)
     depth0 = depths[0]
     batch = batch_size(pair, solver, depth0)
     bar = tqdm(total=len(depths), desc=f"{solver}: complexity test", disable=not progress, leave=False)
     test = complexity_samples(None, len(depths), settings.samples, batch, progress=lambda level: bar.update(),
-                              draw=_drawer(model, pair, solver, settings, "test"))
+                              draw=_drawer(model, pair, solver, settings, "test", runner))
     bar.close()
     ys = [s.differences for s in test]
     first = settings.fit_from_level
@@ -517,7 +512,7 @@ def _solver_levels(model: str | type[Pair] | Pair, pair: SDEPair, solver: str, s
     for accuracy in tqdm(settings.accuracies, desc=f"{solver}: MLMC", disable=not progress, leave=False):
         estimate = mlmc_estimate(None, accuracy, alpha=weak_order, beta=beta, cost_per_sample=cost_per_sample,
                                  max_levels=settings.max_levels, batch=batch,
-                                 draw=_drawer(model, pair, solver, settings, f"mlmc-{accuracy:g}"))
+                                 draw=_drawer(model, pair, solver, settings, f"mlmc-{accuracy:g}", runner))
         finest = estimate.levels - 1
         var_p = float(np.var(test[min(finest, len(test) - 1)].single_solve))  # plain MC draws one solve
         estimate.mc_cost = var_p * depth0 * 2**finest * per_step / ((1 - THETA) * accuracy**2)
@@ -559,7 +554,10 @@ def run(model: str | type[Pair] | Pair = "res1", settings: MultilevelSettings | 
     pair, settings = build_pair(model, _with_defaults(settings))
     with runtime.threads(threads), runtime.large_blocks_unmapped():   # a peak that does not depend on the heap's history
         started, clock = utc_now(), time.perf_counter()
-        solvers = [_solver_levels(model, pair, solver, settings, progress) for solver in settings.schemes]
+        sharing = (settings.workers or 1) > 1 or settings.scheduler is not None
+        with task_runner(settings.workers or 1, settings.scheduler) as runner:   # one pool for every round
+            solvers = [_solver_levels(model, pair, solver, settings, progress, runner if sharing else None)
+                       for solver in settings.schemes]
         info = RunInfo.capture(seed=settings.seed, dtype=settings.dtype, device=pair.device, started=started,
                                wall_time_s=time.perf_counter() - clock, command=command_line)
     return MultilevelResult(settings=settings, run_info=info, model=pair.describe(), model_spec=model_spec(model),
