@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from .settings import SettingsError, UsageError, check_int
 
-__all__ = ["run_tasks", "check_scheduler", "check_workers", "default_workers", "MAX_WORKERS", "PROCESS_MB", "run_memory_mb", "task_runner"]
+__all__ = ["run_tasks", "check_scheduler", "check_workers", "default_workers", "MAX_WORKERS", "PROCESS_MB", "run_memory_mb", "task_runner", "TaskRunner"]
 
 #: the most local worker processes a run may ask for
 MAX_WORKERS = 64
@@ -245,9 +245,12 @@ def _run_dask(function: Callable[[Any], Any], tasks: Sequence[Any], scheduler: s
             cluster.close()
 
 
+#: ``run(function, tasks)``: ``[function(task) for task in tasks]``, wherever the runner computes them
+TaskRunner = Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]]
+
+
 @contextlib.contextmanager
-def task_runner(workers: int, scheduler: str | None = None
-                ) -> Iterator[Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]]]:
+def task_runner(workers: int, scheduler: str | None = None) -> Iterator[TaskRunner]:
     """``run(function, tasks)``, :func:`run_tasks` on ``workers`` local processes started once for the whole block
     (or on the Dask ``scheduler``, or here for one worker): for a study that maps many short rounds of tasks (the
     multilevel study's levels and MLMC rounds), where a pool started per round costs more than the round gains."""

@@ -65,7 +65,7 @@ from validation.multilevel.mlmc import (
 from validation.core.pair_study import FIT_MODELS, PairSettings, add_model_arguments, build_pair, list_models, model_spec, pair_class
 from validation.core.plots import new_grid
 from validation.core.results import RunInfo, StudyResult, utc_now
-from validation.core.workers import check_workers, run_memory_mb, task_runner
+from validation.core.workers import TaskRunner, check_workers, run_memory_mb, task_runner
 from validation.multilevel.samplers import (
     ANTITHETIC, LEVEL_SCHEMES, SOLVERS, batch_size, level_sampler, path_transient, per_sample_numbers,
 )
@@ -442,7 +442,7 @@ def _gamma(levels: Sequence[LevelSamples], first: int, per_sample: Callable[[Lev
 
 
 def _drawer(model: str | type[Pair] | Pair, pair: SDEPair, solver: str, settings: MultilevelSettings,
-            phase: str, runner: Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]] | None) -> BatchDrawer:
+            phase: str, runner: TaskRunner | None) -> BatchDrawer:
     """How the batches of ``solver``'s level sampler of ``phase`` are computed: here, or by the run's ``runner``
     (:func:`validation.core.workers.task_runner`: its workers or Dask cluster; each worker builds the pair from its
     name or path and the resolved settings)."""
@@ -467,7 +467,7 @@ def _draw_batch(task: tuple[str, dict[str, Any], str, str, tuple[int, int, int]]
 
 
 def _solver_levels(model: str | type[Pair] | Pair, pair: SDEPair, solver: str, settings: MultilevelSettings,
-                   progress: bool, runner: Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]] | None
+                   progress: bool, runner: TaskRunner | None
                    ) -> SchemeLevels:
     depths = list(settings.depths)
     depth0 = depths[0]
