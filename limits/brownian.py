@@ -477,11 +477,6 @@ def record_path(samples: int, channels: int, steps: int, seed: int = 0, *, recor
         raise ValueError(f"block_steps={block_steps} must be ≥ steps / record_steps = {every}")
     grid = BrownianGrid(samples, channels, steps, seed=seed, t1=t1, dtype=dtype, device=device,
                         block_steps=block_steps, noise_dtype=noise_dtype)
-    if grid.num_blocks == 1:   # one block is the whole path: it is the record (copying it held the path twice)
-        level = PathLevel(grid.block(0), *fine_step_areas(grid.block(0), grid.dt, areas, seed, 0))
-        for _ in range(every.bit_length() - 1):
-            level = merge_steps(level)
-        return DyadicPath(level.increments, level.areas, t1=t1, levy_areas=level.levy_areas)
     # each block's merged steps are copied into the recorded arrays as they come: the path is held once (gathering
     # the blocks and concatenating them held it twice at the end, 1.9 GB for a 0.8 GB path)
     recorded: list[torch.Tensor | None] = [None, None, None]
@@ -491,6 +486,8 @@ def record_path(samples: int, channels: int, steps: int, seed: int = 0, *, recor
         level = PathLevel(w, *fine_step_areas(w, grid.dt, areas, seed, b))
         for _ in range(every.bit_length() - 1):
             level = merge_steps(level)
+        if grid.num_blocks == 1:   # one block is the whole path: it is the record (copying it held the path twice)
+            return DyadicPath(level.increments, level.areas, t1=t1, levy_areas=level.levy_areas)
         for i, value in enumerate(level):
             if value is not None:
                 if recorded[i] is None:

@@ -216,8 +216,9 @@ def _check_reachable(scheduler: str) -> None:
 LOOPBACK = "127.0.0.1"
 
 
-def _run_dask(function: Callable[[Any], Any], tasks: Sequence[Any], scheduler: str,
-              on_result: Callable[[Any], None] | None) -> list[Any]:
+@contextlib.contextmanager
+def _dask_client(scheduler: str) -> Iterator[Any]:
+    """A Dask client of ``scheduler`` (``local:N``: a cluster started here and closed after the block)."""
     from dask.distributed import Client, LocalCluster
 
     cluster = None
@@ -232,17 +233,36 @@ def _run_dask(function: Callable[[Any], Any], tasks: Sequence[Any], scheduler: s
         _check_reachable(scheduler)
         client = Client(scheduler, timeout=f"{CONNECT_TIMEOUT_S}s")
     try:
-        futures = client.map(function, list(tasks), pure=False)
-        results = []
-        for future in futures:
-            results.append(future.result())
-            if on_result is not None:
-                on_result(results[-1])
-        return results
+        yield client
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def _dask_map(client: Any, function: Callable[[Any], Any], tasks: Sequence[Any],
+              on_result: Callable[[Any], None] | None = None) -> list[Any]:
+    results = []
+    for future in client.map(function, list(tasks), pure=False):
+        results.append(future.result())
+        if on_result is not None:
+            on_result(results[-1])
+    return results
+
+
+def _run_dask(function: Callable[[Any], Any], tasks: Sequence[Any], scheduler: str,
+              on_result: Callable[[Any], None] | None) -> list[Any]:
+    with _dask_client(scheduler) as client:
+        return _dask_map(client, function, tasks, on_result)
+
+
+def _submit(pool: ProcessPoolExecutor, function: Callable[[Any], Any], tasks: Sequence[Any]) -> list[Any]:
+    """The futures of ``tasks`` on ``pool``, submitted with SIGINT held back (the workers start then)."""
+    with _sigint_blocked(), warnings.catch_warnings():
+        # Python ≥ 3.12 warns that fork() in a process with threads may deadlock the child; the package's own
+        # threads here (a progress bar's monitor, torch's idle thread pool) hold no lock a worker takes
+        warnings.filterwarnings("ignore", message=".*fork.*", category=DeprecationWarning)
+        return [pool.submit(function, task) for task in tasks]
 
 
 #: ``run(function, tasks)``: ``[function(task) for task in tasks]``, wherever the runner computes them
@@ -251,20 +271,19 @@ TaskRunner = Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]]
 
 @contextlib.contextmanager
 def task_runner(workers: int, scheduler: str | None = None) -> Iterator[TaskRunner]:
-    """``run(function, tasks)``, :func:`run_tasks` on ``workers`` local processes started once for the whole block
-    (or on the Dask ``scheduler``, or here for one worker): for a study that maps many short rounds of tasks (the
-    multilevel study's levels and MLMC rounds), where a pool started per round costs more than the round gains."""
-    if scheduler is not None or workers <= 1:
-        yield lambda function, tasks: run_tasks(function, tasks, workers, scheduler=scheduler)
+    """``run(function, tasks)``, :func:`run_tasks` on ``workers`` local processes, or on one client of the Dask
+    ``scheduler``, started once for the whole block (here for one worker): for a study that maps many short rounds
+    of tasks (the multilevel study's levels and MLMC rounds), where a pool or a cluster started per round costs
+    more than the round gains."""
+    if scheduler is not None:
+        with _dask_client(check_scheduler(scheduler)) as client:
+            yield lambda function, tasks: _dask_map(client, function, tasks)
+        return
+    if workers <= 1:
+        yield lambda function, tasks: [function(task) for task in tasks]
         return
     with _pool(workers) as pool:
-        def run(function: Callable[[Any], Any], tasks: Sequence[Any]) -> list[Any]:
-            with _sigint_blocked(), warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message=".*fork.*", category=DeprecationWarning)
-                futures = [pool.submit(function, task) for task in tasks]
-            return [future.result() for future in futures]
-
-        yield run
+        yield lambda function, tasks: [future.result() for future in _submit(pool, function, tasks)]
 
 
 def run_tasks(function: Callable[[Any], Any], tasks: Sequence[Any], workers: int,
@@ -288,11 +307,7 @@ def run_tasks(function: Callable[[Any], Any], tasks: Sequence[Any], workers: int
                 on_result(results[-1])
         return results
     with _pool(min(workers, len(tasks))) as pool:
-        with _sigint_blocked(), warnings.catch_warnings():
-            # Python ≥ 3.12 warns that fork() in a process with threads may deadlock the child; the package's own
-            # threads here (a progress bar's monitor, torch's idle thread pool) hold no lock a worker takes
-            warnings.filterwarnings("ignore", message=".*fork.*", category=DeprecationWarning)
-            futures = [pool.submit(function, task) for task in tasks]
+        futures = _submit(pool, function, tasks)
         if meanwhile is not None:
             meanwhile()
         for future in futures:

@@ -589,8 +589,7 @@ def estimate_mb(model: str | type[Pair] | Pair, settings: MultilevelSettings) ->
         size = batch_size(pair, solver, settings.depths[0])(len(settings.depths) - 1)
         largest = max(largest, size * (path_transient(pair, solver) * deepest * per_step + working))
     kept = 8 * 3 * settings.samples * len(settings.depths) * len(settings.schemes)
-    scheduler = settings.scheduler if isinstance(settings, MultilevelSettings) else None
-    return run_memory_mb(8 * largest / 2**20, settings.workers or 1, scheduler) + kept / 2**20
+    return run_memory_mb(8 * largest / 2**20, settings.workers or 1, settings.scheduler) + kept / 2**20
 
 
 EPILOG = """\
