@@ -49,7 +49,7 @@ from .smooth import SmoothGaussianProcess
 __all__ = [
     "Regime", "IIDRegime", "SmoothRegime", "FractionalRegime", "Block", "RatioResult",
     "propagate", "measure_ratios", "explosion_mask", "check_betas", "check_depth", "IID_LAWS", "largest_real_eigenvalue",
-    "SMOOTH_CONVENTIONS",
+    "SMOOTH_CONVENTIONS", "ratio_chunk",
 ]
 
 IID_LAWS = ("uniform", "normal", "rademacher")
@@ -368,6 +368,17 @@ def explosion_mask(r: torch.Tensor) -> torch.Tensor:
     return ~torch.isfinite(r)
 
 
+def ratio_chunk(depth: int, width: int, columns: int, networks: int, item: int, block: Block,
+                memory_mb: float = 512.0) -> tuple[int, int]:
+    """How :func:`measure_ratios` splits ``networks`` networks: (networks per chunk, bytes of one network's arrays).
+
+    One network holds its weights V, W (2 · L · d² items of ``item`` bytes) and, for the backward pass, the forward
+    pass's kept activations: L · d · columns values twice (a boolean each for a ReLU block, an item otherwise).
+    A chunk is as many networks as fit in ``memory_mb`` (at least one)."""
+    per_net = 2 * depth * width * width * item + depth * width * columns * (1 if block.is_relu else item) * 2
+    return max(1, min(networks, int(memory_mb * 2**20 // max(per_net, 1)))), per_net
+
+
 def measure_ratios(
     regime: Regime,
     depth: int,
@@ -407,9 +418,7 @@ def measure_ratios(
     device = torch.device(device)
     columns = len(betas) * inputs
     alpha = torch.tensor([depth ** (-b) for b in betas], dtype=dtype, device=device).repeat_interleave(inputs)
-    item = torch.finfo(dtype).bits // 8
-    per_net = 2 * depth * width * width * item + depth * width * columns * (1 if block.is_relu else item) * 2
-    chunk = max(1, min(networks, int(memory_mb * 2**20 // max(per_net, 1))))
+    chunk, _ = ratio_chunk(depth, width, columns, networks, torch.finfo(dtype).bits // 8, block, memory_mb)
     fields = ("r_h", "r_p", "n_h", "n_p") + (("r_h_max",) if track_max else ())
     out = {name: torch.empty((networks, columns), dtype=dtype) for name in fields}
     eigenvalues = torch.empty(networks, dtype=torch.float64) if track_max else None

@@ -406,6 +406,7 @@ def test_the_multilevel_command_line_asks_torch_for_huge_pages_before_importing_
                               check=True).stdout.strip()
 
     assert seen("validation.multilevel") == "1 False"
+    assert seen("validation.phase") == "1 False"
     assert seen("validation.convergence") == "None False"
     assert seen("validation.multilevel", THP_MEM_ALLOC_ENABLE="0") == "0 False"
 

@@ -17,10 +17,12 @@ __all__ = ["prepare_environment", "HUGE_PAGE_STUDIES", "study_of_command_line"]
 #: each array of 2 MiB or more (``THP_MEM_ALLOC_ENABLE``), which makes a new array's first touch one fault per
 #: 2 MiB instead of per 4 KiB. Measured on 2 cores, ``python -m validation.multilevel --model res1 --schemes network
 #: --accuracies 0.05 --width 6``: 26–27 s with 4-KiB pages, 15–17 s with huge pages (21–23 s for the reused heap
-#: before, whose peak varied 370–643 MiB; now 314 every time). Not the studies that reuse their heap (the main study
-#: measured 6.4–7.1 s without, 7.2–7.6 s with). Where the kernel gives no huge pages it changes nothing; the
+#: before, whose peak varied 370–643 MiB; now 314 every time). The phase study's columns likewise
+#: (``--networks 32 --hursts 0.3,0.7 --workers 2``: 1421–1660 MiB on the reused heap, 940–957 unmapped with huge
+#: pages, 993–1132 without; the default run 91–97 s against 92–104 s before). Not the studies that reuse their heap
+#: (the main study measured 6.4–7.1 s without, 7.2–7.6 s with). Where the kernel gives no huge pages it changes nothing; the
 #: numbers computed never change.
-HUGE_PAGE_STUDIES: frozenset[str] = frozenset({"validation.multilevel"})
+HUGE_PAGE_STUDIES: frozenset[str] = frozenset({"validation.multilevel", "validation.phase"})
 
 
 def study_of_command_line(argv: list[str]) -> str | None:

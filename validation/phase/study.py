@@ -53,7 +53,7 @@ import torch
 from tqdm import tqdm
 
 from limits.fractional import check_hurst
-from limits.initialisation import Block, FractionalRegime, measure_ratios
+from limits.initialisation import Block, FractionalRegime, measure_ratios, ratio_chunk
 from limits.seeding import stream_seed
 from validation.core import cli, runtime
 from limits.regime_theory import fractional_critical_beta
@@ -145,14 +145,18 @@ class PhaseSettings(CommonSettings):
 
 
 def estimate_mb(settings: PhaseSettings) -> float:
-    """A rough upper estimate of the run's peak memory in MiB (per worker, times the workers)."""
+    """A rough estimate of the run's peak memory in MiB: per process, 0.72 of the chunk of networks
+    :func:`limits.initialisation.measure_ratios` holds at once (:func:`limits.initialisation.ratio_chunk`), the
+    interpreter once (forked workers share it). Each column's arrays are unmapped when freed (:func:`phase_column`),
+    so the peak is what is alive. Measured with ``benchmarks/bench_memory.py`` (float32, d = 40, 70 β × 8 inputs):
+    L = 1000, 9 networks per 494-MiB chunk: 634 MiB in one process (16 networks per H), 940–957 with two workers (32);
+    the default (8 networks, 439 MiB): 956–994 with two; L = 2000 (4 networks, 439 MiB): 893–900 with two. The
+    factor 0.72 puts these at 0.97–1.11 of the estimate (when the heap was reused, the same runs varied by 25 %)."""
     item = 4 if settings.dtype == "float32" else 8
     columns = len(settings.betas) * settings.inputs
-    per_net = 2 * settings.depth * settings.width ** 2 * item + settings.depth * settings.width * columns * 2
-    chunk = max(per_net, min(512 * 2**20, per_net * settings.networks))
-    # a chunk and its temporaries: 1.35 chunks per worker (measured with 440-MiB chunks: 934 MiB in one process,
-    # 1457 and 1686 with two workers), the interpreter once (forked workers share it)
-    return run_memory_mb(1.35 * chunk / 2**20, settings.workers)
+    chunk, per_net = ratio_chunk(settings.depth, settings.width, columns, settings.networks, item, Block("res3"))
+    return run_memory_mb(0.72 * chunk * per_net / 2**20, min(settings.workers, len(settings.hursts)),
+                         settings.scheduler)
 
 
 def estimate_seconds(settings: PhaseSettings) -> float:
@@ -170,11 +174,12 @@ def phase_column(task: dict[str, Any]) -> dict[str, Any]:
     regime = FractionalRegime(task["hurst"])
     out: dict[str, Any] = {"hurst": task["hurst"]}
     for tag, depth in (("main", task["depth"]), ("ref", task["ref_depth"])):
-        res = measure_ratios(
-            regime, depth, task["betas"], task["networks"], task["inputs"], task["width"], task["n_in"],
-            Block("res3"), seed=task["seed"], label=("phase", tag), dtype=task["dtype"], device=task["device"],
-            noise_dtype=task["noise_dtype"],
-        )
+        with runtime.large_blocks_unmapped():  # a peak that does not depend on the heap's history (estimate_mb)
+            res = measure_ratios(
+                regime, depth, task["betas"], task["networks"], task["inputs"], task["width"], task["n_in"],
+                Block("res3"), seed=task["seed"], label=("phase", tag), dtype=task["dtype"], device=task["device"],
+                noise_dtype=task["noise_dtype"],
+            )
         for key in ("r_h", "r_p"):
             r = getattr(res, key).double().reshape(len(task["betas"]), -1).numpy()
             bad = ~np.isfinite(r)
