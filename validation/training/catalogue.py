@@ -3,6 +3,7 @@ registry (the order of ``--list``)."""
 
 from ..core.catalogue import Catalogue
 from .chaintron2026 import ChaintronBudget, ChaintronLinear, ChaintronNonlinear
+from .chaintron2026_grid import ChaintronGrid
 from .chizat2025 import ChizatAlpha
 from .cohen import CohenScaling
 from .cohen_conv import CohenConv
@@ -31,5 +32,6 @@ EXPERIMENTS: Catalogue[Experiment] = Catalogue("experiment", (
     ChaintronLinear(),
     ChaintronNonlinear(),
     ChaintronBudget(),
+    ChaintronGrid(),
     ChizatAlpha(),
 ))

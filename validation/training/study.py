@@ -99,13 +99,14 @@ class TrainingSettings(CommonSettings):
         default_text="the authors' layouts of --depths")
     hidden: int | None = setting(None, "marion2024-fig1, chaintron2026-linear: hidden width M of each residual block",
                                  parse=int, group="model", default_text="the experiment's")
-    hiddens: tuple[int, ...] | None = setting(None, "chaintron2026-linear: hidden widths M of the width sweep, "
-                                                    "increasing comma list", parse=parse_int_list, group="model",
+    hiddens: tuple[int, ...] | None = setting(None, "chaintron2026-linear: hidden widths M of the width sweep; "
+                                                    "chaintron2026-grid: the grid's M; increasing comma list", parse=parse_int_list, group="model",
                                               default_text="the experiment's")
     depth: int | None = setting(None, "chaintron2026-linear: the depth L of the width and embedding sweeps",
                                 parse=int, group="model", default_text="the experiment's")
     widths: tuple[int, ...] | None = setting(None, "pf-sgd: widths D; chaintron2026-linear: embedding dimensions D "
-                                                   "of the embedding sweep; comma list", parse=parse_int_list,
+                                                   "of the embedding sweep; chaintron2026-grid: the grid's D; comma "
+                                                   "list", parse=parse_int_list,
                                              group="model", default_text="the experiment's")
     activation: str | None = setting(None, "σ of the residual blocks (marion: relu, tanh, …)", group="model",
                                      default_text="the experiment's")
