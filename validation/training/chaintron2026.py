@@ -225,6 +225,13 @@ class ChaintronLinear(Experiment):
 
     def _configurations(self, settings):
         """The sweeps' configurations, after the checks every entry of this family shares."""
+        self._check_sizes(settings)
+        return [Configuration(sweep.key, {"sizes": list(sweep.sizes(settings))})
+                for sweep in self.sweeps_of(settings)]
+
+    def _check_sizes(self, settings) -> None:
+        """The checks every entry of this family shares: one example, nested depths where the entry compares
+        depths on sub-grids, and the :attr:`increasing` lists."""
         if settings.train_size is not None:
             raise SettingsError("train_size", f"{settings.train_size}: {self.name} trains on one example")
         if self.nested_depths and any(b % a for a, b in zip(settings.depths, settings.depths[1:])):
@@ -234,8 +241,6 @@ class ChaintronLinear(Experiment):
             values = getattr(settings, name)
             if len(values) < 2 or any(b <= a for a, b in zip(values, values[1:])):
                 raise SettingsError(name, f"{list(values)}: give at least two increasing sizes")
-        return [Configuration(sweep.key, {"sizes": list(sweep.sizes(settings))})
-                for sweep in self.sweeps_of(settings)]
 
     def epochs_of(self, settings, configuration):
         """The progress bar's length: every chunk of replicates trains each of the sweep's networks."""

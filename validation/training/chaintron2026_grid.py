@@ -185,12 +185,7 @@ class ChaintronGrid(ChaintronLinear):
         if settings.activation != "identity":
             raise SettingsError("activation", f"{settings.activation}: {self.name} needs identity blocks (its limit "
                                               "is computed for linear blocks only)")
-        if settings.train_size is not None:
-            raise SettingsError("train_size", f"{settings.train_size}: {self.name} trains on one example")
-        for name in self.increasing:
-            values = getattr(settings, name)
-            if len(values) < 2 or any(b <= a for a, b in zip(values, values[1:])):
-                raise SettingsError(name, f"{list(values)}: give at least two increasing sizes")
+        self._check_sizes(settings)
         cells = sorted(((depth, dim) for depth in settings.depths for dim in settings.widths),
                        key=lambda cell: -cell[0] * cell[1])   # the costliest first: workers finish together
         return [Configuration(self.key(depth, dim), {"depth": depth, "dim": dim}) for depth, dim in cells]
