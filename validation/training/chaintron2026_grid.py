@@ -31,12 +31,13 @@ is INCONCLUSIVE otherwise; a term the grid does not resolve is reported as such,
 it, not as a failed exponent (the bound is a sum: each exponent shows only where its term leads). No term resolved:
 INCONCLUSIVE.
 
-**Sizes.** The default grid (L = 8, 16, 32; M = 256 … 4096; D = 64 … 256; 16 replicates) resolves the finite-width
-and embedding terms on 2 cores in minutes; the depth term needs 1/L to lead, i.e. D ≳ (c_L/c_D)²·L² and
-LM ≳ (c_W/c_L)²·L²·D: with the constants measured here (c_L small against c_W, c_D), beyond this machine. The
-authors' grid is ``--depths 10,13,17,23,30,40,53,70,93,123,163,216,285,378,499`` and the same values for
-``--widths``, ``--hiddens`` without 499, ``--replicates 5`` (docs/training.md gives the command and its time, estimated
-from measured cells: :meth:`ChaintronGrid.estimate_seconds`).
+**Sizes.** The default grid (L = 8 … 64, M = 256 … 2048, D = 64, 128; 32 replicates; about 5 minutes on 2 cores)
+resolves the finite-width term. The embedding term needs D to span ×4 where 1/√D leads (LM ≳ D², D up to about
+1000), and the depth term needs 1/L to lead: with the constants measured on the default grid (c_L below 10⁻⁵ of the
+others) neither fits this machine — the single-term sweeps of ``chaintron2026-linear`` measure both. The authors'
+grid is ``--depths 10,13,17,23,30,40,53,70,93,123,163,216,285,378,499``, the same values for ``--widths``,
+``--hiddens`` without 499 and ``--replicates 5`` (docs/results/training_chaintron2026.md: the command and its time,
+estimated from measured cells).
 """
 
 from __future__ import annotations
