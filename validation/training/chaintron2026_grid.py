@@ -165,7 +165,7 @@ def authors_fit(L: np.ndarray, M: np.ndarray, D: np.ndarray, errors: np.ndarray)
 
 class ChaintronGrid(ChaintronLinear):
     """The authors' grid of shapes against the limit, the bound fitted to every cell (module docstring): one
-    configuration per depth, each training every (M, D) cell of its replicates."""
+    configuration per (L, D), each training every width M of the grid on its replicates."""
 
     name = "chaintron2026-grid"
     title = "a trained ResNet against its large-scale limit on a grid of (L, M, D), the bound fitted to every cell"
