@@ -42,6 +42,7 @@ estimated from measured cells).
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -163,6 +164,14 @@ def authors_fit(L: np.ndarray, M: np.ndarray, D: np.ndarray, errors: np.ndarray)
     return {"alpha": float(alpha), "beta": float(beta), "gamma": float(gamma), "cells": int(len(errors))}
 
 
+@functools.lru_cache(maxsize=None)
+def _limit(seed: int, depth: int, steps: int, eta: float, dtype: torch.dtype) -> Any:
+    """The limit at one depth, computed once per process: every (L, D) configuration of a depth reads it (the
+    authors' grid has 15 dimensions per depth; the limit is a few hundred numbers per layer and step)."""
+    x, y = one_example_task(seed, D_IN, D_OUT, dtype=dtype)
+    return depth_limit(x, y, depth, steps, eta, refinement=REFINEMENT)
+
+
 class ChaintronGrid(ChaintronLinear):
     """The authors' grid of shapes against the limit, the bound fitted to every cell (module docstring): one
     configuration per (L, D), each training every width M of the grid on its replicates."""
@@ -215,8 +224,7 @@ class ChaintronGrid(ChaintronLinear):
 
     def train_one(self, settings, configuration, data, device, progress):
         s, depth, dim = settings, configuration.params["depth"], configuration.params["dim"]
-        x, y = one_example_task(s.seed, D_IN, D_OUT, dtype=s.torch_dtype)
-        limit = depth_limit(x, y, depth, s.epochs, s.learning_rates[0], refinement=REFINEMENT)
+        limit = _limit(s.seed, depth, s.epochs, s.learning_rates[0], s.torch_dtype)
         per_chunk = self._chunk(s, depth, dim)
         chunks = []
         for start in range(0, s.replicates, per_chunk):
