@@ -175,7 +175,7 @@ def check_workers(settings: Any, default_to_cores: bool = False) -> None:
         settings._set("workers", default_workers(settings.device))
 
     try:
-        if hasattr(settings, "scheduler"):  # a study without Dask (training) has workers alone
+        if hasattr(settings, "scheduler"):  # a study without Dask has workers alone
             settings._set("scheduler", check_scheduler(settings.scheduler))
     except ValueError as exc:
         raise SettingsError("scheduler", str(exc)) from None

@@ -56,7 +56,7 @@ __all__ = ["TrainingSettings", "TrainingResult", "run", "main", "EXPERIMENTS", "
 #: the floating-point type of an experiment whose preset names none (training is not a strong-error measurement)
 DEFAULT_DTYPE = "float32"
 #: settings that never enter the checkpoint fingerprint (they do not change the numbers)
-_RUN_ONLY = ("checkpoint_dir", "resume", "data_dir", "workers")
+_RUN_ONLY = ("checkpoint_dir", "resume", "data_dir", "workers", "scheduler")
 
 
 def _parse_names(text: str) -> tuple[str, ...]:
@@ -205,6 +205,11 @@ class TrainingSettings(CommonSettings):
                                         "on this many threads instead; the numbers never depend on it", parse=int,
                                   group="run and output",
                                   default_text=f"every core this process may use, {default_workers()} here; 1 on a GPU")
+    scheduler: str | None = setting(None, "train the configurations on Dask instead: local:N (a local cluster of N "
+                                          "single-threaded workers) or tcp://HOST:PORT (a running scheduler, whose "
+                                          "workers read --data-dir at the same path); checkpoints are written here, "
+                                          "so --resume works the same", group="run and output",
+                                    default_text="none: --workers local processes")
     experiment: str = setting("marion-fig8", "the experiment (resolved)", cli=False)
 
     def check(self) -> None:
@@ -443,10 +448,11 @@ def run(experiment: str = "marion-fig8", settings: TrainingSettings | None = Non
                 finished[configuration.key] = record
                 outer.update()
 
-            if workers > 1:  # the configurations side by side, each in a single-threaded process
+            shared = bool(pending) and (workers > 1 or settings.scheduler is not None)
+            if shared:  # the configurations side by side, each in a single-threaded process (or a Dask worker)
                 run_tasks(_train_configuration, [(experiment, settings, c, str(device)) for c in pending], workers,
-                          on_result=keep)
-            for configuration in pending if workers <= 1 else []:
+                          on_result=keep, scheduler=settings.scheduler)
+            for configuration in pending if not shared else []:
                 outer.set_postfix_str(configuration.key)
                 inner.reset(total=spec.epochs_of(settings, configuration))
                 keep(_train(spec, settings, configuration, data, device, inner.update))
@@ -525,7 +531,7 @@ def _estimate(experiment: str | None, settings: TrainingSettings, which: str) ->
     except (SettingsError, KeyError):
         return 0.0
     if which == "estimate_mb":
-        return run_memory_mb(max(0.0, value - PROCESS_MB), workers) if value else 0.0
+        return run_memory_mb(max(0.0, value - PROCESS_MB), workers, resolved.scheduler) if value else 0.0
     return value / workers
 
 
