@@ -12,7 +12,8 @@ from pathlib import Path
 
 import cloudpickle
 
-from validation import training
+from limits.res_sde import Res1SDE
+from validation import solvers, training
 from validation.training.sweep import Configuration
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the Dask workers cannot import this test module
@@ -68,3 +69,57 @@ def test_a_worker_killed_while_training_loses_nothing(tmp_path, monkeypatch):
     cluster = training.run(name, checkpoint_dir=None, scheduler="local:2", **tiny)
     assert marker.exists()  # a worker did die while training
     assert _records(cluster) == _records(serial)
+
+
+SOLVERS = dict(samples=60, width=3, depths=(4, 8, 16, 32), reference_steps=256, resamples=200, timing_repeats=0)
+
+
+def _solver_numbers(result) -> str:
+    """The result's JSON less the wall times and the sharing settings."""
+    out = result.to_dict()
+    for run in [*out["result"]["schemes"], *out["result"]["adaptive"]]:
+        run.pop("seconds")
+    for key in ("workers", "scheduler"):
+        out["settings"].pop(key)
+    return json.dumps([out["settings"], out["result"]], sort_keys=True)
+
+
+def test_the_solver_study_shared_out_gives_the_numbers_of_one_process():
+    schemes = ("euler", "midpoint", "milstein_levy_area")  # the Lévy-area path too
+    single = solvers.run("res1", schemes=schemes, **SOLVERS)
+    assert _solver_numbers(solvers.run("res1", schemes=schemes, workers=2, **SOLVERS)) == _solver_numbers(single)
+    assert _solver_numbers(solvers.run("res1", schemes=schemes, scheduler="local:2", **SOLVERS)) == \
+        _solver_numbers(single)
+    problem = dict(problem="gbm", samples=200, depths=(4, 8, 16), resamples=200, timing_repeats=0)
+    assert _solver_numbers(solvers.run(None, workers=2, **problem)) == _solver_numbers(solvers.run(None, **problem))
+
+
+class MidpointDiesOnce(Res1SDE):
+    """res-1 whose limit's drift kills the first process other than ``RESNET_LIMITS_PARENT`` that evaluates it
+    (os._exit), once (the marker file of ``RESNET_LIMITS_DIE_ONCE`` remembers it)."""
+
+    def limit_sde(self):
+        limit = super().limit_sde()
+        drift = limit.f
+
+        def dying(t, y):
+            marker = Path(os.environ["RESNET_LIMITS_DIE_ONCE"])
+            if str(os.getpid()) != os.environ["RESNET_LIMITS_PARENT"] and not marker.exists():
+                marker.touch()
+                os._exit(1)
+            return drift(t, y)
+
+        limit.f = dying
+        return limit
+
+
+def test_a_worker_killed_while_running_a_scheme_loses_nothing(tmp_path, monkeypatch):
+    marker = tmp_path / "died-once"
+    monkeypatch.setenv("RESNET_LIMITS_DIE_ONCE", str(marker))  # before the cluster starts: its workers inherit it
+    monkeypatch.setenv("RESNET_LIMITS_PARENT", str(os.getpid()))
+    schemes = ("euler", "midpoint", "euler_heun")
+    single = solvers.run(MidpointDiesOnce, schemes=schemes, **SOLVERS)
+    cluster = solvers.run(MidpointDiesOnce, schemes=schemes, scheduler="local:2", **SOLVERS)
+    assert marker.exists()  # a worker did die mid-run
+    assert _solver_numbers(cluster).replace("MidpointDiesOnce", "") == _solver_numbers(single).replace(
+        "MidpointDiesOnce", "")

@@ -108,6 +108,13 @@ class PairSettings(CommonSettings):
                                       choices=("float32", "float64"),
                                       default_text="float32")
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (for a worker process) with the options as a plain dict: their read-only view cannot be."""
+        return {**self.__dict__, "options": dict(self.options)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update({**state, "options": types.MappingProxyType(dict(state["options"]))})
+
     def check(self) -> None:
         super().check()
         if self.width is not None:

@@ -30,6 +30,37 @@ from validation.solvers.settings import SolversSettings
 MAX_EXTRAPOLATED_STEPS = 1e12
 
 
+@dataclass(frozen=True)
+class SharedPath:
+    """What every scheme of an SDE comparison reads, computed once per process (:func:`sde_inputs`,
+    :func:`problem_inputs`): the limit, the recorded path, the initial states, the reference with its floor (the RMS
+    gap of the two references; 0 against an exact solution) and how to fit and check the schemes' rates.
+
+    Attributes:
+        network_states: the network's final states at every depth from the engine's pass (general noise without
+            Lévy areas), else None (the network is then run on ``path``).
+        exact_solution: the reference is a closed form (a scheme exact to rounding is reported so, not fitted).
+        one_sided: each order is checked as a lower bound (:attr:`SchemeRun.at_least`; a problem's).
+        info: the reference's description (the result's ``reference``)."""
+
+    limit: Any
+    noise_type: str
+    path: DyadicPath
+    h0: torch.Tensor
+    reference: torch.Tensor
+    floor: float
+    next_order: float | None
+    info: dict[str, Any]
+    network_states: list[torch.Tensor] | None = None
+    t1: float = 1.0
+    exact_solution: bool = False
+    one_sided: bool = False
+
+
+#: ``run_schemes(shared, names, settings)``: :func:`scheme_runs` of ``names``, here or on workers (the study's runner)
+SchemeRunner = Callable[[SharedPath, Sequence[str], SolversSettings], list["SchemeRun"]]
+
+
 @dataclass
 class SchemeRun:
     """One scheme at every step count: per-sample squared errors, the fit, and its cost.
@@ -297,31 +328,31 @@ def _best_scheme(limit: Any, noise_type: str, levy_areas: bool) -> str:
         get_sde_scheme(name).needs_levy_area, -candidates.index(name)))
 
 
-def _scheme_runs(limit: Any, noise_type: str, names: Sequence[str], path: DyadicPath, h0: torch.Tensor,
-                 reference: torch.Tensor, floor: float, settings: SolversSettings, next_order: float | None,
-                 t1: float = 1.0, exact_solution: bool = False, one_sided: bool = False) -> list[SchemeRun]:
-    """Each named scheme at every depth on ``path``, against ``reference``: errors, evaluations, timings, rate fit.
-    Against an exact solution (``exact_solution``), a scheme whose errors are all at rounding level is reported as
-    exact (:func:`_exact_to_rounding`) instead of fitted; ``one_sided``: each order is checked as a lower bound
-    (:attr:`SchemeRun.at_least`)."""
+def scheme_runs(shared: SharedPath, names: Sequence[str], settings: SolversSettings) -> list[SchemeRun]:
+    """Each named scheme at every depth on the shared path, against its reference: errors, evaluations, timings, rate
+    fit. Against an exact solution, a scheme whose errors are all at rounding level is reported as exact
+    (:func:`_exact_to_rounding`) instead of fitted. A scheme's numbers depend on the shared path and the settings
+    only, so the schemes can run in any process (the study's ``--workers``, ``--scheduler``)."""
     depths, runs = list(settings.depths), []
-    levy_areas = path.levy_areas is not None
+    levy_areas = shared.path.levy_areas is not None
     for name in names:
         cls = get_sde_scheme(name)
-        counted = _CountedLimit(limit)
-        scheme = cls(counted, noise_type, levy_areas=levy_areas)
+        counted = _CountedLimit(shared.limit)
+        scheme = cls(counted, shared.noise_type, levy_areas=levy_areas)
         squared, evaluations, seconds = [], [], []
         for L in depths:
             counted.f_calls = counted.g_calls = 0
-            h, time_taken = timed(functools.partial(scheme.integrate, h0, path, L, t1), settings.timing_repeats,
+            h, time_taken = timed(functools.partial(scheme.integrate, shared.h0, shared.path, L, shared.t1),
+                                  settings.timing_repeats,
                                   lambda out=evaluations, c=counted: out.append(c.f_calls + c.g_calls))
             seconds.append(time_taken)
-            squared.append(_squared(h, reference))
+            squared.append(_squared(h, shared.reference))
         values = np.stack(squared, axis=1)
-        exact = exact_solution and _exact_to_rounding(values, reference)
+        exact = shared.exact_solution and _exact_to_rounding(values, shared.reference)
         runs.append(SchemeRun(name, cls.description, scheme.strong_order, depths, values, evaluations, seconds,
-                              None if exact else _fit(depths, values, floor, settings, "sde", next_order),
-                              exact_to_rounding=exact, at_least=one_sided))
+                              None if exact else _fit(depths, values, shared.floor, settings, "sde",
+                                                      shared.next_order),
+                              exact_to_rounding=exact, at_least=shared.one_sided))
     return runs
 
 
@@ -333,8 +364,8 @@ def _exact_to_rounding(squared: np.ndarray, reference: torch.Tensor) -> bool:
     return bool(np.all(np.sqrt(np.mean(squared, axis=0)) <= ROUNDING_FACTOR * epsilon * scale))
 
 
-def sde_runs(pair: SDEPair, settings: SolversSettings, progress: bool) -> tuple[list[SchemeRun], dict[str, Any]]:
-    """Every scheme on the pair's shared path. Three paths, by what the schemes need:
+def sde_inputs(pair: SDEPair, settings: SolversSettings, progress: bool = False) -> SharedPath:
+    """The path every scheme reads and its reference. Three paths, by what the schemes need:
 
     * general noise: the engine's pass records the increments at the deepest depth (and the space-time areas of
       the piecewise-linear fine path where a scheme reads them); the reference is the pass's Euler at n steps;
@@ -344,7 +375,6 @@ def sde_runs(pair: SDEPair, settings: SolversSettings, progress: bool) -> tuple[
       scheme on it; the network reads that same path (:func:`limits.pairs.run_network`).
     """
     depths, n = list(settings.depths), settings.reference_steps
-    next_order = _next_order(pair, settings)
     names = sde_scheme_names(pair, settings)
     classes = {name: get_sde_scheme(name) for name in names}
     limit = pair.limit_sde()
@@ -385,33 +415,31 @@ def sde_runs(pair: SDEPair, settings: SolversSettings, progress: bool) -> tuple[
         reference, second = passed.reference, passed.second
         text = f"Euler-Maruyama on the same path, {n} steps (second: {n // 2})"
     gap = math.sqrt(float(np.mean(_squared(second, reference))))
-    # the network: its states from the pass (bit for bit the stand-alone network on this path), or from the timed run
-    timed_networks = [timed(functools.partial(run_network, pair, L, coarse, h0), settings.timing_repeats)
-                      for L in depths]
-    states = network_states if network_states is not None else [h for h, _ in timed_networks]
-    network = np.stack([_squared(h, reference) for h in states], axis=1)
-    runs = [SchemeRun("network", f"the ResNet of depth L ({pair.name})", pair.theory_rate, depths, network,
-                      [pair.evaluations_per_layer * L for L in depths], [seconds for _, seconds in timed_networks],
-                      _fit(depths, network, gap, settings, pair.kind, next_order))]
-    runs += _scheme_runs(limit, pair.noise_type, names, coarse, h0, reference, gap, settings, next_order,
-                         exact_solution=exact is not None)
     info = {"text": text, "steps": n, "second_steps": n // 2, "scheme": reference_scheme or "euler",
             "rms_gap": gap, "recorded_steps": record, "levy_area": levy_text}
-    return runs, info
+    return SharedPath(limit, pair.noise_type, coarse, h0, reference, gap, _next_order(pair, settings), info,
+                      network_states, exact_solution=exact is not None)
 
 
-def problem_runs(problem: Problem, settings: SolversSettings, progress: bool
-                  ) -> tuple[list[SchemeRun], dict[str, Any]]:
-    """Every applicable scheme against the problem's exact solution on one path, recorded at ``reference_steps`` fine
-    steps with exact space-time areas and Lévy areas (:func:`limits.brownian.record_path`); the solution reads the
-    same recorded path (:meth:`limits.problems.Problem.exact`). No floor: every depth is fitted."""
-    n, samples = settings.reference_steps, settings.samples
-    dtype = settings.torch_dtype
-    path = record_path(samples, problem.channels, n, settings.seed, areas="levy", t1=problem.t1, dtype=dtype,
-                       device=settings.device, noise_dtype=settings.torch_noise_dtype)
-    h0 = problem.initial_state(samples, dtype, settings.device)
-    exact = problem.exact(h0, path)
-    limit = problem.limit_sde()
+def sde_runs(pair: SDEPair, settings: SolversSettings, shared: SharedPath,
+             run_schemes: SchemeRunner | None = None) -> tuple[list[SchemeRun], dict[str, Any]]:
+    """The network and every scheme on the pair's shared path (:func:`sde_inputs`); the schemes by ``run_schemes``
+    (:func:`scheme_runs` here when None)."""
+    depths = list(settings.depths)
+    # the network: its states from the pass (bit for bit the stand-alone network on this path), or from the timed run
+    timed_networks = [timed(functools.partial(run_network, pair, L, shared.path, shared.h0), settings.timing_repeats)
+                      for L in depths]
+    states = shared.network_states if shared.network_states is not None else [h for h, _ in timed_networks]
+    network = np.stack([_squared(h, shared.reference) for h in states], axis=1)
+    runs = [SchemeRun("network", f"the ResNet of depth L ({pair.name})", pair.theory_rate, depths, network,
+                      [pair.evaluations_per_layer * L for L in depths], [seconds for _, seconds in timed_networks],
+                      _fit(depths, network, shared.floor, settings, pair.kind, shared.next_order))]
+    runs += (run_schemes or scheme_runs)(shared, sde_scheme_names(pair, settings), settings)
+    return runs, shared.info
+
+
+def problem_scheme_names(problem: Problem, settings: SolversSettings) -> list[str]:
+    """The schemes of a ``--problem`` run: those named (each must support its noise), else every default one."""
     names = list(settings.schemes) if settings.schemes is not None else default_sde_schemes(problem.noise_type,
                                                                                            on_a_pair=False)
     for name in names:
@@ -419,14 +447,31 @@ def problem_runs(problem: Problem, settings: SolversSettings, progress: bool
             raise SettingsError("schemes", f"{name} needs {', '.join(sorted(get_sde_scheme(name).noise_types))} noise; "
                                            f"{problem.name} has {problem.noise_type} noise (valid: "
                                            f"{', '.join(sde_schemes_for(problem.noise_type))})")
-    runs = _scheme_runs(limit, problem.noise_type, names, path, h0, exact, 0.0, settings,
-                        None if settings.fit_model != "corrected" else 1.0, problem.t1, exact_solution=True,
-                        one_sided=True)
+    return names
+
+
+def problem_inputs(problem: Problem, settings: SolversSettings) -> SharedPath:
+    """One path, recorded at ``reference_steps`` fine steps with exact space-time areas and Lévy areas
+    (:func:`limits.brownian.record_path`), and the problem's exact solution on it
+    (:meth:`limits.problems.Problem.exact`). No floor: every depth is fitted; each order is a lower bound."""
+    n, samples = settings.reference_steps, settings.samples
+    dtype = settings.torch_dtype
+    path = record_path(samples, problem.channels, n, settings.seed, areas="levy", t1=problem.t1, dtype=dtype,
+                       device=settings.device, noise_dtype=settings.torch_noise_dtype)
+    h0 = problem.initial_state(samples, dtype, settings.device)
     info = {"text": f"the exact solution on the same path ({problem.solution_reads}), {n} recorded steps",
             "steps": n, "second_steps": None, "scheme": "exact", "rms_gap": 0.0, "recorded_steps": n,
             "levy_area": "exact space-time areas and Davie-Foster Levy areas (exact conditional mean and variance) "
                          f"on each of the {n} fine steps, merged by Chen's relation"}
-    return runs, info
+    return SharedPath(problem.limit_sde(), problem.noise_type, path, h0, problem.exact(h0, path), 0.0,
+                      None if settings.fit_model != "corrected" else 1.0, info, t1=problem.t1, exact_solution=True,
+                      one_sided=True)
+
+
+def problem_runs(problem: Problem, settings: SolversSettings, shared: SharedPath,
+                 run_schemes: SchemeRunner | None = None) -> tuple[list[SchemeRun], dict[str, Any]]:
+    """Every applicable scheme against the problem's exact solution on the shared path (:func:`problem_inputs`)."""
+    return (run_schemes or scheme_runs)(shared, problem_scheme_names(problem, settings), settings), shared.info
 
 
 def ode_runs(pair: ODEPair, settings: SolversSettings) -> tuple[list[SchemeRun], list[SchemeRun], dict[str, Any]]:

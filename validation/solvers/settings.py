@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from limits.problems import PROBLEMS
 from limits.schemes import ODE_ADAPTIVE_SCHEMES, ODE_FIXED_SCHEMES, SDE_SCHEMES
 from validation.core.pair_study import PairSettings, RateFitSettings, ReferenceSettings
+from validation.core.workers import check_workers
 from validation.core.settings import SettingsError, check_float, check_int, parse_float_list, parse_name_list, setting
 
 
@@ -19,9 +20,10 @@ TIMING_REPEATS = 3
 
 @dataclass(frozen=True)
 class SolversSettings(RateFitSettings, ReferenceSettings, PairSettings):
-    """Settings of the solver study: the pair and its size, the rate fit, the schemes. It runs every scheme on all
-    samples in one process (its cost axis is each scheme's wall time on one machine, which blocks spread over
-    workers would not measure), so it has no sharding settings."""
+    """Settings of the solver study: the pair and its size, the rate fit, the schemes. Each scheme runs on all
+    samples in one process (its cost axis is the scheme's wall time in one single-threaded process, which blocks
+    of samples spread over workers would not measure); ``workers`` and ``scheduler`` share the SDE schemes out,
+    one scheme per task (:mod:`validation.solvers.sharing`)."""
 
     rtol: float | None = setting(None, "ODE pairs: rtol of the dopri8 side check, reported next to the reference "
                                        "(the reference itself is rk4 at 4× the deepest step count, second: half; "
@@ -45,9 +47,17 @@ class SolversSettings(RateFitSettings, ReferenceSettings, PairSettings):
                                   "gives the errors); one shorter than 0.5 s then runs this many timed times (as many "
                                   "as fit in 0.5 s) and their median is reported; a longer one is its own timing (0: "
                                   "every warm-up is its own timing)", parse=int)
+    workers: int | None = setting(None, "processes (each single-threaded) running the SDE schemes side by side, one "
+                                        "scheme each (an ODE pair's run here); every number but the wall times is "
+                                        "that of one process", parse=int, group="run and output",
+                                  default_text="1: the schemes one after another")
+    scheduler: str | None = setting(None, "run the SDE schemes on Dask instead: local:N (a local cluster of N "
+                                          "single-threaded workers) or tcp://HOST:PORT (a running scheduler)",
+                                    group="run and output", default_text="none: --workers local processes")
 
     def check(self) -> None:
         super().check()
+        check_workers(self)
         if self.schemes is not None:
             known = {*SDE_SCHEMES, *ODE_FIXED_SCHEMES, *ODE_ADAPTIVE_SCHEMES}
             names = tuple(self.schemes) if not isinstance(self.schemes, str) else parse_name_list(self.schemes)

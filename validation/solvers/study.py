@@ -52,6 +52,7 @@ from limits.pairs import Pair, SDEPair
 from limits.problems import PROBLEMS, Problem, get_problem
 from limits.schemes import SDE_SCHEMES, SchemeError, get_sde_scheme
 from validation.core import cli, runtime
+from validation.core.workers import PROCESS_MB
 from validation.core.checks import FAIL, Check, combine
 from validation.core.pair_study import (
     build_pair, estimate_mb as pair_estimate_mb,
@@ -64,6 +65,7 @@ from validation.solvers.runs import (
     MAX_EXTRAPOLATED_STEPS, SCHEME_FLOOR_FACTORS, TIMING_BUDGET_S, SchemeRun, ode_runs, problem_runs, sde_runs,
     sde_scheme_names, converges, steps_to_reach,
 )
+from validation.solvers.sharing import forget_inputs, scheme_runner, shared_inputs
 from validation.solvers.settings import SolversSettings
 
 
@@ -289,7 +291,7 @@ SIDE_CHECK_TOLERANCE = 1e-13
 
 #: the pair settings a problem also takes (its sizes, its path, the fit); the others describe a network
 _PROBLEM_SETTINGS = ("samples", "depths", "reference_steps", "noise_dtype", "schemes", "timing_repeats", "problem",
-                     "fit_model", "fit_from", "tolerance", "confidence", "resamples")
+                     "fit_model", "fit_from", "tolerance", "confidence", "resamples", "workers", "scheduler")
 #: a problem's default sizes: the pairs' SDE depths, 2000 paths (or the problem's own ``default_samples``, where its
 #: errors are heavy-tailed), and a recorded path 4x finer than the deepest depth
 #: (the exact solutions that read more than W_T are exact to O(Δt²) there: kps445)
@@ -327,9 +329,9 @@ def _resolve(model: str | type[Pair] | Pair, settings: SolversSettings) -> tuple
     return pair, settings
 
 
-def estimate_mb(model: str | type[Pair] | Pair, settings: SolversSettings) -> float:
-    """A rough upper estimate of the run's peak memory in MiB: the pair study's, plus the recorded path
-    (K·N·m numbers, twice with the space-time areas)."""
+def _one_process_mb(model: str | type[Pair] | Pair, settings: SolversSettings) -> float:
+    """The peak memory in MiB of the run in one process: the pair study's, plus the recorded path (K·N·m numbers,
+    twice with the space-time areas)."""
     if settings.problem is not None:
         problem, s = _resolve_problem(settings)
         m = problem.channels
@@ -348,6 +350,26 @@ def estimate_mb(model: str | type[Pair] | Pair, settings: SolversSettings) -> fl
         return base + s.reference_steps * s.samples * per_step * 8 / 2**20
     record = s.reference_steps if s.width == 1 else s.depths[-1]
     return base + 2 * record * s.samples * channels * 8 / 2**20
+
+
+#: the memory a process that runs schemes adds, over the one-process run's working memory (the run less the
+#: interpreter): measured at the default (res1, width 10, 500 paths; ``benchmarks/bench_memory.py``) as 940 MiB with
+#: two forked workers and 1608 MiB on a two-worker local Dask cluster, against 672 MiB in one process
+WORKER_SHARE = 0.3
+
+
+def estimate_mb(model: str | type[Pair] | Pair, settings: SolversSettings) -> float:
+    """A rough upper estimate of the run's peak memory in MiB: the run in one process
+    (:func:`_one_process_mb`) and, when the SDE schemes are shared out, :data:`WORKER_SHARE` of its working memory
+    for each process that runs them (a forked worker reads the path from the memory it shares with this process; a
+    Dask worker draws its own), plus the interpreter of each worker of a ``local:N`` cluster."""
+    one = _one_process_mb(model, settings)
+    workers, scheduler = settings.workers or 1, settings.scheduler
+    if scheduler is None and workers <= 1:
+        return one
+    processes = int(scheduler[6:]) if scheduler and scheduler.startswith("local:") else (0 if scheduler else workers)
+    interpreters = processes * PROCESS_MB if scheduler else 0.0
+    return one + processes * WORKER_SHARE * max(0.0, one - PROCESS_MB) + interpreters
 
 
 def estimate_seconds(model: str | type[Pair] | Pair, settings: SolversSettings) -> float:
@@ -394,7 +416,11 @@ def run(model: str | type[Pair] | Pair = "res1", settings: SolversSettings | Non
     with runtime.threads(threads):
         started, clock = utc_now(), time.perf_counter()
         if isinstance(pair, SDEPair):
-            runs, info = sde_runs(pair, settings, progress)
+            try:
+                shared = shared_inputs(model, settings, progress, pair)
+                runs, info = sde_runs(pair, settings, shared, scheme_runner(model, settings))
+            finally:
+                forget_inputs()
             adaptive: list[SchemeRun] = []
         else:
             runs, adaptive, info = ode_runs(pair, settings)
@@ -415,7 +441,11 @@ def _run_problem(model: Any, settings: SolversSettings, *, progress: bool, threa
     problem, settings = _resolve_problem(settings)
     with runtime.threads(threads):
         started, clock = utc_now(), time.perf_counter()
-        runs, info = problem_runs(problem, settings, progress)
+        try:
+            runs, info = problem_runs(problem, settings, shared_inputs(model, settings),
+                                      scheme_runner(model, settings))
+        finally:
+            forget_inputs()
         wall = time.perf_counter() - clock
         run_info = RunInfo.capture(seed=settings.seed, dtype=settings.dtype, device=settings.device, started=started,
                                    wall_time_s=wall, command=command_line)
