@@ -11,9 +11,16 @@ import sys
 from pathlib import Path
 
 import cloudpickle
+import numpy as np
+import pytest
+import torch
 
+from limits.activations import get_activation
+from limits.peluchetti_favaro import PFBlock
 from limits.res_sde import Res1SDE
-from validation import solvers, training
+from validation import figures, solvers, training
+from validation.core.settings import SettingsError
+from validation.figures.pf_models import block_outputs, draw_spans, homogeneous_outputs
 from validation.training.sweep import Configuration
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the Dask workers cannot import this test module
@@ -123,3 +130,39 @@ def test_a_worker_killed_while_running_a_scheme_loses_nothing(tmp_path, monkeypa
     assert marker.exists()  # a worker did die mid-run
     assert _solver_numbers(cluster).replace("MidpointDiesOnce", "") == _solver_numbers(single).replace(
         "MidpointDiesOnce", "")
+
+
+def _figure_numbers(result) -> str:
+    out = result.to_dict()
+    for key in ("workers", "scheduler"):
+        out["settings"].pop(key)
+    return json.dumps([out["settings"], out["result"]], sort_keys=True)
+
+
+def test_a_figure_s_draws_shared_out_give_the_numbers_of_one_process():
+    """pf-function-space at a width where the draws come in 4 chunks (each chunk's streams its own): the same JSON
+    from 2 forked workers and from a local Dask cluster as from one process; a figure that does not share its
+    draws refuses the flags."""
+    size = dict(width=128, depth=4, sde_factor=4, inputs=10, draws=200, eoc_width=8, eoc_depth=4, resamples=50)
+    assert len(draw_spans(200, max(1, (1 << 22) // (4 * (128**2 + 128) + 4 * 10 * 128)))) == 4
+    single = figures.run("pf-function-space", **size)
+    assert _figure_numbers(figures.run("pf-function-space", workers=2, **size)) == _figure_numbers(single)
+    assert _figure_numbers(figures.run("pf-function-space", scheduler="local:2", **size)) == _figure_numbers(single)
+    with pytest.raises(SettingsError, match="workers: does not apply to the chizat-maximal figure"):
+        figures.run("chizat-maximal", workers=2)
+
+
+def test_every_shared_p_and_f_model_gives_its_arrays_in_spans():
+    """The chunked models read each chunk's own stream: spans of chunks computed apart, joined, are the arrays of one
+    call (block_outputs and homogeneous_outputs at 3 chunks, a short last one included)."""
+    runner = lambda function, tasks: [function(task) for task in tasks]  # noqa: E731 - spans, in this process
+    block = PFBlock(get_activation("tanh"), get_activation("identity"), 3, dtype=torch.float64)
+    common = dict(seed=0, labels=("test",), chunk=4)
+    whole = block_outputs(block, [0.0, 1.0], 4, 10, 2, **common)
+    parts = block_outputs(block, [0.0, 1.0], 4, 10, 2, runner=runner, **common)
+    assert all(np.array_equal(a, b) for a, b in zip(whole, parts)) and whole[0].shape == (10, 3, 2)
+    kwargs = dict(sigma_w=1.0, sigma_b=1.0, seed=0, labels=("test",), chunk=4)
+    one = homogeneous_outputs(("relu",), (0.5, 1.0), "tanh", 0.5, 3, 4, 10, **kwargs)
+    spans = homogeneous_outputs(("relu",), (0.5, 1.0), "tanh", 0.5, 3, 4, 10, runner=runner, **kwargs)
+    assert one.keys() == spans.keys() and all(np.array_equal(one[k], spans[k]) for k in one)
+    assert draw_spans(10, 4) == [(0, 4), (4, 8), (8, 10)] and draw_spans(10, 4, tasks=2) == [(0, 4), (4, 10)]

@@ -12,6 +12,11 @@ called by :func:`validation.figures.run` with the resolved settings ``s`` (a
 3. ``table(numbers)`` and ``plot(numbers, data, ax)`` — the report and the figure;
 4. ``estimate_mb(s)`` and ``estimate_seconds(s)`` — the guards of ``--max-memory`` and the time warning.
 
+A figure whose work is independent draws in chunks with their own streams declares ``shares_draws = True``: it
+then takes ``--workers`` and ``--scheduler``, and ``compute`` gets a fourth argument, ``runner`` (a
+:data:`validation.core.workers.TaskRunner`, or None to compute here), which computes spans of the chunks on local
+workers or a Dask cluster with the numbers of one process (:func:`validation.figures.pf_models.in_spans`).
+
 Every random draw comes from streams labelled ``("figures", figure, …)`` (:func:`figure_rng`,
 :func:`limits.seeding.generator`), so a figure's numbers depend on its seed and settings only.
 """
@@ -19,7 +24,7 @@ Every random draw comes from streams labelled ``("figures", figure, …)`` (:fun
 from __future__ import annotations
 
 import abc
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -28,7 +33,10 @@ from tqdm import tqdm
 from limits.seeding import stream_seed
 from validation.core.catalogue import Entry
 
-__all__ = ["Figure", "INPUT_RANGE", "figure_rng", "input_grid", "progress_bar", "finite_rows"]
+__all__ = ["Figure", "SHARING", "INPUT_RANGE", "figure_rng", "input_grid", "progress_bar", "finite_rows"]
+
+#: the settings of a figure that shares its draws out (:attr:`Figure.shares_draws`)
+SHARING = frozenset({"workers", "scheduler"})
 
 #: the inputs z of the P&F function samples lie on this interval
 INPUT_RANGE = (-2.0, 2.0)
@@ -36,6 +44,13 @@ INPUT_RANGE = (-2.0, 2.0)
 
 class Figure(Entry):
     """One figure of ``python -m validation.figures`` (module docstring)."""
+
+    #: its draws can be computed on workers (module docstring): it takes --workers and --scheduler
+    shares_draws: ClassVar[bool] = False
+
+    def takes(self) -> frozenset[str]:
+        """The settings of :attr:`defaults`, and ``workers`` and ``scheduler`` when the figure shares its draws."""
+        return super().takes() | (SHARING if self.shares_draws else frozenset())
 
     def check_values(self, values: dict[str, Any]) -> None:
         """Refuse settings that cannot run together (``values``: every setting the figure takes, resolved);

@@ -29,6 +29,7 @@ Exit status: 0 PASS, 1 FAIL, 2 bad input, 3 internal error, 4 INCONCLUSIVE.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import math
 import time
@@ -39,6 +40,7 @@ from limits.fractional import check_hurst
 from validation.core import cli, runtime
 from validation.core.checks import check_line, combine
 from validation.core.results import RunInfo, StudyResult, utc_now
+from validation.core.workers import PROCESS_MB, check_workers, run_memory_mb, task_runner
 from validation.core.settings import (
     CommonSettings, SettingsError, check_choice, check_depths, check_float, check_int, make_settings, parse_float_list,
     parse_int_list, resolve_device, setting,
@@ -175,12 +177,19 @@ class FiguresSettings(CommonSettings):
     resamples: int | None = setting(None, "bootstrap resamples of every interval; pf-qualitative: permutations of "
                                           "its exchangeability test", parse=int, group="checks",
                                     default_text="400; chizat, pf-abc 1000; pf-qualitative 499")
+    workers: int | None = setting(None, "P&F figures: processes (each single-threaded) computing the draws' chunks "
+                                        "side by side; the numbers never depend on it (each chunk reads its own "
+                                        "streams)", parse=int, group="run and output", default_text="1: here")
+    scheduler: str | None = setting(None, "P&F figures: compute the draws' chunks on Dask instead: local:N (a local "
+                                          "cluster of N single-threaded workers) or tcp://HOST:PORT",
+                                    group="run and output", default_text="none: --workers local processes")
     # resolved from the figure (not flags)
     figure: str = setting("pf-function-space", "the figure", cli=False)
     title: str = setting("", "the figure's title", cli=False)
 
     def check(self) -> None:
         super().check()
+        check_workers(self)
         ints = {"width": 1, "depth": 1, "inputs": 2, "draws": 3, "show": 0, "sde_factor": 1, "eoc_width": 1,
                 "eoc_depth": 1, "length": 16, "realisations": 2, "hidden": 1, "layers": 1, "networks": 3,
                 "resamples": 10, "accepted": 1, "steps": 1, "judged_depth": 1, "judged_width": 1}
@@ -267,11 +276,17 @@ def listing() -> str:
 
 
 def estimate_mb(figure: str, settings: FiguresSettings) -> float:
-    """A rough upper estimate of the run's peak memory in MiB (the figure's own; 0 when the settings are refused)."""
+    """A rough upper estimate of the run's peak memory in MiB (the figure's own; 0 when the settings are refused),
+    with its working memory once more in each worker process when its draws are shared out
+    (:func:`validation.core.workers.run_memory_mb`)."""
     try:
-        return FIGURES[figure].estimate_mb(_resolve(figure, settings))
+        resolved = _resolve(figure, settings)
+        one = FIGURES[figure].estimate_mb(resolved)
     except SettingsError:
         return 0.0
+    if (resolved.workers or 1) <= 1 and resolved.scheduler is None:
+        return one
+    return one + run_memory_mb(max(0.0, one - PROCESS_MB), resolved.workers or 1, resolved.scheduler) - PROCESS_MB
 
 
 def estimate_seconds(figure: str, settings: FiguresSettings) -> float:
@@ -340,7 +355,9 @@ def run(figure: str = "pf-function-space", settings: FiguresSettings | None = No
     with runtime.threads(threads):
         started, clock = utc_now(), time.perf_counter()
         entry = FIGURES[settings.figure]
-        numbers, data = entry.compute(settings, device, progress)
+        sharing = (settings.workers or 1) > 1 or settings.scheduler is not None   # given to a figure that shares
+        with task_runner(settings.workers or 1, settings.scheduler) if sharing else contextlib.nullcontext() as runner:
+            numbers, data = entry.compute(settings, device, progress, *([runner] if entry.shares_draws else []))
         numbers = {"title": settings.title, "paper": entry.paper, **numbers}
         info = RunInfo.capture(seed=settings.seed, dtype=settings.dtype, device=device, started=started,
                                wall_time_s=time.perf_counter() - clock, command=command_line)

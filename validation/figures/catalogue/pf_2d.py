@@ -16,12 +16,14 @@ from limits.seeding import stream_seed
 from validation.core.checks import bound_check
 from validation.core.plots import new_grid
 from validation.core.stats import resampled_interval_batched
+from validation.core.workers import TaskRunner
 from validation.figures.figure import Figure
 from validation.figures.pf_models import pf_megabytes, SC_MODELS, pc_fractions, resnet_outputs, top_pc_fraction
 from validation.figures.plots import NAMES
 
 
-def two_d_figure(s: Any, device: torch.device, progress: bool) -> tuple[dict[str, Any], dict[Any, Any]]:
+def two_d_figure(s: Any, device: torch.device, progress: bool,
+                 runner: TaskRunner | None = None) -> tuple[dict[str, Any], dict[Any, Any]]:
     """**pf-2d** (App. B.4): function samples x_{T,1}(z) of SC_tanh and SC_swish over a grid of z ∈ [−2, 2]²
     (``--inputs`` points per axis; the input layer copies (z_1, z_2) alternately across the D dimensions, a choice
     the paper does not state, or ``--input-layer random``). Draw i is network i of ``pf-function-space`` (the same
@@ -34,7 +36,7 @@ def two_d_figure(s: Any, device: torch.device, progress: bool) -> tuple[dict[str
     models, data, checks = [], {"axis": axis}, []
     with tqdm(total=2 * s.draws, desc="pf-2d", unit="draw", disable=not progress, leave=False, delay=2.0) as bar:
         for name, activation in SC_MODELS:
-            values, _ = resnet_outputs(s, activation, grid, s.draws, None, device, bar)
+            values, _ = resnet_outputs(s, activation, grid, s.draws, None, device, bar, runner)
             keep = np.all(np.isfinite(values), axis=1)
             good = values[keep]
             rng = np.random.default_rng(stream_seed(s.seed, "figures", "bootstrap", "pf-2d", name))
@@ -105,6 +107,7 @@ class PF2D(Figure):
         "App. B.4, Fig. 4: 2-D function samples of x_{T,1} for SC_tanh and SC_swish (L = D = 500), complementing "
         "Fig. 3"
     )
+    shares_draws = True
     defaults = dict(
         width=32,
         depth=64,
@@ -134,8 +137,9 @@ class PF2D(Figure):
     def estimate_mb(self, s: Any) -> float:
         return pf_megabytes(s)
 
-    def compute(self, s: Any, device: torch.device, progress: bool) -> tuple[dict[str, Any], dict[Any, Any]]:
-        return two_d_figure(s, device, progress)
+    def compute(self, s: Any, device: torch.device, progress: bool,
+                runner: TaskRunner | None = None) -> tuple[dict[str, Any], dict[Any, Any]]:
+        return two_d_figure(s, device, progress, runner)
 
     def table(self, numbers: dict[str, Any]) -> str:
         return two_d_table(numbers)

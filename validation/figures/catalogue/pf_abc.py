@@ -37,6 +37,7 @@ from validation.core.checks import bound_check
 from validation.core.plots import new_grid
 from validation.core.stats import resampled_interval
 from validation.core.settings import SettingsError
+from validation.core.workers import TaskRunner
 from validation.figures.figure import Figure
 from validation.figures.pf_models import pf_megabytes, pf_seconds, eoc_outputs, resnet_outputs
 from validation.figures.plots import NAMES
@@ -67,15 +68,16 @@ def _accept(values: np.ndarray, targets: np.ndarray, accepted: int) -> tuple[np.
     return distances, np.argsort(distances, kind="stable")[:accepted]
 
 
-def abc_figure(s: Any, device: torch.device, progress: bool) -> tuple[dict[str, Any], dict[Any, Any]]:
+def abc_figure(s: Any, device: torch.device, progress: bool,
+               runner: TaskRunner | None = None) -> tuple[dict[str, Any], dict[Any, Any]]:
     """The ``pf-abc`` figure's numbers and plot data (module docstring); ``s``: resolved figure settings."""
     data = np.asarray(s.data, dtype=float)
     grid = np.linspace(-2.0, 2.0, s.inputs)
     z = np.concatenate([grid, data[:, 0]])
     k = len(grid)
     with tqdm(total=2 * s.draws, desc="pf-abc", unit="draw", disable=not progress, leave=False, delay=2.0) as bar:
-        sr, _ = resnet_outputs(s, "tanh", z, s.draws, None, device, bar)
-        eo, eo_params = eoc_outputs(s, "tanh", z, s.draws, device, bar)
+        sr, _ = resnet_outputs(s, "tanh", z, s.draws, None, device, bar, runner)
+        eo, eo_params = eoc_outputs(s, "tanh", z, s.draws, device, bar, runner)
     models, plot_data = [], {"grid": grid, "data": data}
     distances = {}
     for name, values, params in (("SR_tanh", sr, {"sigma_w": s.sigma_w, "sigma_b": s.sigma_b, "width": s.width,
@@ -163,6 +165,7 @@ class PFABC(Figure):
         "App. B.1, Fig. 1: SR_tanh (σ_w² = σ_b² = 10, T = 1, L = D = 500, x_0 = W_I z) against EO_tanh, 10 000 "
         "simulations, the 10 nearest in l2 to 3 data points; prior and posterior, 10 draws each on [−2, 2]"
     )
+    shares_draws = True
     defaults = dict(
         width=32,
         depth=64,
@@ -202,8 +205,9 @@ class PFABC(Figure):
     def estimate_mb(self, s: Any) -> float:
         return pf_megabytes(s)
 
-    def compute(self, s: Any, device: torch.device, progress: bool) -> tuple[dict[str, Any], dict[Any, Any]]:
-        return abc_figure(s, device, progress)
+    def compute(self, s: Any, device: torch.device, progress: bool,
+                runner: TaskRunner | None = None) -> tuple[dict[str, Any], dict[Any, Any]]:
+        return abc_figure(s, device, progress, runner)
 
     def table(self, numbers: dict[str, Any]) -> str:
         return abc_table(numbers)

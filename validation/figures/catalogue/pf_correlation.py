@@ -16,6 +16,7 @@ import torch
 from validation.core.checks import bound_check
 from validation.core.plots import new_grid
 from validation.core.stats import resampled_interval_batched
+from validation.core.workers import TaskRunner
 from validation.figures.figure import Figure, figure_rng, finite_rows, input_grid, progress_bar
 from validation.figures.pf_models import pf_megabytes, pf_seconds, MODELS, eoc_outputs, resnet_outputs
 from validation.figures.plots import NAMES
@@ -40,16 +41,17 @@ def _min_correlations(x: torch.Tensor) -> torch.Tensor:
         ~torch.isnan(c).all(1), torch.tensor(math.nan, dtype=c.dtype))
 
 
-def _correlation_figure(s: Any, device: torch.device, progress: bool) -> tuple[dict, dict]:
+def _correlation_figure(s: Any, device: torch.device, progress: bool,
+                        runner: TaskRunner | None = None) -> tuple[dict, dict]:
     z = input_grid(s)
     models, data, checks = [], {"z": z}, []
     with progress_bar(4 * s.draws, "pf-correlation", progress) as bar:
         for name, (kind, activation) in MODELS.items():
             if kind == "resnet":
-                net, _ = resnet_outputs(s, activation, z, s.draws, None, device, bar)
+                net, _ = resnet_outputs(s, activation, z, s.draws, None, device, bar, runner)
                 params = {"sigma_w": s.sigma_w, "sigma_b": s.sigma_b, "width": s.width, "depth": s.depth}
             else:
-                net, params = eoc_outputs(s, activation, z, s.draws, device, bar)
+                net, params = eoc_outputs(s, activation, z, s.draws, device, bar, runner)
             keep = finite_rows(net)
             good = net[keep]
             corr = _correlation(good)
@@ -115,6 +117,7 @@ class PFCorrelation(Figure):
         "Fig. 4: SC_tanh, SC_swish (L = D = 500) far from 1 off the diagonal; EO_tanh, EO_ReLU (500 × 500) "
         "all close to 1"
     )
+    shares_draws = True
     defaults = dict(
         width=32,
         depth=64,
@@ -150,8 +153,9 @@ class PFCorrelation(Figure):
         batch = min(s.resamples * s.draws * s.inputs, 1 << 23)
         return pf_megabytes(s) + 4 * batch * 8 / 2**20
 
-    def compute(self, s: Any, device: torch.device, progress: bool) -> tuple[dict[str, Any], dict[Any, Any]]:
-        return _correlation_figure(s, device, progress)
+    def compute(self, s: Any, device: torch.device, progress: bool,
+                runner: TaskRunner | None = None) -> tuple[dict[str, Any], dict[Any, Any]]:
+        return _correlation_figure(s, device, progress, runner)
 
     def table(self, numbers: dict[str, Any]) -> str:
         return _correlation_table(numbers)

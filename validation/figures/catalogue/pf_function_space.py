@@ -23,21 +23,23 @@ import torch
 from validation.core.checks import bound_check
 from validation.core.plots import new_grid
 from validation.core.stats import resampled_interval, resampled_interval_batched
+from validation.core.workers import TaskRunner
 from validation.figures.figure import Figure, figure_rng, finite_rows, input_grid, progress_bar
 from validation.figures.pf_models import pf_megabytes, pf_seconds, MODELS, eoc_outputs, pc_fractions, resnet_outputs, top_pc_fraction
 from validation.figures.plots import NAMES, samples_panel
 
 
-def _function_space(s: Any, device: torch.device, progress: bool) -> tuple[dict, dict]:
+def _function_space(s: Any, device: torch.device, progress: bool,
+                    runner: TaskRunner | None = None) -> tuple[dict, dict]:
     z = input_grid(s)
     models, data, checks = [], {"z": z}, []
     with progress_bar(4 * s.draws, "pf-function-space", progress) as bar:
         for name, (kind, activation) in MODELS.items():
             if kind == "resnet":
-                net, sde = resnet_outputs(s, activation, z, s.draws, s.sde_factor, device, bar)
+                net, sde = resnet_outputs(s, activation, z, s.draws, s.sde_factor, device, bar, runner)
                 params = {"sigma_w": s.sigma_w, "sigma_b": s.sigma_b, "width": s.width, "depth": s.depth}
             else:
-                net, params = eoc_outputs(s, activation, z, s.draws, device, bar)
+                net, params = eoc_outputs(s, activation, z, s.draws, device, bar, runner)
                 sde = None
             keep = finite_rows(net) & (finite_rows(sde) if sde is not None else True)
             rng = figure_rng(s.seed, "bootstrap", s.figure, name)
@@ -136,6 +138,7 @@ class PFFunctionSpace(Figure):
         "Fig. 1: EO_tanh, EO_ReLU, 500 layers × 500 units; Fig. 3: SC_tanh, SC_swish, L = D = 500 (and "
         "other L, D in SM B), 400 inputs on [−2, 2], 10 000 draws; 5 draws and the 5/50/95% quantiles shown"
     )
+    shares_draws = True
     defaults = dict(
         width=32,
         depth=64,
@@ -173,8 +176,9 @@ class PFFunctionSpace(Figure):
     def estimate_mb(self, s: Any) -> float:
         return pf_megabytes(s)
 
-    def compute(self, s: Any, device: torch.device, progress: bool) -> tuple[dict[str, Any], dict[Any, Any]]:
-        return _function_space(s, device, progress)
+    def compute(self, s: Any, device: torch.device, progress: bool,
+                runner: TaskRunner | None = None) -> tuple[dict[str, Any], dict[Any, Any]]:
+        return _function_space(s, device, progress, runner)
 
     def table(self, numbers: dict[str, Any]) -> str:
         return _function_space_table(numbers)

@@ -40,6 +40,7 @@ from validation.core.checks import Check
 from validation.core.plots import new_grid
 from validation.figures.distribution_tests import exchangeability_test, mardia_test
 from validation.core.settings import SettingsError
+from validation.core.workers import TaskRunner
 from validation.figures.figure import Figure
 from validation.figures.pf_models import SC_MODELS, block_outputs
 from validation.figures.plots import NAMES
@@ -58,7 +59,8 @@ def _finite(x: np.ndarray) -> np.ndarray:
     return np.all(np.isfinite(x.reshape(len(x), -1)), axis=1)
 
 
-def qualitative_figure(s: Any, device: torch.device, progress: bool) -> tuple[dict[str, Any], dict[Any, Any]]:
+def qualitative_figure(s: Any, device: torch.device, progress: bool,
+                       runner: TaskRunner | None = None) -> tuple[dict[str, Any], dict[Any, Any]]:
     """The ``pf-qualitative`` figure's numbers and plot data (module docstring); ``s``: resolved figure settings."""
     z = QUALITATIVE_INPUTS
     models, checks, data = [], [], {"inputs": z}
@@ -85,7 +87,8 @@ def qualitative_figure(s: Any, device: torch.device, progress: bool) -> tuple[di
             block = PFBlock(get_activation(activation), get_activation("identity"), s.width, sigma_w=s.sigma_w,
                             sigma_b=s.sigma_b, dtype=s.torch_dtype, device=device)
             net, sde = block_outputs(block, z, s.depth, s.draws, s.sde_factor, seed=s.seed,
-                                     labels=("pf-qualitative", activation), device=device, bar=bar)
+                                     labels=("pf-qualitative", activation), device=device, bar=bar,
+                                     runner=runner)
             for kind, values in (("resnet", net), ("sde", sde)):
                 entry = tested(name, kind, activation, values, "iid", exchangeable=True, gaussian=True)
                 models.append(entry)
@@ -99,7 +102,8 @@ def qualitative_figure(s: Any, device: torch.device, progress: bool) -> tuple[di
             block = PFBlock(get_activation(activation), get_activation("identity"), s.width, sigma_w=s.sigma_w,
                             sigma_b=s.sigma_b, cov_b=family, dtype=s.torch_dtype, device=device)
             net, _ = block_outputs(block, z, s.depth, s.draws, None, seed=s.seed,
-                                   labels=("pf-qualitative", "planted", name), device=device, bar=bar)
+                                   labels=("pf-qualitative", "planted", name), device=device, bar=bar,
+                                   runner=runner)
             text = ":".join(map(str, family))
             entry = tested(name, "planted", activation, net, text, exchangeable=True, gaussian=False)
             models.append(entry)
@@ -226,6 +230,7 @@ class PFQualitative(Figure):
         "§3.4 (stated without a figure): with fully i.i.d. parameters the law of the x_{t,d} is exchangeable "
         "across d; p(x_T(z), x_T(z') | x_0) is not Gaussian (the limit is not a Gaussian process)"
     )
+    shares_draws = True
     defaults = dict(
         width=8,
         depth=64,
@@ -261,8 +266,9 @@ class PFQualitative(Figure):
         return (5e-10 * passes * s.draws * s.depth * 2 * s.width**2 + 1.5e-8 * 4 * s.draws * s.depth * s.sde_factor
                 * (s.width**2 + s.width) + 1e-8 * 6 * 2 * s.resamples * s.draws * s.width)
 
-    def compute(self, s: Any, device: torch.device, progress: bool) -> tuple[dict[str, Any], dict[Any, Any]]:
-        return qualitative_figure(s, device, progress)
+    def compute(self, s: Any, device: torch.device, progress: bool,
+                runner: TaskRunner | None = None) -> tuple[dict[str, Any], dict[Any, Any]]:
+        return qualitative_figure(s, device, progress, runner)
 
     def table(self, numbers: dict[str, Any]) -> str:
         return qualitative_table(numbers)

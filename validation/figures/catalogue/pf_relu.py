@@ -19,6 +19,7 @@ from validation.core.checks import PASS, Check, combine, interval_check
 from validation.core.plots import new_grid
 from validation.core.stats import percentile_interval, resampled_rows, slope_fit
 from validation.core.settings import SettingsError
+from validation.core.workers import TaskRunner
 from validation.figures.figure import Figure
 from validation.figures.pf_models import homogeneous_ode, homogeneous_outputs
 
@@ -92,7 +93,8 @@ def bounded_drift_check(name: str, per_depth: Sequence[dict[str, Any]], toleranc
                  shown.samples_needed)
 
 
-def relu_figure(s: Any, device: torch.device, progress: bool) -> tuple[dict[str, Any], dict[Any, Any]]:
+def relu_figure(s: Any, device: torch.device, progress: bool,
+                runner: TaskRunner | None = None) -> tuple[dict[str, Any], dict[Any, Any]]:
     """**pf-relu** (P&F §3.4, "Non-smooth activations"): for positively homogeneous φ,
     E[φ(hΔt^γ)]/Δt = E[φ(h)] Δt^{γ−1} and E[φ(hΔt^γ)²]/Δt = E[φ(h)²] Δt^{2γ−1}. The ResNet
     x_{k+1} = x_k + φ(Δt^γ (ε^W_k ψ(x_k) + ε^b_k)) (:func:`validation.figures.pf_models.homogeneous_outputs`; ψ = tanh,
@@ -114,7 +116,7 @@ def relu_figure(s: Any, device: torch.device, progress: bool) -> tuple[dict[str,
         for depth in depths:
             out = homogeneous_outputs(RELU_PHIS, RELU_GAMMAS, RELU_PSI, RELU_INPUT, s.width, depth, s.draws,
                                       sigma_w=s.sigma_w, sigma_b=s.sigma_b, seed=s.seed, labels=("pf-relu",),
-                                      dtype=s.torch_dtype, device=device, bar=bar)
+                                      dtype=s.torch_dtype, device=device, bar=bar, runner=runner)
             for key, values in out.items():
                 samples.setdefault(key, []).append(values)
     ode = homogeneous_ode("relu", RELU_PSI, RELU_INPUT, sigma_w=s.sigma_w, sigma_b=s.sigma_b)
@@ -273,6 +275,7 @@ class PFReLU(Figure):
         "Δt^{2γ−1}: at γ = ½ the drift blows up unless E φ(h) = 0; γ = 1 gives a deterministic limit (the "
         "neural ODE of Chen et al. 2018)"
     )
+    shares_draws = True
     defaults = dict(
         width=8,
         depths=(16, 32, 64, 128, 256, 512, 1024),
@@ -303,8 +306,9 @@ class PFReLU(Figure):
         """Per layer and draw: D² + D normals, 4 small products and activations."""
         return 2.5e-8 * sum(s.depths) * s.draws * (s.width**2 + s.width) + 1e-7 * sum(s.depths) * s.draws * s.width
 
-    def compute(self, s: Any, device: torch.device, progress: bool) -> tuple[dict[str, Any], dict[Any, Any]]:
-        return relu_figure(s, device, progress)
+    def compute(self, s: Any, device: torch.device, progress: bool,
+                runner: TaskRunner | None = None) -> tuple[dict[str, Any], dict[Any, Any]]:
+        return relu_figure(s, device, progress, runner)
 
     def table(self, numbers: dict[str, Any]) -> str:
         return relu_table(numbers)
