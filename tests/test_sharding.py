@@ -20,6 +20,7 @@ from limits.peluchetti_favaro import PFBlock
 from limits.res_sde import Res1SDE
 from validation import figures, solvers, training
 from validation.core.settings import SettingsError
+from validation.core.workers import task_runner
 from validation.figures.pf_models import block_outputs, draw_spans, homogeneous_outputs
 from validation.training.sweep import Configuration
 
@@ -166,3 +167,28 @@ def test_every_shared_p_and_f_model_gives_its_arrays_in_spans():
     spans = homogeneous_outputs(("relu",), (0.5, 1.0), "tanh", 0.5, 3, 4, 10, runner=runner, **kwargs)
     assert one.keys() == spans.keys() and all(np.array_equal(one[k], spans[k]) for k in one)
     assert draw_spans(10, 4) == [(0, 4), (4, 8), (8, 10)] and draw_spans(10, 4, tasks=2) == [(0, 4), (4, 10)]
+
+
+class DyingBlock(PFBlock):
+    """A P&F block whose drift kills the first process other than ``RESNET_LIMITS_PARENT`` that evaluates it
+    (os._exit), once (the marker file of ``RESNET_LIMITS_DIE_ONCE`` remembers it)."""
+
+    def drift(self, x):
+        marker = Path(os.environ["RESNET_LIMITS_DIE_ONCE"])
+        if str(os.getpid()) != os.environ["RESNET_LIMITS_PARENT"] and not marker.exists():
+            marker.touch()
+            os._exit(1)
+        return super().drift(x)
+
+
+def test_a_worker_killed_while_drawing_a_span_loses_nothing(tmp_path, monkeypatch):
+    marker = tmp_path / "died-once"
+    monkeypatch.setenv("RESNET_LIMITS_DIE_ONCE", str(marker))  # before the cluster starts: its workers inherit it
+    monkeypatch.setenv("RESNET_LIMITS_PARENT", str(os.getpid()))
+    block = DyingBlock(get_activation("tanh"), get_activation("identity"), 3, dtype=torch.float64)
+    common = dict(seed=0, labels=("test",), chunk=4)
+    whole = block_outputs(block, [0.0, 1.0], 4, 10, 2, **common)
+    with task_runner(1, "local:2") as runner:
+        parts = block_outputs(block, [0.0, 1.0], 4, 10, 2, runner=runner, **common)
+    assert marker.exists()  # a worker did die mid-run
+    assert all(np.array_equal(a, b) for a, b in zip(whole, parts))
