@@ -10,8 +10,9 @@ budget covers its estimate (a part it cannot fit is recorded as skipped, with wh
 
 * ``gpu_tests``: ``pytest tests/test_gpu.py`` (every study on CUDA reproduces itself and agrees with the CPU);
 * ``res1_paths``: the main study (``convergence --model res1``, its default depths and reference) at 500, 10⁴ and
-  10⁵ paths on the GPU: wall time, the rate, peak GPU memory; beside the 2-core CPU figure committed in
-  ``benchmarks/results/bench_res1.json`` (500 paths) — the target is ≥ 20× the CPU at 10⁵ paths (issue 47);
+  10⁵ paths on the GPU, and at 10⁴ with its steps compiled (``--compile``: one CUDA graph per step): wall time, the
+  rate, peak GPU memory; beside the 2-core CPU figure committed in ``benchmarks/results/bench_res1.json`` (500
+  paths) — the target is ≥ 20× the CPU at 10⁵ paths (issue 47);
 * ``fig2_1e5``: Marion et al.'s Fig. 2 at 10⁵ draws (``regimes --preset fig2``, float32), its five quantile
   checks;
 * ``regimes_paper``: the regimes presets fig1 and fig4 and the phase diagram at their paper-size defaults;
@@ -95,16 +96,19 @@ def gpu_tests(ctx: Context) -> dict[str, Any]:
 
 
 def res1_paths(ctx: Context) -> dict[str, Any]:
-    """The main study at 500, 10⁴ and 10⁵ paths (a dry run: 50 and 100 at small depths)."""
+    """The main study at 500, 10⁴ and 10⁵ paths, then at 10⁴ with its steps compiled (``--compile``: CUDA graphs;
+    compiling included in its time; its rate beside the eager run's) (a dry run: 50 and 100 at small depths, 50
+    compiled)."""
     sizes = (50, 100) if ctx.dry_run else (500, 10_000, 100_000)
     small = dict(depths=(4, 8, 16), reference_steps=256) if ctx.dry_run else {}
     rows = []
-    for samples in sizes:
+    for samples, compiled in [*((n, False) for n in sizes), (sizes[0] if ctx.dry_run else 10_000, True)]:
         _reset_peak(ctx.device)
         clock = time.perf_counter()
-        result = convergence.run("res1", samples=samples, device=ctx.device, **small)
-        rows.append({"samples": samples, "wall_s": time.perf_counter() - clock, "rate": result.rate,
-                     "rate_ci": list(result.rate_ci), "verdict": result.verdict, "peak_gpu_mb": _peak_gpu_mb(ctx.device)})
+        result = convergence.run("res1", samples=samples, device=ctx.device, compile_steps=compiled, **small)
+        rows.append({"samples": samples, "compile_steps": compiled, "wall_s": time.perf_counter() - clock,
+                     "rate": result.rate, "rate_ci": list(result.rate_ci), "verdict": result.verdict,
+                     "peak_gpu_mb": _peak_gpu_mb(ctx.device)})
     cpu = json.loads(CPU_RES1.read_text()) if CPU_RES1.exists() else {}
     cpu_500 = cpu.get("default_study", {}).get("study_seconds")
     return {"rows": rows, "cpu_reference": {"file": str(CPU_RES1.relative_to(ROOT)), "samples": cpu.get("samples"),
@@ -165,7 +169,7 @@ DRY_RUN_SCALE = 0.01
 
 PARTS: tuple[Part, ...] = (
     Part("gpu_tests", 150.0, gpu_tests),
-    Part("res1_paths", 90.0, res1_paths),
+    Part("res1_paths", 120.0, res1_paths),
     Part("fig2_1e5", 60.0, fig2_1e5),
     Part("regimes_paper", 90.0, regimes_paper),
     Part("cohen_conv", 60.0, cohen_conv),

@@ -75,6 +75,11 @@ class ConvergenceSettings(ShardingSettings, RateFitSettings, ReferenceSettings, 
     metric: str = setting("rms", "error the verdict is based on: " + "; ".join(f"{k} = {v}" for k, v in
                                                                              METRIC_HELP.items()),
                           choices=("rms", "mean", "sup"), group="fit and verdict")
+    compile_steps: bool = setting(False, "SDE pairs: compile each step of the pass (the network's layer, the "
+                                         "references' Euler step) with torch.compile; on CUDA one graph launch per "
+                                         "step (CUDA graphs) instead of one per operation. The numbers agree with the "
+                                         "eager pass to rounding, not bit for bit; compiling takes seconds to tens "
+                                         "of seconds", action="store_true", flag="--compile", group="run and output")
 
     def check(self) -> None:
         super().check()

@@ -172,6 +172,17 @@ class PathPass:
     recorded_areas: torch.Tensor | None = None
 
 
+def compiled_step(function: Callable[..., torch.Tensor], device: torch.device | str) -> Callable[..., torch.Tensor]:
+    """``function`` (one step of a scheme: a few tensor operations) compiled by ``torch.compile``, shapes fixed: on
+    CUDA in the mode ``reduce-overhead``, which records the step's kernels as one CUDA graph and replays it, so a
+    step costs one launch instead of one per operation (the study's steps are small batched products, launch-bound on
+    a GPU); elsewhere fused by the C++ backend. The fused arithmetic may round differently from the eager step's, so
+    the results agree with the eager loop to rounding, not bit for bit (tests/test_compiled_steps.py). The first call
+    of each shape compiles (seconds to tens of seconds)."""
+    mode = "reduce-overhead" if str(device).startswith("cuda") else "default"
+    return torch.compile(function, mode=mode, dynamic=False)
+
+
 class EulerOnIncrements:
     """The Itô Euler–Maruyama scheme of a torchsde SDE on increments already drawn, without torchsde's per-step
     Python (its time loop, the solver's step and the Brownian query cost more than the step's own tensor work):
@@ -184,20 +195,27 @@ class EulerOnIncrements:
     method="euler", dt=r/n)`` on the same path bit for bit (tests/test_engine.py compares them).
     """
 
-    def __init__(self, f_and_g_prod: Callable, n: int, dtype: torch.dtype, device: torch.device) -> None:
+    def __init__(self, f_and_g_prod: Callable, n: int, dtype: torch.dtype, device: torch.device,
+                 compile_steps: bool = False) -> None:
         self.f_and_g_prod = f_and_g_prod
         self.n, self.dtype, self.device = n, dtype, device
+        self.compiled = compiled_step(self._step, device) if compile_steps else None
+
+    def _step(self, t: torch.Tensor, y: torch.Tensor, increment: torch.Tensor, dt: float) -> torch.Tensor:
+        f, g_prod = self.f_and_g_prod(t, y, increment)
+        return y + f * dt + g_prod
 
     @classmethod
-    def of(cls, sde: Any, n: int, dtype: torch.dtype, device: torch.device) -> "EulerOnIncrements | None":
+    def of(cls, sde: Any, n: int, dtype: torch.dtype, device: torch.device,
+           compile_steps: bool = False) -> "EulerOnIncrements | None":
         """The loop for ``sde``, or None where torchsde must step it (not Itô, or no ``g_prod``: torchsde then forms
-        g·ΔW from g itself)."""
+        g·ΔW from g itself); ``compile_steps``: each step by :func:`compiled_step`."""
         if getattr(sde, "sde_type", "ito") != "ito":
             return None
         if hasattr(sde, "f_and_g_prod"):
-            return cls(sde.f_and_g_prod, n, dtype, device)
+            return cls(sde.f_and_g_prod, n, dtype, device, compile_steps)
         if hasattr(sde, "f") and hasattr(sde, "g_prod"):
-            return cls(lambda t, y, v: (sde.f(t, y), sde.g_prod(t, y, v)), n, dtype, device)
+            return cls(lambda t, y, v: (sde.f(t, y), sde.g_prod(t, y, v)), n, dtype, device, compile_steps)
         return None
 
     def __call__(self, y: torch.Tensor, first: int, increments: torch.Tensor, r: int, every: int) -> list[torch.Tensor]:
@@ -209,8 +227,11 @@ class EulerOnIncrements:
         dt = r / self.n
         states = [y]
         for k in range(steps):
-            f, g_prod = self.f_and_g_prod(times[k], y, increments[k])
-            y = y + f * dt + g_prod
+            if self.compiled is not None:
+                y = self.compiled(times[k], y, increments[k], dt)
+            else:
+                f, g_prod = self.f_and_g_prod(times[k], y, increments[k])
+                y = y + f * dt + g_prod
             if every and (k + 1) % every == 0:
                 states.append(y)
         if not every:
@@ -229,6 +250,7 @@ def sde_pass(
     record_steps: int | None = None,
     record_areas: bool = False,
     noise_dtype: torch.dtype | None = None,
+    compile_steps: bool = False,
 ) -> PathPass:
     """Step every scheme at every depth and the two Euler references along one shared path, in one pass.
 
@@ -250,9 +272,13 @@ def sde_pass(
             :func:`~limits.brownian.merge_space_time_areas`).
         noise_dtype: the type the path's normals are drawn in (None: the pair's dtype;
             :class:`~limits.brownian.BrownianGrid`).
+        compile_steps: each scheme's layer and the references' Euler step compiled (:func:`compiled_step`; on CUDA
+            one graph launch per step): the states agree with the eager pass's to rounding.
     """
     _check_depths(depths, reference_steps)
     schemes = schemes or {"network": pair.network_step}
+    if compile_steps:
+        schemes = {name: compiled_step(step, pair.device) for name, step in schemes.items()}
     n = reference_steps
     record_every = 0
     if record_steps is not None:
@@ -274,7 +300,7 @@ def sde_pass(
         if tracker.r > block:
             long_layers.setdefault(tracker.r, []).append(tracker)
     sde = pair.limit_sde()
-    euler = EulerOnIncrements.of(sde, n, pair.dtype, pair.device)
+    euler = EulerOnIncrements.of(sde, n, pair.dtype, pair.device, compile_steps)
     H = h0.clone()
     H_second = h0.clone()
     r_out = min(n // depths[-1], block)  # output spacing of the reference inside a block
@@ -350,11 +376,12 @@ def sde_errors(
     progress: bool = False,
     block_budget: int = 1 << 23,
     noise_dtype: torch.dtype | None = None,
+    compile_steps: bool = False,
 ) -> StudyErrors:
     """Errors of the network at every depth against the Euler reference with ``reference_steps`` steps
     (and the second one with half as many), in one pass over the path (:func:`sde_pass`)."""
     result = sde_pass(pair, depths, reference_steps, seed, progress=progress, block_budget=block_budget,
-                      noise_dtype=noise_dtype)
+                      noise_dtype=noise_dtype, compile_steps=compile_steps)
     return _finish(depths, result.states["network"], result.sup_sq["network"], result.reference, result.second,
                    result.info)
 
@@ -484,11 +511,13 @@ def ode_errors(
 
 
 def study_errors(pair: Pair, depths: list[int], *, reference_steps: int, seed: int, rtol: float = 1e-10,
-                 atol: float = 1e-10, progress: bool = False, noise_dtype: torch.dtype | None = None) -> StudyErrors:
+                 atol: float = 1e-10, progress: bool = False, noise_dtype: torch.dtype | None = None,
+                 compile_steps: bool = False) -> StudyErrors:
     """Dispatch on the pair's kind (SDE: Brownian reference with ``reference_steps``, the path's normals drawn
-    in ``noise_dtype``; ODE: adaptive)."""
+    in ``noise_dtype``, the steps compiled with ``compile_steps``; ODE: adaptive)."""
     if isinstance(pair, SDEPair):
-        return sde_errors(pair, depths, reference_steps, seed, progress=progress, noise_dtype=noise_dtype)
+        return sde_errors(pair, depths, reference_steps, seed, progress=progress, noise_dtype=noise_dtype,
+                          compile_steps=compile_steps)
     if isinstance(pair, ODEPair):
         return ode_errors(pair, depths, rtol=rtol, atol=atol, progress=progress)
     raise TypeError(f"unsupported pair type {type(pair).__name__}")

@@ -463,6 +463,7 @@ class SampleBlock:
     atol: float
     noise_dtype: str | None
     progress: bool = False
+    compile_steps: bool = False
 
 
 def block_errors(block: SampleBlock) -> StudyErrors:
@@ -472,14 +473,14 @@ def block_errors(block: SampleBlock) -> StudyErrors:
                device=resolve_device(block.device))
     return study_errors(pair, list(block.depths), reference_steps=block.reference_steps, seed=pair.seed,
                         rtol=block.rtol, atol=block.atol, progress=block.progress,
-                        noise_dtype=optional_torch_dtype(block.noise_dtype))
+                        noise_dtype=optional_torch_dtype(block.noise_dtype), compile_steps=block.compile_steps)
 
 
 def block_fields(settings: PairSettings) -> dict[str, Any]:
     """The fields every block of a study shares (a :class:`SampleBlock`'s, but its model, index, size, progress)."""
     return dict(seed=settings.seed, dtype=settings.dtype, device=settings.device, depths=tuple(settings.depths),
                 reference_steps=settings.reference_steps or 0, rtol=settings.rtol or 0.0, atol=settings.atol or 0.0,
-                noise_dtype=settings.noise_dtype)
+                noise_dtype=settings.noise_dtype, compile_steps=getattr(settings, "compile_steps", False))
 
 
 def check_instance_runs_here(model: str | type[Pair] | Pair, settings: PairSettings) -> None:
@@ -519,7 +520,7 @@ def study_errors_in_blocks(model: str | type[Pair] | Pair, pair: Pair, settings:
     if isinstance(model, Pair):
         errors = study_errors(pair, list(settings.depths), reference_steps=common["reference_steps"],
                               seed=settings.seed, rtol=common["rtol"], atol=common["atol"], progress=progress,
-                              noise_dtype=settings.torch_noise_dtype)
+                              noise_dtype=settings.torch_noise_dtype, compile_steps=common["compile_steps"])
         errors.reference["sample_blocks"] = 1
         return errors
     parts = run_sample_blocks(model, pair, settings, block_errors,
