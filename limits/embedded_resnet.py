@@ -113,12 +113,16 @@ def embedding_draws(seed: int, label: object, replicates: range, dim: int, d_in:
 def unit_draws(seed: int, label: object, replicates: range, depth: int, dim: int, hidden: int, *,
                dtype: torch.dtype = torch.float64) -> tuple[torch.Tensor, torch.Tensor]:
     """U, V (R, L, D, M) of N(0, D) entries for the replicates in ``replicates``, replicate r and block l from their
-    own streams. A narrower network takes the first units of a wider one's draw (nested widths)."""
+    own streams. A narrower network takes the first units of a wider one's draw (nested widths). Each block's
+    (M, D) draw is copied once, transposed, into its place; the scaling is done in place (the values of stacking the
+    draws and scaling a copy, with two passes over the arrays fewer)."""
     def units(name: str) -> torch.Tensor:
-        return torch.stack([torch.stack([torch.randn(hidden, dim, generator=generator(seed, "embedded-resnet", label,
-                                                                                       name, r, l),
-                                                     dtype=torch.float64).T for l in range(depth)])
-                            for r in replicates]).to(dtype) * math.sqrt(dim)
+        out = torch.empty((len(replicates), depth, dim, hidden), dtype=torch.float64)
+        for i, r in enumerate(replicates):
+            for l in range(depth):
+                out[i, l].copy_(torch.randn(hidden, dim, generator=generator(seed, "embedded-resnet", label, name, r, l),
+                                            dtype=torch.float64).T)
+        return out.to(dtype).mul_(math.sqrt(dim))
 
     return units("U"), units("V")
 
