@@ -38,7 +38,8 @@ import numpy as np
 from validation.core.stats import slope as stats_slope
 from validation.core.rate_fit import corrected_fit
 
-__all__ = ["LevelBatch", "LevelSampler", "BatchDrawer", "serial", "LevelSamples", "LevelRate", "MLMCEstimate", "complexity_samples",
+__all__ = ["LevelBatch", "LevelSampler", "BatchDrawer", "serial", "BatchSums", "SumsDrawer", "serial_sums",
+           "LevelSamples", "LevelRate", "MLMCEstimate", "complexity_samples",
            "telescoping_gaps",
            "level_rate", "mlmc_estimate", "consistency", "THETA"]
 
@@ -79,6 +80,33 @@ BatchDrawer = Callable[[Sequence[tuple[int, int, int]]], list[LevelBatch]]
 def serial(sampler: LevelSampler) -> BatchDrawer:
     """The :data:`BatchDrawer` that calls ``sampler`` here, one call after the other."""
     return lambda calls: [sampler(*call) for call in calls]
+
+
+@dataclass(frozen=True)
+class BatchSums:
+    """What the adaptive estimator keeps of a level batch: its sample count, Σ Y_ℓ, Σ Y_ℓ², cost and seconds — a
+    few numbers however many samples it had (:func:`mlmc_estimate`'s memory does not grow with the samples)."""
+
+    samples: int
+    sum_y: float
+    sum_y2: float
+    cost: float
+    seconds: float
+
+    @classmethod
+    def of(cls, batch: LevelBatch) -> "BatchSums":
+        y = batch.differences
+        return cls(len(y), float(np.sum(y)), float(np.sum(y * y)), batch.cost, batch.seconds)
+
+
+#: ``draw(calls)``: the :class:`BatchSums` of the level batches of ``calls``, in their order (each batch reduced
+#: where it was drawn, so that a round holds one batch's samples at a time per process)
+SumsDrawer = Callable[[Sequence[tuple[int, int, int]]], list[BatchSums]]
+
+
+def serial_sums(sampler: LevelSampler) -> SumsDrawer:
+    """The :data:`SumsDrawer` that calls ``sampler`` here and reduces each batch before drawing the next."""
+    return lambda calls: [BatchSums.of(sampler(*call)) for call in calls]
 
 
 @dataclass
@@ -380,11 +408,10 @@ class _Sums:
     cost: float = 0.0
     seconds: float = 0.0
 
-    def add(self, batch: LevelBatch) -> None:
-        y = batch.differences
-        self.samples += len(y)
-        self.sum_y += float(np.sum(y))
-        self.sum_y2 += float(np.sum(y * y))
+    def add(self, batch: BatchSums) -> None:
+        self.samples += batch.samples
+        self.sum_y += batch.sum_y
+        self.sum_y2 += batch.sum_y2
         self.cost += batch.cost
         self.seconds += batch.seconds
 
@@ -392,7 +419,7 @@ class _Sums:
 def mlmc_estimate(sampler: LevelSampler | None, accuracy: float, *, alpha: float, beta: float,
                   cost_per_sample: Callable[[int], float], initial_samples: int = 1000, min_levels: int = 3,
                   max_levels: int = 12, batch: Callable[[int], int] = lambda level: 65536,
-                  theta: float = THETA, draw: BatchDrawer | None = None) -> MLMCEstimate:
+                  theta: float = THETA, draw: SumsDrawer | None = None) -> MLMCEstimate:
     """Giles's adaptive MLMC estimator to root-mean-square error ``accuracy`` (module docstring).
 
     ``alpha``, ``beta``: the rates used to extrapolate the bias and the variance of a level not yet sampled (the
@@ -400,10 +427,10 @@ def mlmc_estimate(sampler: LevelSampler | None, accuracy: float, *, alpha: float
     choose N_ℓ before a level is sampled); ``batch(level)``: samples per sampler call. Samples are
     added in calls to ``sampler(level, n, index)`` with ``index`` counting that level's calls, so a run is
     reproducible. Stops adding levels at ``max_levels`` (then ``converged`` is False). ``draw``: how the calls of
-    one round are computed (default: :func:`serial` on ``sampler``, which may be None when it is given); their
-    batches are summed in call order.
+    one round are computed and reduced (default: :func:`serial_sums` on ``sampler``, which may be None when it is
+    given); their :class:`BatchSums` are added in call order, so the memory held does not grow with the samples.
     """
-    draw = draw or serial(sampler)
+    draw = draw or serial_sums(sampler)
     alpha, beta = max(alpha, 0.5), max(beta, 0.5)
     sums = [_Sums() for _ in range(min_levels)]
     calls = [0] * min_levels

@@ -59,8 +59,9 @@ from limits.schemes import EulerMaruyama, get_sde_scheme
 from validation.core import cli, runtime
 from validation.core.checks import FAIL, INCONCLUSIVE, PASS, Check, combine, interval_check
 from validation.multilevel.mlmc import (
-    THETA, BatchDrawer, LevelBatch, LevelRate, LevelSamples, MLMCEstimate, complexity_samples, consistency,
-    level_rate, mlmc_estimate, serial, telescoping_gaps,
+    THETA, BatchDrawer, BatchSums, LevelBatch, LevelRate, LevelSamples, MLMCEstimate, SumsDrawer, complexity_samples,
+    consistency,
+    level_rate, mlmc_estimate, serial, serial_sums, telescoping_gaps,
 )
 from validation.core.pair_study import FIT_MODELS, PairSettings, add_model_arguments, build_pair, list_models, model_spec, pair_class
 from validation.core.plots import new_grid
@@ -442,28 +443,31 @@ def _gamma(levels: Sequence[LevelSamples], first: int, per_sample: Callable[[Lev
 
 
 def _drawer(model: str | type[Pair] | Pair, pair: SDEPair, solver: str, settings: MultilevelSettings,
-            phase: str, runner: TaskRunner | None) -> BatchDrawer:
+            phase: str, runner: TaskRunner | None, sums: bool = False) -> BatchDrawer | SumsDrawer:
     """How the batches of ``solver``'s level sampler of ``phase`` are computed: here, or by the run's ``runner``
     (:func:`validation.core.workers.task_runner`: its workers or Dask cluster; each worker builds the pair from its
-    name or path and the resolved settings)."""
+    name or path and the resolved settings). ``sums``: each batch reduced to its :class:`BatchSums` where it was
+    drawn (the MLMC rounds keep nothing else)."""
     if runner is None:
-        return serial(level_sampler(pair, solver, settings.function, settings.depths[0], settings.seed, phase,
-                                    settings.torch_noise_dtype))
+        sampler = level_sampler(pair, solver, settings.function, settings.depths[0], settings.seed, phase,
+                                settings.torch_noise_dtype)
+        return serial_sums(sampler) if sums else serial(sampler)
     spec = model_spec(model)
     fields = {field.name: getattr(settings, field.name) for field in dataclasses.fields(settings)}
     fields["options"] = dict(settings.options)   # a read-only mapping does not pickle
-    return lambda calls: runner(_draw_batch, [(spec, fields, solver, phase, call) for call in calls])
+    return lambda calls: runner(_draw_batch, [(spec, fields, solver, phase, call, sums) for call in calls])
 
 
-def _draw_batch(task: tuple[str, dict[str, Any], str, str, tuple[int, int, int]]) -> LevelBatch:
-    """One batch of level samples in a worker, from the pair built anew (a few milliseconds; a batch takes tenths
-    of a second), its large arrays unmapped when freed as in the run's process."""
-    spec, fields, solver, phase, call = task
+def _draw_batch(task: tuple[str, dict[str, Any], str, str, tuple[int, int, int], bool]) -> LevelBatch | BatchSums:
+    """One batch of level samples in a worker (reduced to its sums when asked), from the pair built anew (a few
+    milliseconds; a batch takes tenths of a second), its large arrays unmapped when freed as in the run's process."""
+    spec, fields, solver, phase, call, sums = task
     pair, settings = build_pair(spec, MultilevelSettings(**fields))
     sampler = level_sampler(pair, solver, settings.function, settings.depths[0], settings.seed, phase,
                             settings.torch_noise_dtype)
     with runtime.large_blocks_unmapped():
-        return sampler(*call)
+        batch = sampler(*call)
+    return BatchSums.of(batch) if sums else batch
 
 
 def _solver_levels(model: str | type[Pair] | Pair, pair: SDEPair, solver: str, settings: MultilevelSettings,
@@ -512,7 +516,7 @@ def _solver_levels(model: str | type[Pair] | Pair, pair: SDEPair, solver: str, s
     for accuracy in tqdm(settings.accuracies, desc=f"{solver}: MLMC", disable=not progress, leave=False):
         estimate = mlmc_estimate(None, accuracy, alpha=weak_order, beta=beta, cost_per_sample=cost_per_sample,
                                  max_levels=settings.max_levels, batch=batch,
-                                 draw=_drawer(model, pair, solver, settings, f"mlmc-{accuracy:g}", runner))
+                                 draw=_drawer(model, pair, solver, settings, f"mlmc-{accuracy:g}", runner, sums=True))
         finest = estimate.levels - 1
         var_p = float(np.var(test[min(finest, len(test) - 1)].single_solve))  # plain MC draws one solve
         estimate.mc_cost = var_p * depth0 * 2**finest * per_step / ((1 - THETA) * accuracy**2)
