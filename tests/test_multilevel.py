@@ -4,6 +4,8 @@ command line's refusals and the result file."""
 
 from __future__ import annotations
 
+import weakref
+
 import json
 import math
 
@@ -19,7 +21,9 @@ from validation.multilevel import samplers
 from validation.multilevel import study as multilevel
 from validation.core.checks import FAIL, PASS
 from validation.core.settings import SettingsError
-from validation.multilevel.mlmc import LevelBatch, complexity_samples, consistency, level_rate, mlmc_estimate
+from validation.multilevel.mlmc import (
+    BatchSums, LevelBatch, complexity_samples, consistency, level_rate, mlmc_estimate,
+)
 
 
 def make_sampler(alpha: float, beta: float, mean: float = 1.0, shift: float = 0.0):
@@ -65,6 +69,27 @@ def test_mlmc_estimator_reaches_its_accuracy_and_costs_less_than_plain_monte_car
     # the exact limit is 1.0; the estimate's RMS error is ε, so 4ε is a 4-sigma bound
     assert abs(estimate.value - 1.0) < 4 * accuracy
     assert estimate.levels >= 9  # the bias 2^-L must fall below √θ ε (2^-l ≤ 1e-3)
+
+
+def test_the_estimator_holds_one_batch_at_a_time_whatever_the_samples():
+    """Issue 47: a round's batches are reduced to their sums as they are drawn (BatchSums), so the estimator's memory
+    does not grow with the samples — the 100 000-sample res-1 run reached 3.6 GB while each round's batches were all
+    kept until summed. Counted here by the level batches alive when each is drawn: one (fails with every batch kept)."""
+    sampler, drawn_so_far, most = make_sampler(1.0, 2.0), [], [0]
+
+    def counted(level, samples, batch):
+        most[0] = max(most[0], sum(ref() is not None for ref in drawn_so_far))
+        drawn = sampler(level, samples, batch)
+        drawn_so_far.append(weakref.ref(drawn))
+        return drawn
+
+    estimate = mlmc_estimate(counted, 2e-3, alpha=1.0, beta=2.0, batch=lambda level: 500,
+                             cost_per_sample=lambda level: 1.5 * 2**level if level else 1.0, max_levels=14)
+    assert sum(estimate.samples) > 100 * 500 and most[0] == 0  # hundreds of batches, none alive at the next draw
+    kept = mlmc_estimate(None, 2e-3, alpha=1.0, beta=2.0, batch=lambda level: 500, max_levels=14,
+                         cost_per_sample=lambda level: 1.5 * 2**level if level else 1.0,
+                         draw=lambda calls: [BatchSums.of(sampler(*call)) for call in calls])
+    assert kept.value == estimate.value and kept.samples == estimate.samples  # the same sums in the same order
 
 
 def test_consistency_flags_a_broken_coupling():
