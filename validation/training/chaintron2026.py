@@ -133,41 +133,56 @@ class Sweep:
     sizes: Callable[[Any], tuple[int, ...]]
     fitted: Callable[[Any, int], bool]
     #: the memory of one replicate, in MiB, from the settings (the run takes replicates in chunks of CHUNK_MB)
-    megabytes: Callable[[Any], float]
+    megabytes: Callable[..., float]
     #: this sweep trains ``replicate_factor × --replicates`` replicates
     replicate_factor: int = 1
 
 
-def _megabytes(settings: Any, units: int, states: int) -> float:
-    """One replicate's memory: ``units`` unit weights (U, V, their draws' temporaries and the trained copies) and an
-    M = ∞ network of ``states`` = L·D hidden coordinates (its basis, coefficients and three trajectories), in MiB."""
+#: values per unit coordinate a replicate's chunk is sized with: U, V, their draws' temporaries and the trained copies,
+#: as :func:`limits.embedded_resnet.unit_draws` held them before it copied each draw once into place. Kept, so that
+#: the chunks — which replicates train together — and with them every number stay as they were
+CHUNK_UNIT_VALUES = 6
+#: values per unit coordinate held at once now (U, V and their trained copies): what the memory estimate counts
+#: (``chaintron2026-nonlinear --workers 1``: 610 MiB measured after the change, 795 before)
+HELD_UNIT_VALUES = 4
+
+
+def _megabytes(settings: Any, units: int, states: int, held: bool = False) -> float:
+    """One replicate's memory: ``units`` unit weights (:data:`CHUNK_UNIT_VALUES` values each to size a chunk,
+    :data:`HELD_UNIT_VALUES` with ``held``: the estimate) and an M = ∞ network of ``states`` = L·D hidden
+    coordinates (its basis, coefficients and three trajectories), in MiB."""
     steps = settings.epochs
-    values = 6 * units + states * (2 * steps + 3 * steps) + 3 * (2 * steps) ** 2 * states // max(settings.width, 1)
+    per_unit = HELD_UNIT_VALUES if held else CHUNK_UNIT_VALUES
+    values = (per_unit * units + states * (2 * steps + 3 * steps)
+              + 3 * (2 * steps) ** 2 * states // max(settings.width, 1))
     return values * settings.torch_dtype.itemsize / 2**20
 
 
 SWEEPS: tuple[Sweep, ...] = (
     Sweep("width", "M", 0.5, "√(D/(LM))", "finite M against M = ∞", f"LM ≥ {DOMINANCE**2}·D", lambda s: s.hiddens,
           lambda s, m: s.depth * m >= DOMINANCE**2 * s.width,
-          lambda s: _megabytes(s, s.depth * s.width * max(s.hiddens), s.depth * s.width)),
+          lambda s, held=False: _megabytes(s, s.depth * s.width * max(s.hiddens), s.depth * s.width, held=held)),
     Sweep("depth-width", "L", 0.5, "√(D/(LM))", "finite M against M = ∞", f"LM ≥ {DOMINANCE**2}·D", lambda s: s.depths,
           lambda s, L: L * s.hidden >= DOMINANCE**2 * s.width,
-          lambda s: _megabytes(s, max(s.depths) * s.width * s.hidden, max(s.depths) * s.width)),
+          lambda s, held=False: _megabytes(s, max(s.depths) * s.width * s.hidden, max(s.depths) * s.width,
+                                           held=held)),
     Sweep("depth", "L", 1.0, "1/L", "M = ∞: L against 2L", f"L ≥ {DOMINANCE}", lambda s: s.depths[:-1],
-          lambda s, L: L >= DOMINANCE, lambda s: 2 * _megabytes(s, 0, max(s.depths) * s.width)),
+          lambda s, L: L >= DOMINANCE,
+          lambda s, held=False: 2 * _megabytes(s, 0, max(s.depths) * s.width, held=held)),
     Sweep("embedding", "D", 0.5, "1/√D", "M = ∞: D against 2D on the first D coordinates", f"D ≥ {DOMINANCE**2}",
           lambda s: s.widths[:-1], lambda s, D: D >= DOMINANCE**2,
-          lambda s: 2 * _megabytes(s, 0, s.depth * max(s.widths)), replicate_factor=EMBEDDING_FACTOR),
+          lambda s, held=False: 2 * _megabytes(s, 0, s.depth * max(s.widths), held=held),
+          replicate_factor=EMBEDDING_FACTOR),
 )
 #: the nonlinear blocks' sweeps: no exact M = ∞ network, so the finite-width term is measured as the difference
 #: between a network and the one twice as wide that holds its units (nested), over M and over L
 NONLINEAR_SWEEPS: tuple[Sweep, ...] = (
     Sweep("width", "M", 0.5, "√(D/(LM))", "M against 2M (nested units)", f"LM ≥ {DOMINANCE**2}·D",
           lambda s: s.hiddens[:-1], lambda s, m: s.depth * m >= DOMINANCE**2 * s.width,
-          lambda s: _megabytes(s, s.depth * s.width * max(s.hiddens), 0)),
+          lambda s, held=False: _megabytes(s, s.depth * s.width * max(s.hiddens), 0, held=held)),
     Sweep("depth-width", "L", 0.5, "√(D/(LM))", "M against 2M (nested units)", f"LM ≥ {DOMINANCE**2}·D",
           lambda s: s.depths, lambda s, L: L * s.hidden >= DOMINANCE**2 * s.width,
-          lambda s: _megabytes(s, max(s.depths) * s.width * 2 * s.hidden, 0)),
+          lambda s, held=False: _megabytes(s, max(s.depths) * s.width * 2 * s.hidden, 0, held=held)),
 )
 
 #: the error along the shapes that minimise the bound at a parameter budget P = LMD: M = L³, D = L², where the three
@@ -176,8 +191,8 @@ NONLINEAR_SWEEPS: tuple[Sweep, ...] = (
 BUDGET_SWEEP = Sweep("budget", "P", 1 / 6, "1/L + √(D/(LM)) + 1/√D", "(L, M, D) = (L, L³, L²) against the limit",
                      f"P^(1/6) ≥ {DOMINANCE}", lambda s: tuple(L**6 for L in s.depths),
                      lambda s, P: P >= DOMINANCE**6,
-                     lambda s: (6 * max(s.depths) ** 6 + 4 * s.epochs * max(s.depths) ** 3)
-                     * s.torch_dtype.itemsize / 2**20)
+                     lambda s, held=False: ((HELD_UNIT_VALUES if held else CHUNK_UNIT_VALUES) * max(s.depths) ** 6
+                                            + 4 * s.epochs * max(s.depths) ** 3) * s.torch_dtype.itemsize / 2**20)
 #: the reference's depth is extrapolated from 4, 8 and 16 times each depth (limits.embedded_resnet.depth_limit)
 REFINEMENT = 8
 
@@ -438,8 +453,8 @@ class ChaintronLinear(Experiment):
 
     def estimate_mb(self, settings):
         chunks = [min(settings.replicates * sweep.replicate_factor, self._per_chunk(settings, sweep))
-                  * sweep.megabytes(settings) for sweep in self.sweeps_of(settings)]
-        return max(chunks) + 400.0   # the largest chunk, the interpreter with torch, and the fits (796 MB measured)
+                  * sweep.megabytes(settings, held=True) for sweep in self.sweeps_of(settings)]
+        return max(chunks) + 400.0   # the largest chunk, the interpreter with torch, and the fits
 
 
 class ChaintronNonlinear(ChaintronLinear):

@@ -53,8 +53,8 @@ from limits.embedded_resnet import EmbeddedResNet, Trajectory, depth_limit, limi
 
 from ..core.checks import FAIL, INCONCLUSIVE, Check, check_line, combine, interval_check
 from ..core.settings import SettingsError
-from .chaintron2026 import (CHUNK_MB, D_IN, D_OUT, DOMINANCE, MARGIN, REFINEMENT, ChaintronLinear, _Draws,
-                            compare)
+from .chaintron2026 import (CHUNK_MB, CHUNK_UNIT_VALUES, D_IN, D_OUT, DOMINANCE, HELD_UNIT_VALUES, MARGIN, REFINEMENT,
+                            ChaintronLinear, _Draws, compare)
 from .experiment import number
 from .sweep import Configuration
 
@@ -205,13 +205,16 @@ class ChaintronGrid(ChaintronLinear):
         """The configuration (and checkpoint) of depth L and embedding dimension D: every width M of the grid."""
         return f"L{depth}-D{dim}"
 
-    def _replicate_mb(self, settings, depth: int, dim: int) -> float:
+    def _replicate_mb(self, settings, depth: int, dim: int, held: bool = False) -> float:
         """One replicate's memory at (L, D), in MiB: U and V drawn at the widest M, the widest cell's trained copies
-        and their step's temporaries (6 values per unit coordinate), and the hidden states of the trained network
-        and of the limit read on its embedding (2 · K · (L + 1) · D)."""
+        and their step's temporaries (:data:`~validation.training.chaintron2026.CHUNK_UNIT_VALUES` values per unit
+        coordinate to size a chunk, :data:`~validation.training.chaintron2026.HELD_UNIT_VALUES` with ``held``: the
+        estimate), and the hidden states of the trained network and of the limit read on its embedding
+        (2 · K · (L + 1) · D)."""
         units = depth * dim * max(settings.hiddens)
         states = (depth + 1) * dim
-        return (6 * units + 2 * settings.epochs * states) * settings.torch_dtype.itemsize / 2**20
+        per_unit = HELD_UNIT_VALUES if held else CHUNK_UNIT_VALUES
+        return (per_unit * units + 2 * settings.epochs * states) * settings.torch_dtype.itemsize / 2**20
 
     def _chunk(self, settings, depth: int, dim: int) -> int:
         """Replicates trained together: as many as fit in CHUNK_MB, at least one (a chunk's draws do not depend on
@@ -427,7 +430,7 @@ class ChaintronGrid(ChaintronLinear):
                 + 0.025 * s.resamples + 2.0)
 
     def estimate_mb(self, settings):
-        largest = max(self._replicate_mb(settings, depth, dim) * min(settings.replicates,
-                                                                     self._chunk(settings, depth, dim))
+        largest = max(self._replicate_mb(settings, depth, dim, held=True) * min(settings.replicates,
+                                                                                self._chunk(settings, depth, dim))
                       for depth in settings.depths for dim in settings.widths)
         return largest + 400.0

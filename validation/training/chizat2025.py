@@ -55,8 +55,9 @@ def _sweep(exponent: float) -> Sweep:
                  f"LM ≥ {DOMINANCE**2}·D and √(LM) ≥ {DOMINANCE}α", lambda s: s.hiddens,
                  lambda s, m, a=exponent: (s.depth * m >= DOMINANCE**2 * s.width
                                            and (s.depth * m) ** 0.5 >= DOMINANCE * _alpha(s, a, m)),
-                 lambda s: _megabytes(s, s.depth * s.width * max(s.hiddens) * (1 if s.activation == "identity" else 2),
-                                      s.depth * s.width))
+                 lambda s, held=False: _megabytes(
+                     s, s.depth * s.width * max(s.hiddens) * (1 if s.activation == "identity" else 2),
+                     s.depth * s.width, held=held))
 
 
 class ChizatAlpha(ChaintronLinear):
