@@ -353,8 +353,8 @@ def _one_process_mb(model: str | type[Pair] | Pair, settings: SolversSettings) -
 
 
 #: the memory a process that runs schemes adds, over the one-process run's working memory (the run less the
-#: interpreter): measured at the default (res1, width 10, 500 paths; ``benchmarks/bench_memory.py``) as 940 MiB with
-#: two forked workers and 1608 MiB on a two-worker local Dask cluster, against 672 MiB in one process
+#: interpreter): measured at the default (res1, width 10, 500 paths; ``benchmarks/bench_memory.py``) as 913–940 MiB
+#: with two forked workers and 1608–1667 MiB on a two-worker local Dask cluster, against 672–774 MiB in one process
 WORKER_SHARE = 0.3
 
 
