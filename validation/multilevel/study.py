@@ -452,17 +452,15 @@ def _drawer(model: str | type[Pair] | Pair, pair: SDEPair, solver: str, settings
         sampler = level_sampler(pair, solver, settings.function, settings.depths[0], settings.seed, phase,
                                 settings.torch_noise_dtype)
         return serial_sums(sampler) if sums else serial(sampler)
-    spec = model_spec(model)
-    fields = {field.name: getattr(settings, field.name) for field in dataclasses.fields(settings)}
-    fields["options"] = dict(settings.options)   # a read-only mapping does not pickle
-    return lambda calls: runner(_draw_batch, [(spec, fields, solver, phase, call, sums) for call in calls])
+    spec = model_spec(model)   # the settings pickle (PairSettings sends its options as a plain dict)
+    return lambda calls: runner(_draw_batch, [(spec, settings, solver, phase, call, sums) for call in calls])
 
 
-def _draw_batch(task: tuple[str, dict[str, Any], str, str, tuple[int, int, int], bool]) -> LevelBatch | BatchSums:
+def _draw_batch(task: tuple[str, MultilevelSettings, str, str, tuple[int, int, int], bool]) -> LevelBatch | BatchSums:
     """One batch of level samples in a worker (reduced to its sums when asked), from the pair built anew (a few
     milliseconds; a batch takes tenths of a second), its large arrays unmapped when freed as in the run's process."""
-    spec, fields, solver, phase, call, sums = task
-    pair, settings = build_pair(spec, MultilevelSettings(**fields))
+    spec, settings, solver, phase, call, sums = task
+    pair, settings = build_pair(spec, settings)
     sampler = level_sampler(pair, solver, settings.function, settings.depths[0], settings.seed, phase,
                             settings.torch_noise_dtype)
     with runtime.large_blocks_unmapped():
