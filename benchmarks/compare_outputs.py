@@ -68,6 +68,11 @@ Every other number is kept, bit for bit: the digest is of ``json.dumps(obj, sort
 whose floats are Python's shortest round-trip ``repr``, so a change in the last bit of any float changes it.
 Checked: ``--write`` then ``--check`` on the same checkout gives ``same`` for every case (no case had to be left
 out for nondeterminism).
+
+**One machine's digests.** The same code gives other last bits on another CPU (torch picks its kernels by the
+instruction set: the file's digests recorded on one machine were ``different`` for all 55 cases on a machine with
+AVX-512 FP16, at the same commit). On a new machine, first ``--write`` at the commit before the change (``git
+stash``), then ``--check`` the change against that file; the committed file names its machine's ``platform``.
 """
 
 from __future__ import annotations
