@@ -126,6 +126,10 @@ STUDIES = [
       for name in ("marion-fig8", "marion-fig9", "cohen-scaling", "pf-sgd", "depth-transfer", "marion2024-fig1",
                    "sander2022-linear", "trained-ode-convergence", "cohen-conv", "marion2024-fig2", "chaintron2026-linear",
                    "chaintron2026-nonlinear", "chaintron2026-budget", "chaintron2026-grid", "chizat2025-alpha")],
+    StudyFigure("training_chaintron2026-budget-tanh",
+                "python -m validation.training --experiment chaintron2026-budget --activation tanh",
+                lambda quick: training.run("chaintron2026-budget", checkpoint_dir=None, progress=True, activation="tanh",
+                                           **(training.EXPERIMENTS["chaintron2026-budget"].smoke if quick else {}))),
     *[StudyFigure(f"figures_{name}", f"python -m validation.figures --figure {name}",
                   (lambda name: lambda quick: figures.run(name, progress=True,  # noqa: B023 (called within this iteration)
                                                           **(figures.SMOKE[name] if quick else {})))(name))  # noqa: B023 (called within this iteration)

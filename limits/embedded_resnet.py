@@ -58,6 +58,20 @@ per-coordinate process, and its correlations are ⟨H^k_l, H^j_l⟩/D → c_l^k 
 Closed forms: before any step c_l = (x, 0) and f = 0; after one step c_l = (x, 2η (l/L) ‖x‖² y) and f = 2η ‖x‖² y
 (every block's C = −2cD b eᵀ with e = W_e x; tested). The depth limit L → ∞ follows by Richardson extrapolation
 (:func:`depth_limit`): the error in L is a power series starting at 1/L (docs/theory.md §9).
+
+**At M = ∞, for blocks of any activation.** The same reduction holds for two-layer-perceptron blocks at M = ∞
+(:func:`reduced_embedding`). Let G be the rotations of R^D that fix span(E) pointwise. The units' law at
+initialisation, N(0, D·I) for u and for v, is G-invariant. If the law is G-invariant and h_l is G-fixed (in span(E)),
+the block's update E[v σ(uᵀh_l/D)] is G-fixed, so h_{l+1} ∈ span(E), and so are b_l. The updates
+u ← u − (η/α) h q, v ← v − (ηD/α) b σ(p) then commute with G, so the law stays G-invariant step after step. Every
+state lies in span(E), and only the units' coordinates Qᵀu, Qᵀv (n each, N(0, D)) enter p, the update's mean and the
+gradients. So the network at M = ∞ and dimension D is the n-dimensional network at M = ∞ with the embedding λR
+(λ = √(n/D)) and units λQᵀu, λQᵀv of N(0, n) entries: its states are h'' = λ Qᵀh and its outputs are the same
+(each of p, f, q and the unit updates checked under the map, as for identity blocks). Its M = ∞ law is approximated
+by N Monte-Carlo units in dimension n. The n-dimensional network's finite-width error is √(n/(LN))-small, where the
+D-dimensional one's is √(D/(LM)). The units can be shared by networks of different D (only λR changes) and,
+:func:`dealt_units`, by networks of different L at the same total N = L·M. Such differences then carry only a
+remainder of relative size about √(n/N), which the sweeps measure by halving N (docs/theory.md §9).
 """
 
 from __future__ import annotations
@@ -73,7 +87,8 @@ from .seeding import generator
 __all__ = ["Trajectory", "EmbeddedResNet", "MomentResNet", "InfiniteWidthResNet", "one_example_task",
            "embedding_draws", "unit_draws", "train", "embedding_limit", "limit_states", "limit_correlations",
            "DepthLimit", "depth_limit", "nonlinear_share",
-           "unit_map", "infinite_nonlinear_share"]
+           "unit_map", "infinite_nonlinear_share", "ReducedEmbedding", "reduced_embedding", "dealt_units",
+           "mean_field_limit"]
 
 
 @dataclass(frozen=True)
@@ -84,6 +99,59 @@ class Trajectory:
     hidden: torch.Tensor
     output: torch.Tensor
     loss: torch.Tensor
+
+
+@dataclass(frozen=True)
+class ReducedEmbedding:
+    """The n-dimensional form of an embedding (:func:`reduced_embedding`): the n-dimensional network's embedding
+    ``w_e`` (R, n, d_in), ``w_u`` (R, n, d_out), and ``read_back`` (R, D, n), which maps its hidden states h'' back
+    to the D-dimensional ones, h = read_back · h''."""
+
+    w_e: torch.Tensor
+    w_u: torch.Tensor
+    read_back: torch.Tensor
+
+    def states(self, hidden: torch.Tensor) -> torch.Tensor:
+        """The D-dimensional hidden states (…, R, L + 1, D) of the n-dimensional ones (…, R, L + 1, n)."""
+        return torch.einsum("rdn,...rln->...rld", self.read_back, hidden)
+
+
+def reduced_embedding(w_e: torch.Tensor, w_u: torch.Tensor, *, at_infinity: bool = False) -> ReducedEmbedding:
+    """The network at M = ∞ on the embedding E = [W_e, W_u] (R, D, n), for blocks of any activation, as an
+    n-dimensional network (module docstring). With E = QR (Q orthonormal, D × n), λ = √(n/D):
+
+        embedding λR,   read-back Q/λ   (h = Q h''/λ),
+
+R with a positive diagonal (the Cholesky factor of EᵀE), so that λR → √n·I as D → ∞: networks of different D given
+the same units then differ by their embeddings only, not by a reflection of some of the units' coordinates.
+
+    With ``at_infinity`` it is the limit D → ∞ instead (EᵀE/D → I): embedding √n·I and read-back E/√n, which puts
+    the limit's hidden states H = E c (c = h''/√n) on the same embedding's coordinates. The units of the
+    n-dimensional network have N(0, n) entries (:func:`unit_draws` with ``dim`` = n)."""
+    embedding = torch.cat([w_e, w_u], dim=-1)
+    dim, n, d_in = embedding.shape[-2], embedding.shape[-1], w_e.shape[-1]
+    if at_infinity:
+        basis = math.sqrt(n) * torch.eye(n, dtype=embedding.dtype, device=embedding.device).expand(
+            embedding.shape[0], n, n)
+        return ReducedEmbedding(basis[..., :d_in], basis[..., d_in:], embedding / math.sqrt(n))
+    if dim < n:
+        raise ValueError(f"embedding dimension {dim}: the reduction needs D ≥ n = {n}")
+    q, r = torch.linalg.qr(embedding)
+    signs = torch.sign(torch.diagonal(r, dim1=-2, dim2=-1))     # R with a positive diagonal: the Cholesky factor of
+    q, r = q * signs[..., None, :], r * signs[..., :, None]     # EᵀE, so λR → √n·I as D grows (units stay coupled)
+    scale = math.sqrt(n / dim)
+    return ReducedEmbedding(scale * r[..., :d_in], scale * r[..., d_in:], q / scale)
+
+
+def dealt_units(units: torch.Tensor, depth: int) -> torch.Tensor:
+    """N units (R, 1, n, N), dealt in order to ``depth`` blocks of N/L each: (R, L, n, N/L), block l holding units
+    l·N/L … (l+1)·N/L − 1. A network of depth 2L dealt the same units holds block l's first half in its block 2l and
+    the second half in block 2l + 1: the two networks have the same units, so their difference is the depth
+    discretisation at N units, not another draw."""
+    replicates, _, n, total = units.shape
+    if total % depth:
+        raise ValueError(f"{total} units cannot be dealt to {depth} blocks evenly")
+    return units[:, 0].reshape(replicates, n, depth, total // depth).transpose(1, 2).contiguous()
 
 
 def one_example_task(seed: int, d_in: int, d_out: int, *, dtype: torch.dtype = torch.float64,
@@ -404,16 +472,42 @@ class DepthLimit:
     bias: float
 
 
+def mean_field_limit(x: torch.Tensor, y: torch.Tensor, depth: int, steps: int, eta: float,
+                     units: tuple[torch.Tensor, torch.Tensor], *, alpha: float = 1.0,
+                     activation: str | Activation = "identity") -> Trajectory:
+    """:func:`embedding_limit` for blocks of any activation: the n-dimensional network with the embedding √n·I
+    (D = ∞, :func:`reduced_embedding`) whose M = ∞ law is approximated by the N Monte-Carlo units ``units`` — U, V
+    (1, 1, n, N) of N(0, n) entries — dealt to the L blocks (:func:`dealt_units`). Its ``hidden`` (K, 1, L + 1, n)
+    holds the coefficients c of H = [W_e, W_u] c, as :func:`embedding_limit`'s; exact up to the units' Monte-Carlo
+    error, O(√(n/N))."""
+    d_in, d_out = x.shape[-1], y.shape[-1]
+    n = d_in + d_out
+    basis = math.sqrt(n) * torch.eye(n, dtype=x.dtype, device=x.device)
+    u, v = units
+    network = EmbeddedResNet(basis[None, :, :d_in], basis[None, :, d_in:], dealt_units(u, depth), dealt_units(v, depth),
+                             alpha=alpha, activation=activation)
+    trajectory = train(network, x, y, steps, eta)
+    return Trajectory(trajectory.hidden / math.sqrt(n), trajectory.output, trajectory.loss)
+
+
 def depth_limit(x: torch.Tensor, y: torch.Tensor, depth: int, steps: int, eta: float, *, alpha: float = 1.0,
-                refinement: int = 16) -> DepthLimit:
+                refinement: int = 16, activation: str | Activation = "identity",
+                units: tuple[torch.Tensor, torch.Tensor] | None = None) -> DepthLimit:
     """The limit L → ∞ of :func:`embedding_limit` on the layers of depth L, by Richardson extrapolation: with
     N = ``refinement``·L, 2 c(2N) − c(N) read every 2N/L-th and N/L-th layer, whose error is O(1/N²) where c(N)'s
-    is O(1/N); the same from N/2 and N bounds the remaining error (``bias``)."""
+    is O(1/N); the same from N/2 and N bounds the remaining error (``bias``). With Monte-Carlo ``units``, the levels
+    are :func:`mean_field_limit` of any ``activation``, every depth dealt the same units, so that the levels differ
+    by their depth only and the extrapolation applies (then ``bias`` holds the extrapolation's error, not the units');
+    without, identity blocks, exactly."""
     if refinement < 2 or refinement % 2:
         raise ValueError(f"refinement {refinement}: give an even number ≥ 2")
+    if units is None and get_activation(activation).name != "identity":
+        raise ValueError(f"activation {get_activation(activation).name}: the limit of nonlinear blocks needs "
+                         "Monte-Carlo units (units=…)")
     levels = {}
     for factor in (refinement // 2, refinement, 2 * refinement):
-        limit = embedding_limit(x, y, depth * factor, steps, eta, alpha=alpha)
+        limit = (embedding_limit(x, y, depth * factor, steps, eta, alpha=alpha) if units is None else
+                 mean_field_limit(x, y, depth * factor, steps, eta, units, alpha=alpha, activation=activation))
         levels[factor] = (limit.hidden[:, :, ::factor], limit.output)
 
     def extrapolate(coarse: int) -> tuple[torch.Tensor, torch.Tensor]:

@@ -165,20 +165,76 @@ def test_refusals_name_the_setting(overrides, flag):
     assert caught.value.name == flag
 
 
-NONLINEAR = dict(depths=(4, 8, 16, 32), hiddens=(32, 64, 128, 256, 512), depth=8, width=4, hidden=64, epochs=6,
-                 replicates=8, resamples=300, checkpoint_dir="none")
+NONLINEAR = dict(depths=(4, 8, 16, 32, 64), hiddens=(32, 64, 128, 256, 512), widths=(16, 64, 128, 256), depth=8,
+                 width=8, hidden=64, epochs=6, replicates=8, resamples=300, checkpoint_dir="none")
 
 
-def test_the_nonlinear_entry_measures_the_width_term_as_m_against_2m(monkeypatch):
+def test_the_nonlinear_entry_measures_every_term(monkeypatch):
+    """The width term as M against 2M; the depth and embedding terms on the M = ∞ network's n-dimensional form,
+    with their Monte-Carlo remainder measured. A residual scale α/L instead of α/(LM) FAILs the width checks; its
+    depth sweep's networks diverge, so their remainder leaves the depth check INCONCLUSIVE."""
     from validation.training import chaintron2026, run
 
     result = run("chaintron2026-nonlinear", **NONLINEAR)
     checks = _checks(result)
-    assert set(checks) == {"width", "depth-width"} and "FAIL" not in checks.values()
-    assert result.numbers["sweeps"]["width"]["sizes"] == [32, 64, 128, 256]     # each against the next, twice as wide
-    monkeypatch.setattr(chaintron2026, "EmbeddedResNet", _ScaledByDepthOnly)
-    planted = _checks(run("chaintron2026-nonlinear", **NONLINEAR))
+    assert set(checks) == {"width", "depth-width", "depth", "embedding"} and "FAIL" not in checks.values()
+    assert checks["depth"] == "PASS"
+    sweeps = result.numbers["sweeps"]
+    assert sweeps["width"]["sizes"] == [32, 64, 128, 256]                       # each against the next, twice as wide
+    assert sweeps["depth"]["fitted_sizes"] == [8, 16, 32] and sweeps["embedding"]["fitted_sizes"] == [64, 128, 256]
+    assert all(0 < r < 1 / 8 for key in ("depth", "embedding") for r in sweeps[key]["monte_carlo"])
+    with monkeypatch.context() as patch:
+        patch.setattr(chaintron2026, "EmbeddedResNet", _ScaledByDepthOnly)
+        planted = _checks(run("chaintron2026-nonlinear", **NONLINEAR))
     assert planted["width"] == "FAIL"
+    assert planted["depth"] == "INCONCLUSIVE"      # its networks diverge: no M = ∞ reference to judge against
+
+
+def test_the_nonlinear_depth_check_fails_on_misread_layers_and_sees_uncoupled_units(monkeypatch):
+    """Planted: layer l of depth L read against layer l of depth 2L (not 2l) — the difference no longer falls as 1/L
+    and the depth check FAILs; the two depths dealt different units — the Monte-Carlo remainder then dominates and
+    the check is INCONCLUSIVE, not a PASS."""
+    from validation.training import chaintron2026, run
+
+    sizes = dict(NONLINEAR, hiddens=(32, 64), widths=(8, 16), replicates=4)
+    compare = chaintron2026.compare
+    with monkeypatch.context() as patch:
+        patch.setattr(chaintron2026, "compare", lambda a, b, layers=slice(None), coordinates=slice(None):
+                      compare(a, b, slice(None, a.hidden.shape[-2]), coordinates))
+        assert _checks(run("chaintron2026-nonlinear", **sizes))["depth"] == "FAIL"
+    dealt = chaintron2026.dealt_units
+    with monkeypatch.context() as patch:
+        patch.setattr(chaintron2026, "dealt_units", lambda units, depth: dealt(units.roll(depth, dims=-1), depth))
+        assert _checks(run("chaintron2026-nonlinear", **sizes))["depth"] == "INCONCLUSIVE"
+
+
+def test_on_identity_blocks_the_mean_field_sweeps_are_the_exact_ones():
+    """The nonlinear entry's depth and embedding sweeps run with identity blocks give, replicate by replicate, the
+    errors of the exact M = ∞ network (InfiniteWidthResNet at D, the limit embedding_limit read on the same rows) to
+    their Monte-Carlo remainder: the median relative deviation per size is below 3 % and below 3 times the remainder
+    the entry reports (measured: 0.3 % against 5 % reported in depth, 1.1–1.3 % against 0.7–3 % in embedding)."""
+    from limits.embedded_resnet import embedding_limit, limit_states
+    from validation.training import run
+
+    sizes = dict(NONLINEAR, depths=(4, 8, 16), widths=(16, 256), depth=4, replicates=2, epochs=4)
+    result = run("chaintron2026-nonlinear", **{**sizes, "activation": "identity"})
+    x, y = one_example_task(0, D_IN, D_OUT)
+    step = result.numbers["checked_step"]
+    depth = torch.tensor(result.records["depth"]["hidden_error"])[:, :, step]            # size × replicate
+    w_e, w_u = embedding_draws(0, "chaintron2026-nonlinear/depth", range(2), 8, D_IN, D_OUT)
+    runs = [train(InfiniteWidthResNet(w_e, w_u, L, 4), x, y, 4, 0.1).hidden[step] for L in (4, 8, 16)]
+    exact = torch.stack([(a - b[:, ::2]).abs().mean(-1).amax(-1) for a, b in zip(runs, runs[1:])])
+    deviation = ((depth - exact).abs() / exact).median(dim=1).values                # per size
+    reported = torch.tensor(result.numbers["sweeps"]["depth"]["monte_carlo"])
+    assert (deviation < 0.03).all() and (deviation < 3 * reported).all()
+    embedding = torch.tensor(result.records["embedding"]["hidden_error"])[:, :, step]
+    w_e, w_u = embedding_draws(0, "chaintron2026-nonlinear/embedding", range(8), 256, D_IN, D_OUT)
+    limit = limit_states(embedding_limit(x, y, 4, 4, 0.1).hidden, w_e, w_u)[step]
+    exact = torch.stack([(train(InfiniteWidthResNet(w_e[:, :D], w_u[:, :D], 4, 4), x, y, 4, 0.1).hidden[step]
+                          - limit[..., :D]).abs().mean(-1).amax(-1) for D in (16, 256)])
+    deviation = ((embedding - exact).abs() / exact).median(dim=1).values                # per size
+    reported = torch.tensor(result.numbers["sweeps"]["embedding"]["monte_carlo"])
+    assert (deviation < 0.03).all() and (deviation < 3 * reported).all()
 
 
 def test_the_nonlinear_width_sweep_needs_doubling_widths():
@@ -253,6 +309,82 @@ def test_the_depth_limit_removes_the_first_order_error_and_measures_its_own():
         depth_limit(x, y, 4, 6, 0.1, refinement=3)
 
 
+# ------------------------------------------------- the M = ∞ network of any activation, in its n-dimensional form
+def _spanned(read_back, units):
+    """Units of the D-dimensional network that lie in span(E): read_back · (n-dimensional units)."""
+    return torch.einsum("rdn,rlnm->rldm", read_back, units)
+
+
+@pytest.mark.parametrize("activation", ["identity", "tanh"])
+def test_the_n_dimensional_form_is_the_network_whose_units_lie_in_the_embeddings_span(activation):
+    """The map of limits.embedded_resnet.reduced_embedding, exactly: a D-dimensional network whose units are
+    Q/λ times the n-dimensional network's units has the states Q h''/λ and the same outputs, step after step (every
+    scaling of p, f, b and the updates checked at once); R's diagonal is positive (λR → √n·I)."""
+    from limits.embedded_resnet import reduced_embedding
+
+    x, y = one_example_task(6, D_IN, D_OUT)
+    w_e, w_u, _, _ = _network(replicates=3, dim=11)
+    reduced = reduced_embedding(w_e, w_u)
+    u, v = unit_draws(6, "spanned", range(3), 5, 6, 9)
+    small = train(EmbeddedResNet(reduced.w_e, reduced.w_u, u, v, alpha=0.8, activation=activation), x, y, 6, 0.2)
+    large = train(EmbeddedResNet(w_e, w_u, _spanned(reduced.read_back, u), _spanned(reduced.read_back, v), alpha=0.8,
+                                 activation=activation), x, y, 6, 0.2)
+    assert (reduced.states(small.hidden) - large.hidden).abs().max() < 1e-12
+    assert (small.output - large.output).abs().max() < 1e-13
+    embedding = torch.cat([reduced.w_e, reduced.w_u], dim=-1)
+    assert (torch.diagonal(embedding, dim1=-2, dim2=-1) > 0).all()
+
+
+def test_with_drawn_units_the_n_dimensional_form_approaches_the_exact_infinite_network():
+    """Identity blocks, where M = ∞ is exact: N Monte-Carlo units in n = 6 dimensions give the D = 16 network at
+    M = ∞ to a remainder that shrinks about as N^(-1/2); a reduction that forgets λ = √(n/D) stays far away."""
+    from limits.embedded_resnet import ReducedEmbedding, dealt_units, reduced_embedding
+
+    x, y = one_example_task(0, D_IN, D_OUT)
+    w_e, w_u, _, _ = _network(replicates=4, dim=16)
+    exact = train(InfiniteWidthResNet(w_e, w_u, 4, 5), x, y, 5, 0.1)
+    u, v = unit_draws(0, "monte-carlo", range(4), 1, 6, 2**14)
+
+    def distance(reduced, units):
+        network = EmbeddedResNet(reduced.w_e, reduced.w_u, dealt_units(u[..., :units], 4), dealt_units(v[..., :units], 4))
+        return (reduced.states(train(network, x, y, 5, 0.1).hidden) - exact.hidden).abs().mean().item()
+
+    reduced = reduced_embedding(w_e, w_u)
+    scale = exact.hidden.abs().mean().item()
+    coarse, fine = distance(reduced, 2**10), distance(reduced, 2**14)
+    assert fine < scale / 50 and fine < coarse / 2.5                             # √16 = 4 expected
+    lam = math.sqrt(6 / 16)
+    planted = ReducedEmbedding(reduced.w_e / lam, reduced.w_u / lam, reduced.read_back * lam)
+    assert distance(planted, 2**14) > 10 * fine
+
+
+def test_the_finite_tanh_network_approaches_its_n_dimensional_form_as_the_width_grows():
+    """tanh blocks, where no closed form exists: the D-dimensional network with M drawn units (orthogonal
+    components and all) approaches the n-dimensional form with N ≫ M units, as M^(-1/2)."""
+    from limits.embedded_resnet import dealt_units, reduced_embedding
+
+    x, y = one_example_task(0, D_IN, D_OUT)
+    w_e, w_u, u, v = _network(replicates=4, depth=4, dim=12, hidden=1024)
+    reduced = reduced_embedding(w_e, w_u)
+    uu, vv = unit_draws(0, "monte-carlo", range(4), 1, 6, 2**16)
+    limit = train(EmbeddedResNet(reduced.w_e, reduced.w_u, dealt_units(uu, 4), dealt_units(vv, 4), activation="tanh"),
+                  x, y, 4, 0.1)
+    errors = [(train(EmbeddedResNet(w_e, w_u, u[..., :m], v[..., :m], activation="tanh"), x, y, 4, 0.1).hidden
+               - reduced.states(limit.hidden)).abs().mean().item() for m in (16, 1024)]
+    assert errors[1] < errors[0] / 4            # √(1024/16) = 8 expected
+
+
+def test_dealt_units_give_each_depth_the_same_units():
+    from limits.embedded_resnet import dealt_units
+
+    units = torch.arange(2 * 6 * 16, dtype=torch.float64).reshape(2, 1, 6, 16)
+    four, eight = dealt_units(units, 4), dealt_units(units, 8)
+    assert four.shape == (2, 4, 6, 4) and eight.shape == (2, 8, 6, 2)
+    assert torch.equal(four[:, 1], torch.cat([eight[:, 2], eight[:, 3]], dim=-1))   # block l = blocks 2l, 2l + 1
+    with pytest.raises(ValueError, match="16 units cannot be dealt to 3 blocks"):
+        dealt_units(units, 3)
+
+
 BUDGET = dict(depths=(8, 9, 10), epochs=6, replicates=6, resamples=300, checkpoint_dir="none")
 
 
@@ -266,6 +398,34 @@ def test_the_budget_entry_fits_the_error_against_the_limit_along_the_shapes(monk
     assert all(0 < bias < 1e-5 for bias in result.records["budget"]["reference_bias"])
     monkeypatch.setattr(chaintron2026, "EmbeddedResNet", _ScaledByDepthOnly)
     assert _checks(run("chaintron2026-budget", **BUDGET))["budget"] == "FAIL"
+
+
+def test_the_budget_entry_with_tanh_blocks_measures_its_monte_carlo_limit(monkeypatch):
+    """tanh blocks: the limit is the n-dimensional form with Monte-Carlo units, extrapolated in depth; its remainder
+    (errors against the limit from half the units) is measured and small, the extrapolation's bias too."""
+    from validation.training import chaintron2026, run
+
+    result = run("chaintron2026-budget", **BUDGET, activation="tanh")
+    entry, record = result.numbers["sweeps"]["budget"], result.records["budget"]
+    assert _checks(result)["budget"] != "FAIL"
+    assert all(0 < r < 0.05 for r in entry["monte_carlo"])
+    assert all(0 < bias < 1e-4 for bias in record["reference_bias"])
+    assert record["mean_field_units"] == [chaintron2026.ChaintronBudget.limit_units(L) for L in (8, 9, 10)]
+
+
+def test_the_limit_from_monte_carlo_units_is_the_exact_limit_on_identity_blocks():
+    from limits.embedded_resnet import depth_limit
+
+    x, y = one_example_task(0, D_IN, D_OUT)
+    exact = depth_limit(x, y, 4, 6, 0.1, refinement=4)
+    u, v = unit_draws(0, "limit", range(1), 1, 6, 2**16)
+    close = depth_limit(x, y, 4, 6, 0.1, refinement=4, units=(u, v))
+    coarse = depth_limit(x, y, 4, 6, 0.1, refinement=4, units=(u[..., :2**12], v[..., :2**12]))
+    error = (close.hidden - exact.hidden).abs().max().item()
+    assert error < 0.02 * exact.hidden.abs().max().item()
+    assert error < (coarse.hidden - exact.hidden).abs().max().item() / 2          # √16 = 4 expected
+    with pytest.raises(ValueError, match="activation tanh: the limit of nonlinear blocks needs Monte-Carlo units"):
+        depth_limit(x, y, 4, 6, 0.1, activation="tanh")
 
 
 def test_the_budget_entry_refuses_depths_that_do_not_increase():
