@@ -126,6 +126,11 @@ STUDIES = [
       for name in ("marion-fig8", "marion-fig9", "cohen-scaling", "pf-sgd", "depth-transfer", "marion2024-fig1",
                    "sander2022-linear", "trained-ode-convergence", "cohen-conv", "marion2024-fig2", "chaintron2026-linear",
                    "chaintron2026-nonlinear", "chaintron2026-budget", "chaintron2026-grid", "chizat2025-alpha")],
+    StudyFigure("training_chizat2025-alpha-tanh",
+                "python -m validation.training --experiment chizat2025-alpha --activation tanh",
+                lambda quick: training.run("chizat2025-alpha", checkpoint_dir=None, progress=True, activation="tanh",
+                                           **({**training.EXPERIMENTS["chizat2025-alpha"].smoke, "width": 8} if quick
+                                              else {}))),
     StudyFigure("training_chaintron2026-budget-tanh",
                 "python -m validation.training --experiment chaintron2026-budget --activation tanh",
                 lambda quick: training.run("chaintron2026-budget", checkpoint_dir=None, progress=True, activation="tanh",

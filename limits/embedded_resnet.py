@@ -88,7 +88,7 @@ __all__ = ["Trajectory", "EmbeddedResNet", "MomentResNet", "InfiniteWidthResNet"
            "embedding_draws", "unit_draws", "train", "embedding_limit", "limit_states", "limit_correlations",
            "DepthLimit", "depth_limit", "nonlinear_share",
            "unit_map", "infinite_nonlinear_share", "ReducedEmbedding", "reduced_embedding", "dealt_units",
-           "mean_field_limit"]
+           "mean_field_limit", "share_cross_halves"]
 
 
 @dataclass(frozen=True)
@@ -238,8 +238,8 @@ class EmbeddedResNet:
         return hidden, out, 0.5 * (out - y).square().sum(-1)
 
 
-def nonlinear_share(network: EmbeddedResNet, u0: torch.Tensor, v0: torch.Tensor, hidden: torch.Tensor
-                    ) -> torch.Tensor:
+def nonlinear_share(network: EmbeddedResNet, u0: torch.Tensor, v0: torch.Tensor, hidden: torch.Tensor, *,
+                    parts: bool = False) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """How far the blocks' change over training is from linear in their units' change (Chizat 2025: at α = Θ(1) the
     limit is genuinely non-linearly parametrised — complete feature learning —, as α → ∞ linearly — the lazy ODE).
     With f_l(h; U, V) = α/(LM) V σ(Uᵀh/D) block l's map, U₀, V₀ (R, L, D, M) the units before training and
@@ -248,7 +248,8 @@ def nonlinear_share(network: EmbeddedResNet, u0: torch.Tensor, v0: torch.Tensor,
         share² = Σ_l ‖f_l(h; U, V) − f_l(h; U₀, V₀) − J_l·(δU, δV)‖² / Σ_l ‖f_l(h; U, V) − f_l(h; U₀, V₀)‖²,
 
     where J_l·(δU, δV) = α/(LM) [δV σ(p₀) + V₀ (σ'(p₀) ⊙ δUᵀh/D)], p₀ = U₀ᵀh/D, is the part first order in
-    δU = U − U₀, δV = V − V₀; for identity blocks the remainder is α/(LM)·δV δUᵀh/D exactly. Per replicate (R,)."""
+    δU = U − U₀, δV = V − V₀; for identity blocks the remainder is α/(LM)·δV δUᵀh/D exactly. Per replicate (R,);
+    with ``parts``, the numerator and the denominator (R,) each (to pool over replicates)."""
     scale = network.alpha / (network.depth * network.hidden)
     sigma = network.sigma
     remainder = change = torch.zeros(u0.shape[0], dtype=u0.dtype, device=u0.device)
@@ -262,7 +263,42 @@ def nonlinear_share(network: EmbeddedResNet, u0: torch.Tensor, v0: torch.Tensor,
                          + v0[:, l] @ (sigma.derivative(p0) * dp)[..., None])[..., 0]
         remainder = remainder + (moved - first).square().sum(-1)
         change = change + moved.square().sum(-1)
-    return (remainder / change).sqrt()
+    return (remainder, change) if parts else (remainder / change).sqrt()
+
+
+def share_cross_halves(network: EmbeddedResNet, u0: torch.Tensor, v0: torch.Tensor, hidden: torch.Tensor
+                       ) -> tuple[torch.Tensor, torch.Tensor]:
+    """The nonlinear share of the network at M = ∞ from Monte-Carlo units, without their bias.
+    :func:`nonlinear_share` of a network of N drawn units is biased upward at M = ∞: each block's remainder
+    r_l = f_l(h; U, V) − f_l(h; U₀, V₀) − J_l·(δU, δV) is a mean over its units, and E‖r_l‖² = ‖E r_l‖² + Var/M.
+    Split each block's units into halves A and B (independent draws) with means r_l^A, r_l^B and changes c_l^A, c_l^B
+    (c_l = f_l(h; U, V) − f_l(h; U₀, V₀)): E[r_l^A · r_l^B] = ‖E r_l‖² exactly, to the O(1/M) dependence of the
+    halves through the shared states h. Returns per replicate (R,) the two sums
+
+        Σ_l r_l^A · r_l^B  and  Σ_l c_l^A · c_l^B,
+
+    whose ratio, pooled over replicates, is the share² at M = ∞ (either sum may be negative on one replicate, where
+    the share is below the noise)."""
+    half = network.hidden // 2
+    scale = 2 * network.alpha / (network.depth * network.hidden)          # each half's mean, as the whole block's
+    sigma = network.sigma
+    remainder = change = torch.zeros(u0.shape[0], dtype=u0.dtype, device=u0.device)
+    for l in range(network.depth):
+        h = hidden[:, l, :, None]                                                   # (R, D, 1)
+        halves = []
+        for units in (slice(0, half), slice(half, 2 * half)):
+            u_old, v_old = u0[:, l, :, units], v0[:, l, :, units]
+            u_new, v_new = network.U[:, l, :, units], network.V[:, l, :, units]
+            p0 = (u_old.transpose(-1, -2) @ h)[..., 0] / network.dim
+            p1 = (u_new.transpose(-1, -2) @ h)[..., 0] / network.dim
+            moved = scale * (v_new @ sigma(p1)[..., None] - v_old @ sigma(p0)[..., None])[..., 0]
+            first = scale * ((v_new - v_old) @ sigma(p0)[..., None]
+                             + v_old @ (sigma.derivative(p0) * (p1 - p0))[..., None])[..., 0]
+            halves.append((moved - first, moved))
+        (r_a, c_a), (r_b, c_b) = halves
+        remainder = remainder + (r_a * r_b).sum(-1)
+        change = change + (c_a * c_b).sum(-1)
+    return remainder, change
 
 
 def unit_map(network: "InfiniteWidthResNet", eta: float) -> torch.Tensor:

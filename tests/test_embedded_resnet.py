@@ -490,6 +490,26 @@ def test_the_alpha_entry_reads_feature_learning_at_fixed_alpha_and_the_lazy_ode_
     assert len(planted) == 2 and all(c["verdict"] == "FAIL" for c in planted), planted
 
 
+def test_with_tanh_blocks_the_alpha_entry_reads_the_regimes_on_the_limits_pooled_share(monkeypatch):
+    """tanh: the limit's share from its n-dimensional form (cross halves of its units, pooled over replicates) is one
+    positive value at a = 0 and falls about as α⁻² = M⁻¹ at a = ½; a limit whose share ignores α FAILs the lazy
+    check."""
+    from validation.training import chizat2025, run
+
+    sizes = {**ALPHA, "width": 8, "activation": "tanh", "replicates": 12}
+    result = run("chizat2025-alpha", **sizes)
+    checks = {c["check"].split(" —")[0]: c["verdict"] for c in result.numbers["checks"]}
+    assert "FAIL" not in checks.values(), checks
+    sweeps = result.numbers["sweeps"]
+    assert sweeps["a=0"]["limit_share_exponent"]["slope"] == 0 and sweeps["a=0"]["limit_share_exponent"]["defined"]
+    assert -1.3 < sweeps["a=0.5"]["limit_share_exponent"]["slope"] < -0.7
+    halves = chizat2025.share_cross_halves
+    monkeypatch.setattr(chizat2025, "share_cross_halves", lambda network, *rest: [     # share² × α⁴: no α left
+        part * (network.alpha if i == 0 else 1.0) ** 4 for i, part in enumerate(halves(network, *rest))])
+    planted = {c["check"].split(" —")[0]: c["verdict"] for c in run("chizat2025-alpha", **sizes).numbers["checks"]}
+    assert planted["a=0.5: the lazy ODE as α → ∞"] == "FAIL"
+
+
 def test_a_residual_scale_without_the_width_fails_the_alpha_entrys_width_checks(monkeypatch):
     from validation.training import chizat2025, run
 

@@ -23,6 +23,15 @@ bootstrap interval — the diagnostics of ``chizat-phase`` (the lecture's Figure
   an exponent ≥ −τ; at a > 0 (α → ∞ with M) the lazy ODE, an exponent < −τ;
 * the **predictor's change** ‖f_K − f_0‖ over training: reported (stable and non-trivial when its exponent is near 0,
   as the α-scaled learning rates intend).
+
+**Nonlinear blocks** (tanh): the limit's share is that of the network at M = ∞ in its n-dimensional form
+(:func:`limits.embedded_resnet.reduced_embedding`) with :data:`LIMIT_UNITS` Monte-Carlo units, at the same α. A
+plain share of drawn units is biased upward (E‖r‖² = ‖E r‖² + Var/M), so the limit's uses the cross product of
+two independent halves of its units (:func:`limits.embedded_resnet.share_cross_halves`), unbiased; it can be
+negative on one replicate where the share is below the noise, so the shares of nonlinear blocks are **pooled over
+the replicates** (share² = Σ_r numerator / Σ_r denominator) — the finite networks' too, from
+:func:`~limits.embedded_resnet.nonlinear_share`'s parts — and their exponents' intervals come from a paired bootstrap
+over replicates of the pooled values. The checks are the identity blocks' on those pooled shares.
 """
 
 from __future__ import annotations
@@ -32,17 +41,68 @@ from typing import Any
 import numpy as np
 import torch
 
-from limits.embedded_resnet import EmbeddedResNet, InfiniteWidthResNet, infinite_nonlinear_share, nonlinear_share
+from limits.embedded_resnet import (EmbeddedResNet, InfiniteWidthResNet, dealt_units, infinite_nonlinear_share,
+                                    nonlinear_share, reduced_embedding, share_cross_halves)
 
 from ..core.checks import FAIL, INCONCLUSIVE, Check, bound_check, check_line, combine
 from ..core.settings import SettingsError
-from .chaintron2026 import DOMINANCE, ChaintronLinear, Sweep, _Draws, _megabytes, compare
+from ..core.stats import paired_bootstrap, slope
+from .chaintron2026 import DOMINANCE, REDUCED_DIM, ChaintronLinear, Sweep, _Draws, _megabytes, compare
 from .experiment import power_fit
 
-__all__ = ["ChizatAlpha", "TAU"]
+__all__ = ["ChizatAlpha", "TAU", "LIMIT_UNITS", "pooled_share_fit"]
 
 #: an exponent of the nonlinear share below −τ reads as the lazy ODE, at or above it as feature learning
 TAU = 0.1
+#: Monte-Carlo units of the limit's n-dimensional form for nonlinear blocks. Its pooled share (tanh, L = D = 16,
+#: 16 replicates) at 2¹⁶ and 2¹⁸ units: 0.0139 and 0.0136 at α = 1, 0.00163 and 0.00149 at α = 2.83, 0.000161 and
+#: 0.000181 at α = 8 (measured)
+LIMIT_UNITS = 2**19
+#: the quantities of the shares' parts recorded for nonlinear blocks (numerators and denominators, per replicate)
+SHARE_PARTS = ("share_remainder", "share_change", "limit_share_remainder", "limit_share_change")
+
+
+def _pooled(remainders: list[np.ndarray], changes: list[np.ndarray], axis: int = -1) -> np.ndarray:
+    """The pooled share √(Σ_r remainder / Σ_r change) at each size (last axis), NaN where it is not positive."""
+    ratio = np.stack([r.sum(axis=axis) for r in remainders], axis=-1) / np.stack([c.sum(axis=axis) for c in changes],
+                                                                                  axis=-1)
+    return np.sqrt(np.where(ratio > 0, ratio, np.nan))
+
+
+def pooled_share_fit(sizes: list[int], remainder: np.ndarray, change: np.ndarray, *, confidence: float,
+                     resamples: int, seed: int, limit: tuple[np.ndarray, np.ndarray] | None = None,
+                     one_limit: bool = False) -> dict[str, Any]:
+    """The exponent in M of the pooled share (``remainder``, ``change``: size × replicate), or with ``limit`` (its
+    parts, size × replicate) of the gap |pooled share − the limit's pooled share|: the least-squares slope on log M,
+    with a paired bootstrap interval over replicates (the same replicates at every size). ``defined`` is False when a
+    pooled value is not positive (then no slope). ``one_limit``: the values are one limit's at every size (α fixed),
+    so the slope is 0 by construction, not fitted."""
+    k = len(sizes)
+    log_m = np.log(np.asarray(sizes, dtype=float))
+    columns = [*remainder, *change] + ([*limit[0], *limit[1]] if limit is not None else [])
+
+    def values(*cols: np.ndarray, axis: int = -1) -> np.ndarray:
+        share = _pooled(list(cols[:k]), list(cols[k:2 * k]), axis=axis)
+        if limit is not None:
+            share = np.abs(share - _pooled(list(cols[2 * k:3 * k]), list(cols[3 * k:]), axis=axis))
+        return share
+
+    def statistic(*cols: np.ndarray, axis: int = -1) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return slope(log_m, np.log(values(*cols, axis=axis)))
+
+    point = values(*columns)
+    out: dict[str, Any] = {"depths": list(map(int, sizes)), "geometric_mean": point.tolist(), "slope": None,
+                           "ci": [None, None], "method": None, "defined": bool(np.all(np.isfinite(point) & (point > 0)))}
+    if not out["defined"]:
+        return out
+    if one_limit:
+        out.update(slope=0.0, ci=[0.0, 0.0], method="one limit at every size")
+        return out
+    low, high, how = paired_bootstrap(columns, statistic, resamples=resamples, confidence=confidence, seed=seed)
+    out.update(slope=float(statistic(*columns)), ci=[low if np.isfinite(low) else None,
+                                                      high if np.isfinite(high) else None], method=how)
+    return out
 
 
 def _alpha(settings: Any, exponent: float, hidden: int) -> float:
@@ -56,7 +116,8 @@ def _sweep(exponent: float) -> Sweep:
                  lambda s, m, a=exponent: (s.depth * m >= DOMINANCE**2 * s.width
                                            and (s.depth * m) ** 0.5 >= DOMINANCE * _alpha(s, a, m)),
                  lambda s, held=False: _megabytes(
-                     s, s.depth * s.width * max(s.hiddens) * (1 if s.activation == "identity" else 2),
+                     s, s.depth * s.width * max(s.hiddens) * (1 if s.activation == "identity" else 2)
+                     + (0 if s.activation == "identity" else REDUCED_DIM * LIMIT_UNITS),     # the limit's units
                      s.depth * s.width, held=held))
 
 
@@ -78,10 +139,16 @@ class ChizatAlpha(ChaintronLinear):
     def sweeps_of(self, settings):
         return tuple(_sweep(a) for a in settings.alpha_exponents)
 
+    def measured_of(self, key, settings):
+        return self.measured + (() if settings.activation == "identity" else SHARE_PARTS)
+
     def configurations(self, settings):
         exponents = settings.alpha_exponents
         if not exponents or len(set(exponents)) != len(exponents) or not all(0 <= a <= 1 for a in exponents):
             raise SettingsError("alpha_exponents", f"{list(exponents)}: give distinct exponents in [0, 1]")
+        if settings.activation != "identity" and settings.width < REDUCED_DIM:
+            raise SettingsError("width", f"{settings.width}: nonlinear blocks need an embedding dimension of at least "
+                                         f"n = {REDUCED_DIM} (the limit's n-dimensional form)")
         return self._configurations(settings)
 
     def _networks(self, configuration):
@@ -93,7 +160,12 @@ class ChizatAlpha(ChaintronLinear):
         w_e, w_u = draws.embedding(s.width)
         exact = s.activation == "identity"
         u, v = draws.units(s.depth, max(s.hiddens) * (1 if exact else 2), "units")
+        if not exact:   # the limit's n-dimensional form: its Monte-Carlo units, dealt to the blocks
+            reduced = reduced_embedding(w_e, w_u)
+            drawn = draws.units(1, LIMIT_UNITS, "mean-field", dim=REDUCED_DIM)
+            limit_units = tuple(dealt_units(t, s.depth) for t in drawn)
         hidden, output, share, reference_share, change = [], [], [], [], []
+        parts: list[tuple[torch.Tensor, ...]] = []
         for m in s.hiddens:
             alpha = _alpha(s, exponent, m)
             network = EmbeddedResNet(w_e, w_u, u[..., :m], v[..., :m], alpha=alpha, activation=s.activation)
@@ -111,8 +183,15 @@ class ChizatAlpha(ChaintronLinear):
                 infinite_nonlinear_share(wide, s.learning_rates[0], wide.forward(draws.x)[0]) if exact
                 else nonlinear_share(wide, u[..., :2 * m], v[..., :2 * m], wide.forward(draws.x)[0]))
             change.append((trained.output[-1] - trained.output[0]).norm(dim=-1))
+            if not exact:
+                limit = EmbeddedResNet(reduced.w_e, reduced.w_u, *limit_units, alpha=alpha, activation=s.activation)
+                draws.train(limit)
+                parts.append((*nonlinear_share(network, u[..., :m], v[..., :m], network.forward(draws.x)[0], parts=True),
+                              *share_cross_halves(limit, *limit_units, limit.forward(draws.x)[0])))
             progress()
-        return tuple(torch.stack(q) for q in (hidden, output, share, reference_share, change))
+        quantities = [hidden, output, share, reference_share, change]
+        quantities += [[p[i] for p in parts] for i in range(len(SHARE_PARTS))] if not exact else []
+        return tuple(torch.stack(q) for q in quantities)
 
     # ---------------------------------------------------------------------------------------------- summary
     def summarise(self, settings, records):
@@ -135,8 +214,18 @@ class ChizatAlpha(ChaintronLinear):
                 entry[name + "_exponent"] = power_fit(record["sizes"], values, confidence=settings.confidence,
                                                       resamples=settings.resamples, seed=settings.seed)
             entry["alpha"] = [_alpha(settings, exponent, m) for m in record["sizes"]]
-            if settings.activation == "identity":
-                regime_checks.append(self._regime_check(sweep, exponent, entry))
+            if settings.activation != "identity":   # the pooled shares: the finite networks', the limit's, their gap
+                finite, limit = ((np.asarray(record[a], dtype=float), np.asarray(record[b], dtype=float))
+                                 for a, b in (SHARE_PARTS[:2], SHARE_PARTS[2:]))
+                options = dict(confidence=settings.confidence, resamples=settings.resamples, seed=settings.seed)
+                entry["pooled_share_exponent"] = pooled_share_fit(record["sizes"], *finite, **options)
+                entry["limit_share_exponent"] = pooled_share_fit(record["sizes"], *limit, **options, one_limit=exponent == 0)
+                entry["pooled_gap_exponent"] = pooled_share_fit(record["sizes"], *finite, limit=limit, **options)
+                regime_checks.append(self._regime_check(sweep, exponent, entry["pooled_gap_exponent"],
+                                                        entry["limit_share_exponent"], "pooled over the replicates"))
+            else:
+                regime_checks.append(self._regime_check(sweep, exponent, entry["share_gap_exponent"],
+                                                        entry["reference_share_exponent"]))
         numbers["regimes"] = {sweep.key: "complete feature learning" if sweep.exponent == 0.5 else "lazy ODE"
                               for sweep in self.sweeps_of(settings)}
         numbers["tau"] = TAU
@@ -145,27 +234,27 @@ class ChizatAlpha(ChaintronLinear):
         return numbers
 
     @staticmethod
-    def _regime_check(sweep: Sweep, exponent: float, entry: dict[str, Any]) -> Check:
-        """a = 0: the finite networks' shares approach the limit's (their gap's exponent of decay > τ), which is
-        positive: complete feature learning. a > 0: the limit's share along α = (M/M₀)^a falls, exponent < −τ: the
-        lazy ODE."""
+    def _regime_check(sweep: Sweep, exponent: float, gap: dict[str, Any], limit: dict[str, Any],
+                      over: str = "geometric mean over replicates") -> Check:
+        """a = 0: the finite networks' shares approach the limit's (``gap``: their gap's fit, exponent of decay > τ),
+        which is positive: complete feature learning. a > 0: the limit's share along α = (M/M₀)^a (``limit``: its
+        fit) falls, exponent < −τ: the lazy ODE."""
         if exponent == 0:
             name = (f"{sweep.key}: complete feature learning at fixed α — the finite shares approach the limit's "
                     f"(exponent of the gap < −{TAU:g}), which is positive")
-            fit, at_most = entry["share_gap_exponent"], True
-            if not entry["reference_share_exponent"]["defined"]:
+            fit, at_most = gap, True
+            if not limit["defined"]:
                 return Check(name, FAIL, "the limit's share is not positive: the limit is linearly parametrised")
         else:
             name = f"{sweep.key}: the lazy ODE as α → ∞ — the limit's nonlinear share falls, exponent in M < −{TAU:g}"
-            fit, at_most = entry["reference_share_exponent"], True
+            fit, at_most = limit, True
         if not fit["defined"]:
             return Check(name, FAIL, "a share is not finite and positive: no power law to fit")
         if None in fit["ci"]:
             return Check(name, INCONCLUSIVE, "the bootstrap interval is not finite")
         detail = f"exponent {fit['slope']:.3f}, interval [{fit['ci'][0]:.3f}, {fit['ci'][1]:.3f}]"
         if exponent == 0:
-            limit = entry["reference_share_exponent"]["geometric_mean"][-1]
-            detail += f"; the limit's share {limit:.3e} (geometric mean over replicates)"
+            detail += f"; the limit's share {limit['geometric_mean'][-1]:.3e} ({over})"
         return bound_check(name, tuple(fit["ci"]), -TAU, at_most=at_most, detail=detail)
 
     # ------------------------------------------------------------------------------------------------ report
@@ -192,6 +281,13 @@ class ChizatAlpha(ChaintronLinear):
                          f"nonlinear share {self._slope(entry['nonlinear_share_exponent'])}, "
                          f"the {reference}'s {self._slope(entry['reference_share_exponent'])}, "
                          f"predictor change {self._slope(entry['predictor_change_exponent'])}")
+            if "limit_share_exponent" in entry:   # nonlinear blocks: the shares pooled over replicates
+                pooled, limit = entry["pooled_share_exponent"], entry["limit_share_exponent"]
+                lines.append(f"  pooled over replicates: share {'  '.join(f'{v:.3e}' for v in pooled['geometric_mean'])}")
+                lines.append(f"  the limit's (M = ∞, n-dim. form, {LIMIT_UNITS} units): "
+                             f"{'  '.join(f'{v:.3e}' for v in limit['geometric_mean'])}")
+                lines.append(f"  exponents in M: pooled share {self._slope(pooled)}, the limit's {self._slope(limit)}, "
+                             f"their gap {self._slope(entry['pooled_gap_exponent'])}")
             lines.append("")
         lines += [check_line(c) for c in n["checks"]]
         return lines
@@ -221,25 +317,26 @@ class ChizatAlpha(ChaintronLinear):
             limit = np.asarray(record["reference_share"], dtype=float)
             share_ax.loglog(sizes, np.exp(np.log(share).mean(axis=1)), "o-", color=colour, label=sweep.key)
             share_ax.loglog(sizes, np.exp(np.log(limit).mean(axis=1)), "--", color=colour, lw=1)
+            if "limit_share_exponent" in entry:   # nonlinear blocks: the limit's pooled share, dotted
+                share_ax.loglog(sizes, entry["limit_share_exponent"]["geometric_mean"], ":", color=colour, lw=1.5)
             exponents.append(0.5 - sweep.exponent)
             fit = entry["hidden_exponents"][step]
             measured_error.append(np.nan if fit is None or fit["slope"] is None else -fit["slope"])
             error_ci.append([np.nan, np.nan] if fit is None or None in fit["ci"] else [-fit["ci"][1], -fit["ci"][0]])
-            fit = entry["reference_share_exponent" if s.activation == "identity" else "nonlinear_share_exponent"]
+            fit = entry["reference_share_exponent" if s.activation == "identity" else "limit_share_exponent"]
             measured_share.append(np.nan if fit["slope"] is None else fit["slope"])
             share_ci.append([np.nan, np.nan] if None in fit["ci"] else list(fit["ci"]))
         error_ax.set(xlabel="M", ylabel=f"width error after {step} steps", title="finite-width error, α = (M/M₀)^a")
         share_ax.set(xlabel="M", ylabel="nonlinear share of the blocks' change",
                      title="feature learning or lazy (dashed: " + ("the limit, M = ∞)" if s.activation == "identity"
-                                                                   else "the network at 2M)"))
+                                                                   else "the network at 2M; dotted: M = ∞)"))
         a = np.asarray(exponents)
         grid = np.linspace(0, max(1.0, a.max()), 50)
         diagram.plot(grid, 0.5 - grid, "k--", lw=1, label="paper: the width error decays as M^-(1/2 − a)")
         diagram.errorbar(a, measured_error, yerr=np.abs(np.asarray(error_ci).T - measured_error), fmt="o", color="C0",
                          capsize=3, label="measured: −(exponent of the width error)")
         diagram.errorbar(a, measured_share, yerr=np.abs(np.asarray(share_ci).T - measured_share), fmt="s", color="C3",
-                         capsize=3, label="measured: exponent of the " + ("limit's " if s.activation == "identity" else "")
-                          + "nonlinear share")
+                         capsize=3, label="measured: exponent of the limit's nonlinear share")
         diagram.axhspan(-TAU, 10, color="C2", alpha=0.08, lw=0)
         diagram.axhline(-TAU, color="C2", lw=0.8)
         diagram.text(grid[-1], -TAU + 0.02, "feature learning above, lazy ODE below", ha="right", fontsize=7, color="C2")
@@ -252,4 +349,8 @@ class ChizatAlpha(ChaintronLinear):
 
     def estimate_seconds(self, settings):
         s = settings
-        return 6.0e-8 * s.epochs * s.replicates * len(s.alpha_exponents) * s.depth * s.width * sum(s.hiddens) + 2.0
+        # nonlinear blocks also train the limit's n-dimensional form at each width: 4.4e-8 s per step, replicate and
+        # unit (the mean-field sweeps of chaintron2026-nonlinear, without their N/2 networks)
+        limit = 0.0 if s.activation == "identity" else 4.4e-8 * LIMIT_UNITS
+        return (s.epochs * s.replicates * len(s.alpha_exponents) * len(s.hiddens)
+                * (6.0e-8 * s.depth * s.width * sum(s.hiddens) / len(s.hiddens) + limit) + 2.0)
