@@ -422,8 +422,10 @@ class ChaintronGrid(ChaintronLinear):
         """One process's time, from the default's measured configurations (32 replicates, single-threaded workers
         on the 2-core machine, 8–126 s each): per (L, D), R·L·D·(6.6e-9·K·ΣM + 5e-8·max M) — the training of every
         width and the drawing of the widest units — and the limit, 0.02 s per layer; then the bootstrap's fits, about
-        25 ms each. Low for the authors' grid, whose configurations train one replicate at a time: it says 34 minutes
-        on 2 workers, the run took 89 (beside other jobs; docs/results/training_chaintron2026.md)."""
+        25 ms each. On the authors' grid it says 34 minutes on 2 workers; the run took 89, beside other jobs at lower
+        priority (docs/results/training_chaintron2026.md). Alone, four of its configurations (L, D ∈ {216, 285}, the
+        14 widths, 5 replicates) took 191 s in one process against 284 s estimated: the estimate is high there, not
+        low."""
         s = settings
         per_cell = 6.6e-9 * s.epochs * sum(s.hiddens) + 5.0e-8 * max(s.hiddens)
         return (sum(s.replicates * L * D * per_cell + 0.02 * L for L in s.depths for D in s.widths)
