@@ -104,8 +104,8 @@ class TrainingSettings(CommonSettings):
                                               default_text="the experiment's")
     depth: int | None = setting(None, "chaintron2026-linear: the depth L of the width and embedding sweeps",
                                 parse=int, group="model", default_text="the experiment's")
-    widths: tuple[int, ...] | None = setting(None, "pf-sgd: widths D; chaintron2026-linear: embedding dimensions D "
-                                                   "of the embedding sweep; chaintron2026-grid: the grid's D; comma "
+    widths: tuple[int, ...] | None = setting(None, "pf-sgd: widths D; chaintron2026-linear, -nonlinear: embedding "
+                                                   "dimensions D of the embedding sweep; chaintron2026-grid: the grid's D; comma "
                                                    "list", parse=parse_int_list,
                                              group="model", default_text="the experiment's")
     activation: str | None = setting(None, "σ of the residual blocks (marion: relu, tanh, …)", group="model",
