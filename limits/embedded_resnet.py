@@ -251,19 +251,27 @@ def nonlinear_share(network: EmbeddedResNet, u0: torch.Tensor, v0: torch.Tensor,
     δU = U − U₀, δV = V − V₀; for identity blocks the remainder is α/(LM)·δV δUᵀh/D exactly. Per replicate (R,);
     with ``parts``, the numerator and the denominator (R,) each (to pool over replicates)."""
     scale = network.alpha / (network.depth * network.hidden)
-    sigma = network.sigma
     remainder = change = torch.zeros(u0.shape[0], dtype=u0.dtype, device=u0.device)
     for l in range(network.depth):
-        h = hidden[:, l, :, None]                                                   # (R, D, 1)
-        p0 = (u0[:, l].transpose(-1, -2) @ h)[..., 0] / network.dim                 # (R, M)
-        p1 = (network.U[:, l].transpose(-1, -2) @ h)[..., 0] / network.dim
-        dp = p1 - p0                                                                # δUᵀh / D
-        moved = scale * (network.V[:, l] @ sigma(p1)[..., None] - v0[:, l] @ sigma(p0)[..., None])[..., 0]
-        first = scale * ((network.V[:, l] - v0[:, l]) @ sigma(p0)[..., None]
-                         + v0[:, l] @ (sigma.derivative(p0) * dp)[..., None])[..., 0]
-        remainder = remainder + (moved - first).square().sum(-1)
+        second, moved = _block_change(network, u0[:, l], v0[:, l], network.U[:, l], network.V[:, l],
+                                      hidden[:, l, :, None], scale)
+        remainder = remainder + second.square().sum(-1)
         change = change + moved.square().sum(-1)
     return (remainder, change) if parts else (remainder / change).sqrt()
+
+
+def _block_change(network: EmbeddedResNet, u_old: torch.Tensor, v_old: torch.Tensor, u_new: torch.Tensor,
+                  v_new: torch.Tensor, h: torch.Tensor, scale: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """One block's change scale·[V σ(Uᵀh/D) − V₀ σ(U₀ᵀh/D)] over the units given (R, D, m), at the inputs h
+    (R, D, 1), and its part beyond first order in the units' change (:func:`nonlinear_share`): (R, D) each, the
+    remainder first."""
+    sigma = network.sigma
+    p0 = (u_old.transpose(-1, -2) @ h)[..., 0] / network.dim                   # (R, m)
+    p1 = (u_new.transpose(-1, -2) @ h)[..., 0] / network.dim
+    dp = p1 - p0                                                                # δUᵀh / D
+    moved = scale * (v_new @ sigma(p1)[..., None] - v_old @ sigma(p0)[..., None])[..., 0]
+    first = scale * ((v_new - v_old) @ sigma(p0)[..., None] + v_old @ (sigma.derivative(p0) * dp)[..., None])[..., 0]
+    return moved - first, moved
 
 
 def share_cross_halves(network: EmbeddedResNet, u0: torch.Tensor, v0: torch.Tensor, hidden: torch.Tensor
@@ -281,21 +289,12 @@ def share_cross_halves(network: EmbeddedResNet, u0: torch.Tensor, v0: torch.Tens
     the share is below the noise)."""
     half = network.hidden // 2
     scale = 2 * network.alpha / (network.depth * network.hidden)          # each half's mean, as the whole block's
-    sigma = network.sigma
     remainder = change = torch.zeros(u0.shape[0], dtype=u0.dtype, device=u0.device)
     for l in range(network.depth):
-        h = hidden[:, l, :, None]                                                   # (R, D, 1)
-        halves = []
-        for units in (slice(0, half), slice(half, 2 * half)):
-            u_old, v_old = u0[:, l, :, units], v0[:, l, :, units]
-            u_new, v_new = network.U[:, l, :, units], network.V[:, l, :, units]
-            p0 = (u_old.transpose(-1, -2) @ h)[..., 0] / network.dim
-            p1 = (u_new.transpose(-1, -2) @ h)[..., 0] / network.dim
-            moved = scale * (v_new @ sigma(p1)[..., None] - v_old @ sigma(p0)[..., None])[..., 0]
-            first = scale * ((v_new - v_old) @ sigma(p0)[..., None]
-                             + v_old @ (sigma.derivative(p0) * (p1 - p0))[..., None])[..., 0]
-            halves.append((moved - first, moved))
-        (r_a, c_a), (r_b, c_b) = halves
+        (r_a, c_a), (r_b, c_b) = (
+            _block_change(network, u0[:, l, :, units], v0[:, l, :, units], network.U[:, l, :, units],
+                          network.V[:, l, :, units], hidden[:, l, :, None], scale)
+            for units in (slice(0, half), slice(half, 2 * half)))
         remainder = remainder + (r_a * r_b).sum(-1)
         change = change + (c_a * c_b).sum(-1)
     return remainder, change
