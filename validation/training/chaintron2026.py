@@ -709,13 +709,14 @@ class ChaintronBudget(ChaintronLinear):
 
     def _shared(self, settings, key):
         """The limit on each depth's layers, computed once for every chunk of replicates (it does not depend on
-        the draws); for nonlinear blocks also the limit from the first half of its units."""
+        the draws): a tuple of the limits by depth, and for nonlinear blocks also the limits from the first half of
+        their units."""
         s = settings
         x, y = one_example_task(s.seed, D_IN, D_OUT, dtype=s.torch_dtype)
         options = dict(refinement=REFINEMENT, activation=s.activation)
         if s.activation == "identity":
             limits = {depth: depth_limit(x, y, depth, s.epochs, s.learning_rates[0], **options) for depth in s.depths}
-            return limits, {"reference_bias": [limits[depth].bias for depth in s.depths]}
+            return (limits,), {"reference_bias": [limits[depth].bias for depth in s.depths]}
         limits, halves = {}, {}
         for depth in s.depths:
             total = self.limit_units(depth)
@@ -729,7 +730,6 @@ class ChaintronBudget(ChaintronLinear):
     def _errors(self, s, key, replicates, device, progress, shared=None):
         draws = _Draws(self.name, s, key, replicates, device)
         w_e, w_u = draws.embedding(max(s.depths) ** 2)
-        references = (shared,) if s.activation == "identity" else shared     # the limits (and their halves)
         errors = []   # per depth: the hidden and output errors (and the hidden error against the half limit)
         for depth in s.depths:
             dim = depth**2
@@ -737,7 +737,7 @@ class ChaintronBudget(ChaintronLinear):
             finite = draws.train(EmbeddedResNet(w_e[:, :dim], w_u[:, :dim], u, v, activation=s.activation))
             del u, v
             measured = []
-            for limits in references:
+            for limits in shared:          # the limits (and, for nonlinear blocks, those from half the units)
                 limit = limits[depth]
                 states = limit_states(limit.hidden.to(device), w_e[:, :dim], w_u[:, :dim])
                 reference = Trajectory(states, limit.output.to(device).expand(-1, len(replicates), -1), finite.loss)

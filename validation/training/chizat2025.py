@@ -178,7 +178,9 @@ class ChizatAlpha(ChaintronLinear):
             e_h, e_f = compare(trained, reference)
             hidden.append(e_h)
             output.append(e_f)
-            share.append(nonlinear_share(network, u[..., :m], v[..., :m], network.forward(draws.x)[0]))
+            # the share's parts once: its value here, and for nonlinear blocks the pooled shares of the summary
+            finite_parts = nonlinear_share(network, u[..., :m], v[..., :m], network.forward(draws.x)[0], parts=True)
+            share.append((finite_parts[0] / finite_parts[1]).sqrt())
             reference_share.append(
                 infinite_nonlinear_share(wide, s.learning_rates[0], wide.forward(draws.x)[0]) if exact
                 else nonlinear_share(wide, u[..., :2 * m], v[..., :2 * m], wide.forward(draws.x)[0]))
@@ -186,8 +188,7 @@ class ChizatAlpha(ChaintronLinear):
             if not exact:
                 limit = EmbeddedResNet(reduced.w_e, reduced.w_u, *limit_units, alpha=alpha, activation=s.activation)
                 draws.train(limit)
-                parts.append((*nonlinear_share(network, u[..., :m], v[..., :m], network.forward(draws.x)[0], parts=True),
-                              *share_cross_halves(limit, *limit_units, limit.forward(draws.x)[0])))
+                parts.append((*finite_parts, *share_cross_halves(limit, *limit_units, limit.forward(draws.x)[0])))
             progress()
         quantities = [hidden, output, share, reference_share, change]
         quantities += [[p[i] for p in parts] for i in range(len(SHARE_PARTS))] if not exact else []
