@@ -203,15 +203,26 @@ class BrownianGrid(BaseBrownian):
         if not 0 <= b < self.num_blocks:
             raise IndexError(f"block {b} outside 0…{self.num_blocks - 1}")
         if self._cache_index != b:
-            gen = generator(self.seed, "brownian", b, device=self._device)
-            noise = torch.randn(
-                (self.block_steps, self.samples, self.channels), generator=gen, dtype=self.noise_dtype,
-                device=self._device,
-            )
-            self._cache = noise.to(self._dtype).mul_(self._scale)
+            self._cache = self.scaled(self.normals(b))
             self._cache_index = b
             self._levels = None
         return self._cache
+
+    def normals(self, b: int) -> torch.Tensor:
+        """The standard normals of block b as drawn, shape (block_steps, N, m), in ``noise_dtype`` (not cached):
+        :meth:`block` is ``scaled(normals(b))``."""
+        if not 0 <= b < self.num_blocks:
+            raise IndexError(f"block {b} outside 0…{self.num_blocks - 1}")
+        gen = generator(self.seed, "brownian", b, device=self._device)
+        return torch.randn((self.block_steps, self.samples, self.channels), generator=gen, dtype=self.noise_dtype,
+                           device=self._device)
+
+    def scaled(self, normals: torch.Tensor) -> torch.Tensor:
+        """Increments √(T/n)·Z of the normals Z of :meth:`normals` (or a slice of them), cast to the path's dtype
+        first — in place when Z already has it, so pass normals no one else reads. Entry by entry, so a slice of a
+        block's normals scaled alone equals the same slice of :meth:`block`: the one-pass engine scales a block in
+        chunks that stay in the processor's cache."""
+        return normals.to(self._dtype).mul_(self._scale)
 
     def levels(self, b: int) -> list[torch.Tensor]:
         """:func:`dyadic_levels` of block b (``levels[j][i]``: the tree sum of fine steps i·2^j … (i+1)·2^j − 1

@@ -140,6 +140,11 @@ class ItoLimit(torchsde.SDEIto):
     #: m, the number of noise channels (set by the subclass; needed by :meth:`diffusion_matrix`)
     noise_channels: int = 0
 
+    #: f is identically zero (the SDE is dH = g(H) dW): Euler's step y + f Δt + g ΔW is then y + g ΔW, the same
+    #: number (adding the zero f Δt changes no value), without forming and adding the zeros
+    #: (:class:`validation.core.one_pass.EulerOnIncrements`)
+    drift_free: bool = False
+
     def diffusion_matrix(self, t, y: torch.Tensor) -> torch.Tensor:
         """The diffusion matrix, shape (N, d, m), assembled column by column from ``g_prod`` (m calls).
 

@@ -38,6 +38,8 @@ __all__ = ["Res1SDE", "Res1Limit"]
 class Res1Limit(ItoLimit):
     """The Itô SDE dH = (s/√d) dB σ(H) for torchsde, with ``g_prod`` only (no d×d² diffusion matrix)."""
 
+    drift_free = True
+
     def __init__(self, activation: Activation, scale: float, width: int | None = None) -> None:
         super().__init__()
         self.activation = activation

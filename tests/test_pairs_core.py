@@ -8,6 +8,7 @@ from torchdiffeq import odeint
 
 from limits.brownian import BrownianGrid
 from limits import ModelConfig, PairError, get_pair, pair_names, run_network
+from validation.core import one_pass
 from validation.core.one_pass import ode_errors, sde_errors
 
 
@@ -45,10 +46,14 @@ def test_ode_networks_are_torchdiffeq_euler_bit_for_bit(model):
         assert torch.equal(net, euler)
 
 
-def test_engine_equals_standalone_networks_and_reference():
+@pytest.mark.parametrize("block, chunk", [(4, 4), (16, 2), (32, 8)])
+def test_engine_equals_standalone_networks_and_reference(block, chunk, monkeypatch):
+    """Several blocks, the carry stack used; a block read in chunks smaller than itself (the pass's unit, kept in
+    the cache) gives every depth and the reference the same increments, to the last bit."""
+    monkeypatch.setattr(one_pass, "CHUNK_BUDGET", chunk * 7 * 16)
     pair = _res1(samples=7)
     depths = [2, 4, 8, 16]
-    errors = sde_errors(pair, depths, 64, seed=9, block_budget=4 * 7 * 16)  # several blocks, carry stack used
+    errors = sde_errors(pair, depths, 64, seed=9, block_budget=block * 7 * 16)
     path = BrownianGrid(7, 16, 64, seed=9, block_steps=errors.reference["block_steps"])
     h0 = pair.initial_state()
     ts = torch.tensor([0.0, 1.0], dtype=torch.float64)
@@ -56,7 +61,7 @@ def test_engine_equals_standalone_networks_and_reference():
     for j, depth in enumerate(depths):
         expected = ((run_network(pair, depth, path, h0) - reference) ** 2).sum(-1).numpy()
         np.testing.assert_array_equal(errors.final_sq[:, j], expected)
-    assert errors.reference["block_steps"] < 64 // depths[0]
+    assert errors.reference["block_steps"] == block and chunk < 64 // depths[0]  # the carry stack is used
 
 
 def test_engine_sup_error_is_max_over_grid():

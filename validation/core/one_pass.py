@@ -1,21 +1,24 @@
 """One pass over the weight process computes every depth and the references.
 
 **SDE pairs** (:func:`sde_errors`). The shared Brownian path (:class:`~limits.brownian.BrownianGrid`,
-n = ``reference_steps`` fine steps) is streamed block by block. For each block of fine increments:
+n = ``reference_steps`` fine steps) is streamed block by block: each block's normals are drawn at once, then read
+in chunks of a few fine steps (:data:`CHUNK_BUDGET`) that stay in a core's cache while every reader reads them.
+For each chunk:
 
-1. the dyadic coarsenings of the block are formed once (:func:`~limits.brownian.dyadic_levels`); a
-   depth L with r = n/L fine steps per layer reads level log2(r); a depth whose layers span several
-   blocks reads tree sums of block totals merged by a binary carry stack — the same tree as
-   ``BrownianGrid.__call__``, so every depth sees exactly the increments a stand-alone network would;
-2. the limit is advanced over the block by Euler–Maruyama with dt = 1/n on the block's increments, with
+1. its normals are scaled to increments and its dyadic coarsenings formed once
+   (:func:`~limits.brownian.dyadic_levels`); a depth L with r = n/L fine steps per layer reads level log2(r); a
+   depth whose layers span several chunks reads tree sums of chunk totals merged by a binary carry stack — the same
+   tree as ``BrownianGrid.__call__``, so every depth sees exactly the increments a stand-alone network would,
+   whatever the chunk;
+2. the limit is advanced over the chunk by Euler–Maruyama with dt = 1/n on its increments, with
    outputs on the grid of the deepest network, and a second reference with dt = 2/n on the same path
    (docs/theory.md §6: the slope against both must agree, or the reference is too coarse). The package
    steps them itself (:class:`EulerOnIncrements`: ``torchsde.sdeint(method="euler", bm=path)``'s arithmetic,
    bit for bit, without its per-step Python); an SDE it cannot step (no ``g_prod``) goes to torchsde;
-3. every network is stepped through its layers in the block and compared with the reference at each of
+3. every network is stepped through its layers in the chunk and compared with the reference at each of
    its grid points (running max for the sup-over-grid error).
 
-Memory is one block of increments plus O(N·d) per depth, whatever n and L.
+Memory is one block of normals (and a chunk of increments) plus O(N·d) per depth, whatever n and L.
 
 **ODE pairs** (:func:`ode_errors`). The grid of the deepest network is streamed in chunks: the weights
 are evaluated once per chunk for all its grid times, the reference is advanced with torchdiffeq
@@ -44,7 +47,7 @@ import torch
 import torchsde
 from tqdm.auto import tqdm
 
-from limits.brownian import BrownianGrid, default_block_steps, merge_space_time_areas
+from limits.brownian import BrownianGrid, default_block_steps, dyadic_levels, merge_space_time_areas
 from limits.pairs import ODEPair, Pair, SDEPair
 from limits.seeding import stream_seed
 
@@ -54,6 +57,13 @@ __all__ = ["StudyErrors", "PathPass", "sde_pass", "sde_errors", "ode_pass", "ode
 #: samples per block of a study (the unit workers share out). 250 keeps the per-step tensors large enough that
 #: cutting res-1's 500 samples in two costs 1.5% (measured: 3.89 s → 3.95 s; blocks of 125: 4.59 s)
 SAMPLE_BLOCK = 250
+
+#: elements of fine increments the one pass reads at a time (a chunk of a block of the path: its increments and
+#: dyadic levels, 2 MiB in float64, stay in a core's cache while the references and the networks read them). The
+#: chunk changes no number: the block is drawn whole, and scaled and summed entry by entry and by the same tree.
+#: Measured, one block of res-1's default study (250 samples, 8192 steps, one core): 2.23 s read whole (blocks of
+#: 256 steps), 1.81–1.87 s in chunks of 2 to 16 steps
+CHUNK_BUDGET = 1 << 18
 
 
 @dataclass
@@ -192,18 +202,15 @@ class EulerOnIncrements:
     with ``f`` and the product ``g ΔW`` from the SDE's ``f_and_g_prod`` (else ``f`` and ``g_prod``), evaluated in the
     order and with the expression of ``torchsde``'s ``Euler.step`` (``y0 + f * dt + g_prod``), at the same times
     (dyadic, so exact in the pair's dtype). The states therefore equal ``torchsde.sdeint(sde, y0, ts, bm=path,
-    method="euler", dt=r/n)`` on the same path bit for bit (tests/test_engine.py compares them).
+    method="euler", dt=r/n)`` on the same path bit for bit (tests/test_engine.py compares them). An SDE that declares
+    ``drift_free`` (f ≡ 0, :class:`limits.ito.ItoLimit`) is stepped as y + g ΔW: adding the zero f Δt changes no
+    value, and forming it took a third of res-1's reference (measured: 69 → 49 µs a step at N = 250, d = 10).
     """
 
-    def __init__(self, f_and_g_prod: Callable, n: int, dtype: torch.dtype, device: torch.device,
+    def __init__(self, step: Callable[..., torch.Tensor], n: int, dtype: torch.dtype, device: torch.device,
                  compile_steps: bool = False) -> None:
-        self.f_and_g_prod = f_and_g_prod
+        self.step = compiled_step(step, device) if compile_steps else step
         self.n, self.dtype, self.device = n, dtype, device
-        self.compiled = compiled_step(self._step, device) if compile_steps else None
-
-    def _step(self, t: torch.Tensor, y: torch.Tensor, increment: torch.Tensor, dt: float) -> torch.Tensor:
-        f, g_prod = self.f_and_g_prod(t, y, increment)
-        return y + f * dt + g_prod
 
     @classmethod
     def of(cls, sde: Any, n: int, dtype: torch.dtype, device: torch.device,
@@ -212,11 +219,18 @@ class EulerOnIncrements:
         g·ΔW from g itself); ``compile_steps``: each step by :func:`compiled_step`."""
         if getattr(sde, "sde_type", "ito") != "ito":
             return None
-        if hasattr(sde, "f_and_g_prod"):
-            return cls(sde.f_and_g_prod, n, dtype, device, compile_steps)
-        if hasattr(sde, "f") and hasattr(sde, "g_prod"):
-            return cls(lambda t, y, v: (sde.f(t, y), sde.g_prod(t, y, v)), n, dtype, device, compile_steps)
-        return None
+        if getattr(sde, "drift_free", False) and hasattr(sde, "g_prod"):
+            def step(t: torch.Tensor, y: torch.Tensor, increment: torch.Tensor, dt: float) -> torch.Tensor:
+                return y + sde.g_prod(t, y, increment)
+        elif hasattr(sde, "f_and_g_prod") or hasattr(sde, "f") and hasattr(sde, "g_prod"):
+            f_and_g_prod = getattr(sde, "f_and_g_prod", None) or (lambda t, y, v: (sde.f(t, y), sde.g_prod(t, y, v)))
+
+            def step(t: torch.Tensor, y: torch.Tensor, increment: torch.Tensor, dt: float) -> torch.Tensor:
+                f, g_prod = f_and_g_prod(t, y, increment)
+                return y + f * dt + g_prod
+        else:
+            return None
+        return cls(step, n, dtype, device, compile_steps)
 
     def __call__(self, y: torch.Tensor, first: int, increments: torch.Tensor, r: int, every: int) -> list[torch.Tensor]:
         """Step ``y`` from fine index ``first`` through ``increments`` (K, N, m), each over r fine steps; returns the
@@ -226,12 +240,9 @@ class EulerOnIncrements:
                                                                                      device=self.device)
         dt = r / self.n
         states = [y]
+        step = self.step
         for k in range(steps):
-            if self.compiled is not None:
-                y = self.compiled(times[k], y, increments[k], dt)
-            else:
-                f, g_prod = self.f_and_g_prod(times[k], y, increments[k])
-                y = y + f * dt + g_prod
+            y = step(times[k], y, increments[k], dt)
             if every and (k + 1) % every == 0:
                 states.append(y)
         if not every:
@@ -287,6 +298,9 @@ def sde_pass(
         record_every = n // record_steps
         block_budget = max(block_budget, record_every * pair.samples * pair.noise_dim)
     block = max(2, default_block_steps(pair.samples, pair.noise_dim, n, block_budget))
+    # the pass's unit: a chunk of the block whose increments and dyadic levels stay in the cache while every reader
+    # reads them (recorded steps must fit in one chunk)
+    chunk = min(block, max(2, record_every, default_block_steps(pair.samples, pair.noise_dim, n, CHUNK_BUDGET)))
     recorded: list[torch.Tensor] = []
     recorded_areas: list[torch.Tensor] = []
     path = BrownianGrid(
@@ -297,55 +311,59 @@ def sde_pass(
     trackers = [_DepthTracker(L, h0, n // L, step) for step in schemes.values() for L in depths]
     long_layers: dict[int, list[_DepthTracker]] = {}
     for tracker in trackers:
-        if tracker.r > block:
+        if tracker.r > chunk:
             long_layers.setdefault(tracker.r, []).append(tracker)
     sde = pair.limit_sde()
     euler = EulerOnIncrements.of(sde, n, pair.dtype, pair.device, compile_steps)
     H = h0.clone()
     H_second = h0.clone()
-    r_out = min(n // depths[-1], block)  # output spacing of the reference inside a block
-    out_offsets = torch.arange(0, block + 1, r_out, dtype=torch.float64)
+    r_out = min(n // depths[-1], chunk)  # output spacing of the reference inside a chunk
+    out_offsets = torch.arange(0, chunk + 1, r_out, dtype=torch.float64)
     carry: list[tuple[int, torch.Tensor]] = []
 
     blocks = range(path.num_blocks)
     for b in tqdm(blocks, desc=f"{pair.name}: path", unit="block", disable=not progress, leave=False):
-        first = b * block
-        levels = path.levels(b)
-        if euler is not None:
-            ys = euler(H, first, levels[0], 1, r_out)
-            H, H_second = ys[-1], euler(H_second, first, levels[1], 2, 0)[-1]
-        else:
-            ts = ((first + out_offsets) / n).to(dtype=pair.dtype, device=pair.device)
-            ys = torchsde.sdeint(sde, H, ts, bm=path, method="euler", dt=1.0 / n)
-            ys_second = torchsde.sdeint(sde, H_second, ts[[0, -1]], bm=path, method="euler", dt=2.0 / n)
-            H, H_second = ys[-1], ys_second[-1]
-        if record_every:
-            level = record_every.bit_length() - 1
-            recorded.append(levels[level])
-            if record_areas:
-                w, area = levels[0], torch.zeros_like(levels[0])
-                for _ in range(level):
-                    w, area = merge_space_time_areas(w, area)
-                recorded_areas.append(area)
-        for tracker in trackers:
-            if tracker.r > block:
-                continue
-            increments = levels[tracker.r.bit_length() - 1]
-            for i in range(block // tracker.r):
-                tracker.step(first + i * tracker.r, n, increments[i])
-                tracker.compare(ys[(i + 1) * tracker.r // r_out])
-        # layers longer than a block: tree sums of block totals through a binary carry stack
-        node, size = levels[-1][0], block
-        while True:
-            for tracker in long_layers.get(size, ()):
-                tracker.step(first + block - size, n, node)
-                tracker.compare(H)
-            if carry and carry[-1][0] == size:
-                node = carry.pop()[1] + node
-                size *= 2
+        normals = path.normals(b)
+        for c in range(0, block, chunk):
+            first = b * block + c
+            levels = dyadic_levels(path.scaled(normals[c:c + chunk]))
+            if euler is not None:
+                ys = euler(H, first, levels[0], 1, r_out)
+                H, H_second = ys[-1], euler(H_second, first, levels[1], 2, 0)[-1]
             else:
-                carry.append((size, node))
-                break
+                ts = ((first + out_offsets) / n).to(dtype=pair.dtype, device=pair.device)
+                ys = torchsde.sdeint(sde, H, ts, bm=path, method="euler", dt=1.0 / n)
+                ys_second = torchsde.sdeint(sde, H_second, ts[[0, -1]], bm=path, method="euler", dt=2.0 / n)
+                H, H_second = ys[-1], ys_second[-1]
+            if record_every:
+                level = record_every.bit_length() - 1
+                recorded.append(levels[level])
+                if record_areas:
+                    w, area = levels[0], torch.zeros_like(levels[0])
+                    for _ in range(level):
+                        w, area = merge_space_time_areas(w, area)
+                    recorded_areas.append(area)
+            for tracker in trackers:
+                if tracker.r > chunk:
+                    continue
+                increments = levels[tracker.r.bit_length() - 1]
+                for i in range(chunk // tracker.r):
+                    tracker.step(first + i * tracker.r, n, increments[i])
+                    tracker.compare(ys[(i + 1) * tracker.r // r_out])
+            # layers longer than a chunk: tree sums of chunk totals through a binary carry stack (the same tree as
+            # the dyadic levels of a block, so every depth reads the same increments whatever the chunk)
+            node, size = levels[-1][0], chunk
+            while True:
+                for tracker in long_layers.get(size, ()):
+                    tracker.step(first + chunk - size, n, node)
+                    tracker.compare(H)
+                if carry and carry[-1][0] == size:
+                    node = carry.pop()[1] + node
+                    size *= 2
+                else:
+                    carry.append((size, node))
+                    break
+        del normals
     info = {
         "kind": "sde",
         "method": ("Euler-Maruyama (Ito) on the path's increments: the package's loop, torchsde.sdeint euler's "
