@@ -59,6 +59,7 @@ from validation.core.plots import Curve, draw_error_curves, new_axes
 from validation.core.results import RunInfo, StudyResult, rows_from_columns, utc_now
 from validation.core.settings import SettingsError, check_choice, make_settings, setting
 from validation.core.stats import METRIC_HELP, depth_intervals
+from validation.core.workers import default_workers, run_tasks
 from validation.core.rate_fit import (
     RateFit, contains_theory, distance_line, fit_rate, measured_rate_check, theory_distance, verdict_rule,
 )
@@ -381,7 +382,8 @@ def _fit_all(errors: StudyErrors, settings: ConvergenceSettings, next_order: flo
     """Every error measure's rate fit, with the same rule, bootstrap settings and seed. The errors against a
     reference are fitted above its floor (the two references' RMS gap times ``FLOOR_FACTORS[reference]``, the
     reference's kind: :data:`validation.core.one_pass.FLOOR_FACTORS`); the successive differences need no reference, so
-    have no floor."""
+    have no floor. The fits are independent, so they run side by side in the study's local worker processes
+    (each fit's numbers are its own: the same whatever the workers)."""
     floor = math.sqrt(float(np.mean(errors.reference_gap_sq))) if settings.fit_model == "corrected" else None
     if floor is not None and not math.isfinite(floor):
         floor = None  # a reference blew up: nothing is fitted anyway (the non-finite errors are reported)
@@ -389,21 +391,27 @@ def _fit_all(errors: StudyErrors, settings: ConvergenceSettings, next_order: flo
                    seed=settings.seed, correction_order=next_order, tolerance=settings.tolerance)
     above_floor = dict(options, floor=floor, floor_factor=FLOOR_FACTORS[reference])
     depths = errors.depths
-    fits: dict[str, RateFit | None] = {
-        "rms": fit_rate(depths, errors.final_sq, "rms", **above_floor),
-        "mean": fit_rate(depths, errors.final_sq, "mean", **above_floor),
-        "sup": fit_rate(depths, errors.sup_sq, "sup", **above_floor),
-        "second_reference": fit_rate(depths, errors.final_sq_second,
-                                     settings.metric if settings.metric != "sup" else "rms", **above_floor),
+    jobs: dict[str, tuple[Any, ...]] = {
+        "rms": (depths, errors.final_sq, "rms", above_floor),
+        "mean": (depths, errors.final_sq, "mean", above_floor),
+        "sup": (depths, errors.sup_sq, "sup", above_floor),
+        "second_reference": (depths, errors.final_sq_second, settings.metric if settings.metric != "sup" else "rms",
+                             above_floor),
     }
     successive_depths = depths[:-1]
     succ_from = settings.fit_from if settings.fit_from is not None and \
         sum(L >= settings.fit_from for L in successive_depths) >= 2 else None
-    fits["successive"] = (
-        fit_rate(successive_depths, errors.successive_sq, "rms", **{**options, "fit_from": succ_from})
-        if len(successive_depths) >= 2 else None
-    )
-    return fits
+    if len(successive_depths) >= 2:
+        jobs["successive"] = (successive_depths, errors.successive_sq, "rms", {**options, "fit_from": succ_from})
+    workers = min(len(jobs), settings.workers or default_workers(settings.device))
+    fitted = dict(zip(jobs, run_tasks(_fit_job, list(jobs.values()), workers)))
+    return {name: fitted.get(name) for name in ("rms", "mean", "sup", "second_reference", "successive")}
+
+
+def _fit_job(job: tuple[Any, ...]) -> RateFit:
+    """One fit of :func:`_fit_all` (a worker's task): ``fit_rate(depths, values, metric, **options)``."""
+    depths, values, metric, options = job
+    return fit_rate(depths, values, metric, **options)
 
 
 # ------------------------------------------------------------------------------------------------ CLI

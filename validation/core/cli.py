@@ -472,12 +472,30 @@ def run_command_line(main: Callable[[], int]) -> NoReturn:
     kept that would have been freed; and a worker forked afterwards (:mod:`validation.core.workers`) shares their pages
     instead of copying them when the collector would have touched them (the use :func:`gc.freeze` was made for).
     Only a command line's process freezes: ``main(argv)`` called from Python (the tests, a notebook) does not.
+
+    The process then leaves by :func:`leave`, without the interpreter's teardown.
     """
     gc.freeze()
     code = main()
     after_the_run()  # the outputs are written: a signal in the teardown no longer says otherwise (core.signals)
-    gc.freeze()
-    raise SystemExit(code)
+    leave(code)
+
+
+def leave(code: int) -> NoReturn:
+    """End a command line's process with ``code`` once its outputs are written: Python's exit handlers run (``atexit``:
+    logging's flush, the clean-up of multiprocessing and of temporary files), the standard streams are flushed, and
+    the process ends (``os._exit``) without tearing the interpreter down — freeing every module's objects and
+    torch's C++ statics, which changes nothing a finished run left and took 0.2 s of the default study's 4 s
+    (``python -c "import torch"``: 1.41 s whole, 1.07 s ending this way)."""
+    import atexit
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (``| head``) or stream: nothing more can be said on it
+            pass
+    os._exit(code)
 
 
 def execute(command: Command, argv: Sequence[str] | None = None) -> int:
