@@ -34,14 +34,14 @@ from limits.activations import ACTIVATION_NAMES, ActivationError, get_activation
 from limits.pairs import ModelConfig, Pair
 from limits.registry import get_pair, pair_names
 from limits.smooth import LENGTHSCALE_RANGE
-from validation.core.one_pass import SAMPLE_BLOCK, StudyErrors, block_seed, merge_errors, sample_blocks, study_errors
+from validation.core.one_pass import CHUNK_BUDGET, SAMPLE_BLOCK, StudyErrors, block_seed, merge_errors, sample_blocks, study_errors
 from validation.core.settings import (MIN_CONFIDENCE,
     CommonSettings, SettingsError, check_choice, check_depths, check_float, check_int, check_power_of_two,
     optional_torch_dtype, parse_name_value, parse_power_of_two_list, resolve_device, setting,
     torch_dtype,
 )
 from validation.core.stats import load_fit_libraries
-from validation.core.workers import check_workers, default_workers, run_memory_mb, run_tasks
+from validation.core.workers import LEAN_PROCESS_MB, check_workers, default_workers, run_memory_mb, run_tasks
 
 __all__ = [
     "PairSettings", "ReferenceSettings", "RateFitSettings", "ShardingSettings", "KIND_DEFAULTS", "FIT_MODELS",
@@ -400,6 +400,13 @@ def _sharding(settings: PairSettings) -> tuple[int, int, str | None]:
 WORKING_FACTOR = 1.15
 
 
+#: what a forked worker of a pair study holds beyond its arrays: its own copies of the pages of the study's process
+#: that it writes to (the reference counts of the objects it reads, its first allocations). Measured with
+#: ``benchmarks/bench_memory.py --sizes``: the convergence study with two workers peaked at 423 MiB, against
+#: 265 MiB for the process and 2 × 45 MiB of arrays
+FORKED_WORKER_MB = 35.0
+
+
 def estimate_mb(model: str | type[Pair] | Pair, settings: PairSettings, working_factor: float = WORKING_FACTOR
                 ) -> float:
     """An estimate of the run's peak memory in MiB (before anything is allocated): per process its block's arrays
@@ -413,8 +420,13 @@ def estimate_mb(model: str | type[Pair] | Pair, settings: PairSettings, working_
     item = s.torch_dtype.itemsize
     state = samples * width * item * (4 * len(depths) + 8)
     if cls.kind == "sde":
+        # the one pass (validation.core.one_pass): a block of the path's normals as drawn, and a chunk's increments,
+        # dyadic levels and temporaries in the study's dtype
         per_step = samples * (width * width + width)
-        work = 3 * max(2 * per_step, min(1 << 23, per_step * s.reference_steps)) * item
+        block_numbers = max(2 * per_step, min(1 << 23, per_step * s.reference_steps))
+        chunk_numbers = min(block_numbers, max(2 * per_step, CHUNK_BUDGET))
+        noise_item = 4 if s.noise_dtype == "float32" else item
+        work = block_numbers * noise_item + 3 * chunk_numbers * item
     else:
         terms = 40  # Karhunen–Loève terms of the smooth weights (29 at ℓ = 0.1; more for shorter ℓ)
         per_time = 2 * samples * width * width
@@ -422,8 +434,11 @@ def estimate_mb(model: str | type[Pair] | Pair, settings: PairSettings, working_
     resamples = getattr(s, "resamples", 2000)
     bootstrap = 8 * resamples * 16 + 8 * min(1 << 23, s.samples * len(depths)) + 5 * 8 * s.samples * len(depths)
     # the arrays counted, times 1.15 for torch's allocator and the temporaries between them (measured 1.03 of them in
-    # a forked worker, 1.25 in the study's own process: res1's defaults); the interpreter once (forked workers share it)
-    return run_memory_mb(working_factor * (state + work) / 2**20, workers, scheduler) + bootstrap / 2**20
+    # a forked worker, 1.25 in the study's own process: res1's defaults); the interpreter once (forked workers share it),
+    # without scipy.stats and matplotlib (a --plot's matplotlib, about 35 MiB, is not counted)
+    forked = FORKED_WORKER_MB * workers if workers > 1 and scheduler is None else 0.0
+    return run_memory_mb(working_factor * (state + work) / 2**20, workers, scheduler,
+                         process_mb=LEAN_PROCESS_MB) + forked + bootstrap / 2**20
 
 
 #: seconds per Brownian normal of an SDE study drawn and computed in float64 (the random-number floor, 35 M

@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from .settings import SettingsError, UsageError, check_int
 
-__all__ = ["run_tasks", "check_scheduler", "check_workers", "default_workers", "MAX_WORKERS", "PROCESS_MB", "run_memory_mb", "task_runner", "TaskRunner"]
+__all__ = ["run_tasks", "check_scheduler", "check_workers", "default_workers", "MAX_WORKERS", "PROCESS_MB", "LEAN_PROCESS_MB", "run_memory_mb", "task_runner", "TaskRunner"]
 
 #: the most local worker processes a run may ask for
 MAX_WORKERS = 64
@@ -44,10 +44,18 @@ MAX_WORKERS = 64
 #: on the 2-core reference with torch 2.13), and the package's own modules and first allocations
 PROCESS_MB = 330.0
 
+#: the same for a process that imports neither ``scipy.stats`` nor matplotlib: the pair studies (convergence,
+#: ablation, gradients, solvers) without ``--plot``, whose bootstrap needs only ``scipy.special``
+#: (``python -c "import torch, scipy.special, validation.convergence"``: 240 MiB resident; the study's own first
+#: allocations on top)
+LEAN_PROCESS_MB = 260.0
 
-def run_memory_mb(working_mb: float, processes: int = 1, scheduler: str | None = None) -> float:
+
+def run_memory_mb(working_mb: float, processes: int = 1, scheduler: str | None = None,
+                  process_mb: float = PROCESS_MB) -> float:
     """The peak memory of a run whose work is shared by ``processes`` processes that each hold ``working_mb`` of
-    their own (MiB): :data:`PROCESS_MB` once, and each process's working memory. Workers forked from the study's
+    their own (MiB): the interpreter's ``process_mb`` (:data:`PROCESS_MB`, or :data:`LEAN_PROCESS_MB`) once, and each
+    process's working memory. Workers forked from the study's
     process (Linux) share its imported pages copy-on-write, so the interpreter counts once — measured with
     ``benchmarks/bench_memory.py`` as the process's resident size and its workers' private pages (convergence's default:
     728 MiB with two workers, 572 with one); a spawned worker (macOS, Windows) imports torch again and holds its own.
@@ -55,9 +63,9 @@ def run_memory_mb(working_mb: float, processes: int = 1, scheduler: str | None =
     importing torch anew; a remote cluster's (``tcp://``, ``tls://``) are not this machine's."""
     if scheduler is not None:
         local = scheduler.startswith("local:") and scheduler[6:].isdigit()
-        return PROCESS_MB + (int(scheduler[6:]) * (PROCESS_MB + working_mb) if local else 0.0)
+        return process_mb + (int(scheduler[6:]) * (process_mb + working_mb) if local else 0.0)
     spawned = 0 if processes <= 1 or _start_method() == "fork" else processes
-    return PROCESS_MB * (1 + spawned) + max(1, processes) * working_mb
+    return process_mb * (1 + spawned) + max(1, processes) * working_mb
 
 
 def default_workers(device: str = "cpu") -> int:

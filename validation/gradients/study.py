@@ -600,10 +600,12 @@ def _estimate_seconds(model: str | type[Pair] | Pair, settings: GradientSettings
     return 2e-7 * (settings.samples or SAMPLE_BLOCK) * columns * settings.reference_steps * 1.5
 
 
-#: the gradient study's working memory per process over the arrays the pair study counts: the backward passes'
-#: saved states and the tangents (``benchmarks/bench_memory.py``, res1's defaults: 1.64 in one process, 1.96 per
-#: forked worker — 646 MiB with one worker, 1199 with two)
-GRADIENT_WORKING_FACTOR = 1.9
+#: the gradient study's working memory per process over the arrays the pair study counts (a block of the path's
+#: normals and a chunk of increments): the backward passes' saved states and the tangents, which now dominate it
+#: (``benchmarks/bench_memory.py --sizes --only gradients``, res1 at 250 and 500 paths, reference 2048 steps: 486 MiB
+#: in one process, 739 with two forked workers; the ratio per process, 5.7 and 6.1). It was 1.9 while the pass held
+#: its block in float64 with its dyadic levels, three times the arrays counted now
+GRADIENT_WORKING_FACTOR = 6.0
 
 
 def estimate_mb(model: str | type[Pair] | Pair, settings: GradientSettings) -> float:

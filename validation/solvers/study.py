@@ -52,7 +52,7 @@ from limits.pairs import Pair, SDEPair
 from limits.problems import PROBLEMS, Problem, get_problem
 from limits.schemes import SDE_SCHEMES, SchemeError, get_sde_scheme
 from validation.core import cli, runtime
-from validation.core.workers import PROCESS_MB
+from validation.core.workers import LEAN_PROCESS_MB, PROCESS_MB
 from validation.core.checks import FAIL, Check, combine
 from validation.core.pair_study import (
     build_pair, estimate_mb as pair_estimate_mb,
@@ -369,7 +369,7 @@ def estimate_mb(model: str | type[Pair] | Pair, settings: SolversSettings) -> fl
         return one
     processes = int(scheduler[6:]) if scheduler and scheduler.startswith("local:") else (0 if scheduler else workers)
     interpreters = processes * PROCESS_MB if scheduler else 0.0
-    return one + processes * WORKER_SHARE * max(0.0, one - PROCESS_MB) + interpreters
+    return one + processes * WORKER_SHARE * max(0.0, one - LEAN_PROCESS_MB) + interpreters
 
 
 def estimate_seconds(model: str | type[Pair] | Pair, settings: SolversSettings) -> float:
