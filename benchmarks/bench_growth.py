@@ -2,7 +2,7 @@
 main study (``convergence --model res1``) and the multilevel study (``multilevel --schemes network``).
 
     python benchmarks/bench_growth.py                      # both studies, both sweeps (about 5 minutes on 2 cores)
-    python benchmarks/bench_growth.py --only convergence   # one study
+    python benchmarks/bench_growth.py --only convergence   # one study (the other's sweeps in the JSON are kept)
 
 Each point runs the command line as a child process, measured as ``benchmarks/bench_memory.py`` measures a run
 (the process tree's peak, polled every 20 ms, or its high-water mark when larger; wall time from start to exit).
@@ -112,6 +112,9 @@ def main(argv: list[str] | None = None) -> int:
         sweeps.append(sweep)
     import torch
 
+    if args.only and args.json.exists():  # the other study's sweeps, as measured before, are kept
+        earlier = json.loads(args.json.read_text()).get("sweeps", [])
+        sweeps = [sweep for sweep in earlier if sweep["study"] != args.only] + sweeps
     payload = {"what": "growth of wall time and peak memory with samples and depth, whole processes",
                "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                "command": "python benchmarks/bench_growth.py" + (f" --only {args.only}" if args.only else ""),

@@ -473,3 +473,20 @@ def test_every_default_a_help_text_states_is_the_entries_default(name):
             if value != expected and not (isinstance(expected, tuple) and tuple(value) == expected):
                 wrong.append(f"--{field.name.replace('_', '-')}: {entry_name} has {value!r}, the help says {expected!r}")
     assert checked > 5 and not wrong, wrong
+
+
+def test_a_command_line_leaves_after_its_exit_handlers_with_its_output_flushed():
+    """``leave`` (how a command line's process ends, without the interpreter's teardown): the exit handlers run, what
+    is still buffered for a pipe is written, and the status is the one given. Without the flush the pipe's buffer
+    would be lost (os._exit writes nothing)."""
+    probe = ("import atexit, sys\n"
+             "from validation.core.cli import leave\n"
+             "atexit.register(lambda: print('exit handler ran'))\n"
+             "sys.stdout.write('the table, still in the buffer\\n')\n"
+             "sys.stderr.write('a warning\\n')\n"
+             "leave(4)\n")
+    buffered = {key: value for key, value in os.environ.items() if key != "PYTHONUNBUFFERED"}
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, env=buffered)
+    assert proc.returncode == 4
+    assert proc.stdout == "the table, still in the buffer\nexit handler ran\n"
+    assert proc.stderr == "a warning\n"

@@ -250,7 +250,7 @@ COMMAND = cli.Command(
     epilog=EPILOG,
     settings=AblationSettings,
     run=run,
-    estimate_mb=lambda settings: estimate_mb("cohen-sde", settings.convergence_settings()),
+    estimate_mb=lambda settings: estimate_mb("cohen-sde", settings.convergence_settings(), fits_in_workers=True),
     estimate_seconds=lambda settings: 2 * estimate_seconds("cohen-sde", settings.convergence_settings()),
 )
 

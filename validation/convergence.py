@@ -436,7 +436,7 @@ COMMAND = cli.Command(
     positional=("model",),
     add_arguments=add_model_arguments,
     listing=list_models,
-    estimate_mb=estimate_mb,
+    estimate_mb=functools.partial(estimate_mb, fits_in_workers=True),
     estimate_seconds=estimate_seconds,
 )
 

@@ -461,19 +461,17 @@ def _command_line(command: Command, argv: Sequence[str] | None) -> str:
 
 
 def run_command_line(main: Callable[[], int]) -> NoReturn:
-    """The whole process of a command line (its ``if __name__ == "__main__":``): ``main()``, then exit with its status,
-    with every object alive frozen out of the garbage collector's sight (:func:`gc.freeze`) before the run — the
-    imports' — and again after it — what the run imported (scipy, matplotlib).
+    """The whole process of a command line (its ``if __name__ == "__main__":``): ``main()``, then exit with its status
+    (:func:`leave`), with every object alive frozen out of the garbage collector's sight (:func:`gc.freeze`) before the
+    run — the imports'.
 
-    torch's import leaves some 10⁵ objects tracked by the collector. Each full collection walks all of them, and the
-    interpreter's exit walks them again while it tears the modules down: 0.4 s of a 1.6 s ``python -c "import
-    torch"``, and of the default study's whole process, spent after its output was written. Frozen, they are
-    skipped (1.6 s → 1.2 s). They are modules, functions and classes that live to the exit anyway, so nothing is
-    kept that would have been freed; and a worker forked afterwards (:mod:`validation.core.workers`) shares their pages
+    torch's import leaves some 10⁵ objects tracked by the collector. Each full collection walks all of them (and the
+    interpreter's teardown walked them again: 0.4 s of a 1.6 s ``python -c "import torch"``, before the process
+    left without it). Frozen, they are skipped. They are modules, functions and classes that live to the exit anyway,
+    so nothing is kept that would have been freed; and a worker forked afterwards (:mod:`validation.core.workers`) shares their pages
     instead of copying them when the collector would have touched them (the use :func:`gc.freeze` was made for).
-    Only a command line's process freezes: ``main(argv)`` called from Python (the tests, a notebook) does not.
-
-    The process then leaves by :func:`leave`, without the interpreter's teardown.
+    Only a command line's process freezes and leaves this way: ``main(argv)`` called from Python (the tests, a
+    notebook) does neither.
     """
     gc.freeze()
     code = main()

@@ -301,12 +301,14 @@ def sde_pass(
     # the pass's unit: a chunk of the block whose increments and dyadic levels stay in the cache while every reader
     # reads them (recorded steps must fit in one chunk)
     chunk = min(block, max(2, record_every, default_block_steps(pair.samples, pair.noise_dim, n, CHUNK_BUDGET)))
-    recorded: list[torch.Tensor] = []
-    recorded_areas: list[torch.Tensor] = []
     path = BrownianGrid(
         pair.samples, pair.noise_dim, n, seed=seed, dtype=pair.dtype, device=pair.device, block_steps=block,
         noise_dtype=noise_dtype,
     )
+    # the recorded steps (and areas) are filled in place, chunk by chunk: held once, never as pieces and a copy
+    recorded = (torch.empty((n // record_every, pair.samples, pair.noise_dim), dtype=pair.dtype, device=pair.device)
+                if record_every else None)
+    recorded_areas = torch.empty_like(recorded) if recorded is not None and record_areas else None
     h0 = pair.initial_state()
     trackers = [_DepthTracker(L, h0, n // L, step) for step in schemes.values() for L in depths]
     long_layers: dict[int, list[_DepthTracker]] = {}
@@ -335,14 +337,15 @@ def sde_pass(
                 ys = torchsde.sdeint(sde, H, ts, bm=path, method="euler", dt=1.0 / n)
                 ys_second = torchsde.sdeint(sde, H_second, ts[[0, -1]], bm=path, method="euler", dt=2.0 / n)
                 H, H_second = ys[-1], ys_second[-1]
-            if record_every:
+            if recorded is not None:
                 level = record_every.bit_length() - 1
-                recorded.append(levels[level])
-                if record_areas:
+                rows = slice(first // record_every, (first + chunk) // record_every)
+                recorded[rows] = levels[level]
+                if recorded_areas is not None:
                     w, area = levels[0], torch.zeros_like(levels[0])
                     for _ in range(level):
                         w, area = merge_space_time_areas(w, area)
-                    recorded_areas.append(area)
+                    recorded_areas[rows] = area
             for tracker in trackers:
                 if tracker.r > chunk:
                     continue
@@ -381,8 +384,8 @@ def sde_pass(
         reference=H,
         second=H_second,
         info=info,
-        recorded=torch.cat(recorded) if recorded else None,
-        recorded_areas=torch.cat(recorded_areas) if recorded_areas else None,
+        recorded=recorded,
+        recorded_areas=recorded_areas,
     )
 
 

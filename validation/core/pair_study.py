@@ -407,11 +407,19 @@ WORKING_FACTOR = 1.15
 FORKED_WORKER_MB = 35.0
 
 
-def estimate_mb(model: str | type[Pair] | Pair, settings: PairSettings, working_factor: float = WORKING_FACTOR
-                ) -> float:
-    """An estimate of the run's peak memory in MiB (before anything is allocated): per process its block's arrays
-    (states, Brownian steps, weights) times ``working_factor``, the interpreter once
-    (:func:`validation.core.workers.run_memory_mb`), and the per-sample results and bootstrap in the parent.
+#: a rate fit's memory over its bootstrap's batch of resampled data: the statistic's temporaries (the corrected fit's
+#: profile over its grid, the per-depth errors). Measured: the convergence study in one process (its fits after its
+#: blocks) peaked at 342 MiB, 260 for the process and 56 MiB of resampled data
+BOOTSTRAP_FACTOR = 1.45
+
+
+def estimate_mb(model: str | type[Pair] | Pair, settings: PairSettings, working_factor: float = WORKING_FACTOR,
+                fits_in_workers: bool = False) -> float:
+    """An estimate of the run's peak memory in MiB (before anything is allocated): the larger of two phases — the blocks
+    (per process its block's arrays: states, Brownian steps, weights, times ``working_factor``; the interpreter once,
+    :func:`validation.core.workers.run_memory_mb`) and the rate fits (each fit's bootstrap batch, in every process
+    that fits: ``fits_in_workers``, the convergence study's five fits side by side in local workers) — and the
+    per-sample results in the study's process.
     ``benchmarks/bench_memory.py`` measures it within 25 % of the peak (tests/test_memory_estimates.py)."""
     cls, s = resolve_sizes(model, settings)
     block, workers, scheduler = _sharding(s)
@@ -431,14 +439,21 @@ def estimate_mb(model: str | type[Pair] | Pair, settings: PairSettings, working_
         terms = 40  # Karhunen–Loève terms of the smooth weights (29 at ℓ = 0.1; more for shorter ℓ)
         per_time = 2 * samples * width * width
         work = (terms + 8) * per_time * item + min(1 << 22, per_time * depths[-1]) * item
-    resamples = getattr(s, "resamples", 2000)
-    bootstrap = 8 * resamples * 16 + 8 * min(1 << 23, s.samples * len(depths)) + 5 * 8 * s.samples * len(depths)
     # the arrays counted, times 1.15 for torch's allocator and the temporaries between them (measured 1.03 of them in
     # a forked worker, 1.25 in the study's own process: res1's defaults); the interpreter once (forked workers share it),
     # without scipy.stats and matplotlib (a --plot's matplotlib, about 35 MiB, is not counted)
     forked = FORKED_WORKER_MB * workers if workers > 1 and scheduler is None else 0.0
-    return run_memory_mb(working_factor * (state + work) / 2**20, workers, scheduler,
-                         process_mb=LEAN_PROCESS_MB) + forked + bootstrap / 2**20
+    blocks = run_memory_mb(working_factor * (state + work) / 2**20, workers, scheduler, process_mb=LEAN_PROCESS_MB)
+    # then the rate fits, in this process or side by side in forked workers (validation.convergence): each holds a
+    # batch of its bootstrap's resampled data (at most 2^23 numbers) and the statistic's temporaries
+    resamples = getattr(s, "resamples", 2000)
+    fit = BOOTSTRAP_FACTOR * 8 * min(1 << 23, resamples * s.samples * len(depths)) / 2**20
+    fitters = 1
+    if fits_in_workers and isinstance(s, ShardingSettings) and s.scheduler is None:
+        fitters = min(5, s.workers or default_workers(s.device))
+    fits = LEAN_PROCESS_MB + fitters * fit + (FORKED_WORKER_MB * fitters if fitters > 1 else 0.0)
+    results = 5 * 8 * s.samples * len(depths) / 2**20  # the per-sample errors, in the study's process throughout
+    return max(blocks + forked, fits) + results
 
 
 #: seconds per Brownian normal of an SDE study drawn and computed in float64 (the random-number floor, 35 M
