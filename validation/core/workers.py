@@ -58,7 +58,7 @@ def run_memory_mb(working_mb: float, processes: int = 1, scheduler: str | None =
     process's working memory. Workers forked from the study's
     process (Linux) share its imported pages copy-on-write, so the interpreter counts once — measured with
     ``benchmarks/bench_memory.py`` as the process's resident size and its workers' private pages (convergence's default:
-    728 MiB with two workers, 572 with one); a spawned worker (macOS, Windows) imports torch again and holds its own.
+    423 MiB with two workers, 344 with one); a spawned worker (macOS, Windows) imports torch again and holds its own.
     With a Dask ``scheduler`` the work runs in the cluster's processes: ``local:N`` starts N of them here, each
     importing torch anew; a remote cluster's (``tcp://``, ``tls://``) are not this machine's."""
     if scheduler is not None:
