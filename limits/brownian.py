@@ -200,9 +200,7 @@ class BrownianGrid(BaseBrownian):
 
     def block(self, b: int) -> torch.Tensor:
         """Fine increments of block b, shape (block_steps, N, m); the latest block is cached."""
-        if not 0 <= b < self.num_blocks:
-            raise IndexError(f"block {b} outside 0…{self.num_blocks - 1}")
-        if self._cache_index != b:
+        if self._cache_index != b:  # (normals checks b)
             self._cache = self.scaled(self.normals(b))
             self._cache_index = b
             self._levels = None

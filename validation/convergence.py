@@ -49,7 +49,7 @@ from validation.core.checks import FAIL, Check
 from validation.core.one_pass import FLOOR_FACTORS, StudyErrors, reference_kind
 from validation.core.one_pass import reference_text as engine_reference_text
 from validation.core.pair_study import (
-    PairSettings, RateFitSettings, ReferenceSettings, ShardingSettings, add_model_arguments, build_pair, estimate_mb, estimate_seconds,
+    PairSettings, RateFitSettings, ReferenceSettings, ShardingSettings, add_model_arguments, build_pair, estimate_mb, estimate_seconds, fit_processes,
     list_models,
     model_spec, pair_class, study_errors_in_blocks,
 )
@@ -59,7 +59,7 @@ from validation.core.plots import Curve, draw_error_curves, new_axes
 from validation.core.results import RunInfo, StudyResult, rows_from_columns, utc_now
 from validation.core.settings import SettingsError, check_choice, make_settings, setting
 from validation.core.stats import METRIC_HELP, depth_intervals
-from validation.core.workers import default_workers, run_tasks
+from validation.core.workers import run_tasks
 from validation.core.rate_fit import (
     RateFit, contains_theory, distance_line, fit_rate, measured_rate_check, theory_distance, verdict_rule,
 )
@@ -403,8 +403,7 @@ def _fit_all(errors: StudyErrors, settings: ConvergenceSettings, next_order: flo
         sum(L >= settings.fit_from for L in successive_depths) >= 2 else None
     if len(successive_depths) >= 2:
         jobs["successive"] = (successive_depths, errors.successive_sq, "rms", {**options, "fit_from": succ_from})
-    workers = min(len(jobs), settings.workers or default_workers(settings.device))
-    fitted = dict(zip(jobs, run_tasks(_fit_job, list(jobs.values()), workers)))
+    fitted = dict(zip(jobs, run_tasks(_fit_job, list(jobs.values()), fit_processes(settings, len(jobs)))))
     return {name: fitted.get(name) for name in ("rms", "mean", "sup", "second_reference", "successive")}
 
 

@@ -366,7 +366,7 @@ def sde_pass(
                 else:
                     carry.append((size, node))
                     break
-        del normals
+        del normals  # before the next block is drawn: one block of normals held at a time
     info = {
         "kind": "sde",
         "method": ("Euler-Maruyama (Ito) on the path's increments: the package's loop, torchsde.sdeint euler's "

@@ -46,7 +46,7 @@ from validation.core.workers import LEAN_PROCESS_MB, check_workers, default_work
 __all__ = [
     "PairSettings", "ReferenceSettings", "RateFitSettings", "ShardingSettings", "KIND_DEFAULTS", "FIT_MODELS",
     "MAX_SAMPLES", "MAX_REFERENCE_STEPS", "FLOAT32_TOLERANCE", "FLOAT64_TOLERANCE", "FLOAT64_MIN_TOLERANCE",
-    "pair_class", "resolve_settings", "resolve_sizes", "build_pair", "model_spec", "add_model_arguments", "list_models", "estimate_mb",
+    "pair_class", "fit_processes", "resolve_settings", "resolve_sizes", "build_pair", "model_spec", "add_model_arguments", "list_models", "estimate_mb",
     "estimate_seconds", "SampleBlock", "block_errors", "study_errors_in_blocks", "run_sample_blocks",
     "check_instance_runs_here", "block_fields",
 ]
@@ -400,6 +400,12 @@ def _sharding(settings: PairSettings) -> tuple[int, int, str | None]:
 WORKING_FACTOR = 1.15
 
 
+def fit_processes(settings: PairSettings, fits: int) -> int:
+    """The local processes a study's ``fits`` independent rate fits run in side by side: one per fit, at most the
+    study's ``workers`` (every core when not given, :func:`validation.core.workers.default_workers`)."""
+    return min(fits, getattr(settings, "workers", None) or default_workers(settings.device))
+
+
 #: what a forked worker of a pair study holds beyond its arrays: its own copies of the pages of the study's process
 #: that it writes to (the reference counts of the objects it reads, its first allocations). Measured with
 #: ``benchmarks/bench_memory.py --sizes``: the convergence study with two workers peaked at 423 MiB, against
@@ -448,9 +454,7 @@ def estimate_mb(model: str | type[Pair] | Pair, settings: PairSettings, working_
     # batch of its bootstrap's resampled data (at most 2^23 numbers) and the statistic's temporaries
     resamples = getattr(s, "resamples", 2000)
     fit = BOOTSTRAP_FACTOR * 8 * min(1 << 23, resamples * s.samples * len(depths)) / 2**20
-    fitters = 1
-    if fits_in_workers and isinstance(s, ShardingSettings) and s.scheduler is None:
-        fitters = min(5, s.workers or default_workers(s.device))
+    fitters = fit_processes(s, 5) if fits_in_workers else 1
     fits = LEAN_PROCESS_MB + fitters * fit + (FORKED_WORKER_MB * fitters if fitters > 1 else 0.0)
     results = 5 * 8 * s.samples * len(depths) / 2**20  # the per-sample errors, in the study's process throughout
     return max(blocks + forked, fits) + results
