@@ -231,11 +231,12 @@ def test_ablation_cli_small_run(tmp_path):
     data = json.loads(out.read_text())
     result = data["result"]
     assert code == {"PASS": 0, "FAIL": 1, "INCONCLUSIVE": 4}[result["verdict"]]
-    assert result["verdict"] == "INCONCLUSIVE"  # 60 samples: the intervals are too wide to decide, not wrong
+    assert result["verdict"] == "INCONCLUSIVE"  # 60 samples: too few to decide, not wrong
     for label in ("corrected", "naive"):
         check = result[label]["check"]
-        if check["verdict"] == "INCONCLUSIVE":
-            assert check["samples_needed"] > 60 and "samples would PASS" in check["detail"]
+        if check["verdict"] == "INCONCLUSIVE":  # the interval straddles, or the window rule cannot test its move
+            assert (check["samples_needed"] or 0) > 60 and "samples would PASS" in check["detail"] or \
+                "cannot test whether that is noise" in check["detail"] and "these are 60" in check["detail"]
     assert {"seed", "versions", "command"} <= set(data["run"])
     for label in ("corrected", "naive"):
         assert len(result[label]["fit"]["errors"]) == 4 and len(result[label]["fit"]["ci"]) == 2

@@ -4,6 +4,7 @@ Synthetic curves where the answer is known, the exact mean-square error of Euler
 Brownian motion, and a deliberately wrong noise scale (×1.05) that must not pass for res-1's limit.
 """
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -293,3 +294,42 @@ def test_a_window_that_never_settles_cannot_pass():
     assert len(fit.fitted_depths) == 3 and fit.unsettled and abs(fit.shallow_move) > RATE_MOVE_FRACTION * 0.05
     assert rate_check("rate", fit, (fit.rate - 0.05, fit.rate + 0.05), 200).verdict == "INCONCLUSIVE"
     assert rate_check("rate", fit, (1.95, 2.05), 200).verdict == "FAIL"
+
+
+def test_a_shallow_move_the_window_cannot_test_leaves_the_fit_unsettled():
+    """The window rule tests a shallow depth's move by batch means of 8 parts of ≥ 10 samples. With 40 samples it
+    cannot, and the bump 40 L^-3 at L = 8 stays in the fit: the rate 0.983 (the truth is 1), with an interval a
+    millionth wide. Judged by 1 ± 0.015 that would be a FAIL of a right curve; the fit is unsettled instead, so the
+    verdict is INCONCLUSIVE (planted: the same fit without its ``unsettled`` FAILs). With 80 samples the rule drops
+    the depth and the same curve PASSes."""
+    from validation.core.checks import rate_check
+
+    L = np.asarray(DEPTHS, float)
+    curve, margin = L**-1.0 * (1 + 40 * L**-3), (0.985, 1.015)
+    few = fit_rate(DEPTHS, near_deterministic(curve, samples=40), correction_order=1.0, resamples=300,
+                   tolerance=0.015)
+    assert few.fitted_depths[0] == 8 and abs(few.rate - 1.0) > 0.015 and few.ci[1] < margin[0]
+    assert "cannot test" in few.unsettled and "these are 40" in few.unsettled
+    assert rate_check("rate", few, margin, 40).verdict == "INCONCLUSIVE"
+    assert rate_check("rate", dataclasses.replace(few, unsettled=None), margin, 40).verdict == "FAIL"
+    enough = fit_rate(DEPTHS, near_deterministic(curve, samples=80), correction_order=1.0, resamples=300,
+                      tolerance=0.015)
+    assert enough.fitted_depths[0] == 16 and enough.unsettled is None
+    assert rate_check("rate", enough, margin, 80).verdict == "PASS"
+
+
+def test_too_few_samples_never_look_like_a_wrong_rate(monkeypatch):
+    """The main study on 3 samples (seed 1014): its bootstrap interval [0.555, 0.769] lies wholly outside 0.5 ± 0.05,
+    a FAIL of a right pair (on 500 samples: 0.511 [0.500, 0.524]). Below MIN_RATE_SAMPLES a rate is INCONCLUSIVE,
+    and says why (planted: with the minimum at 2 the same run FAILs). At the minimum a wrong rate still FAILs."""
+    from validation.core import checks
+
+    result = convergence.run("res1", samples=3, seed=1014)
+    assert result.rate_ci[0] > 0.55 and not result.fit.unsettled and result.verdict == "INCONCLUSIVE"
+    assert f"fewer than {checks.MIN_RATE_SAMPLES}" in result.check.detail
+    monkeypatch.setattr(checks, "MIN_RATE_SAMPLES", 2)
+    assert convergence.run("res1", samples=3, seed=1014).verdict == "FAIL"
+    monkeypatch.undo()
+    L = np.asarray(DEPTHS, float)
+    fit = fit_rate(DEPTHS, paired_samples(DEPTHS, L**-0.3, samples=checks.MIN_RATE_SAMPLES), resamples=300)
+    assert fit.samples == checks.MIN_RATE_SAMPLES and checks.rate_check("rate", fit, (0.45, 0.55), 0).verdict == "FAIL"

@@ -28,7 +28,9 @@ means of :data:`WINDOW_PARTS` parts of the samples), where Δ = r(window) − r(
 depths (three parameters and a degree of freedom), else the straight line. The rule judges the rate, not the
 curve: on nearly deterministic errors (ODE pairs, relative noise ~1e-5) the next terms of the expansion are
 statistically significant at every depth, yet they move the rate by far less than the tolerance, and such a
-depth is kept; on noisy curves (SDE pairs) a move is rarely resolved, and every depth is fitted. An
+depth is kept; on noisy curves (SDE pairs) a move is rarely resolved, and every depth is fitted. With fewer than
+WINDOW_PARTS × :data:`WINDOW_PART_SAMPLES` = 80 samples the move cannot be tested: one above δ/4 leaves the fit
+*unsettled* (it cannot PASS), as does a move that is still resolved when three depths are left. An
 ill-determined c (little curvature over a short depth range) is not decided away: every bootstrap resample
 refits c (on the window chosen from the full sample), so its uncertainty widens the rate's interval.
 ``RateFit.model``, ``rule``, ``exclusions``, ``shallow_move`` and ``lack_of_fit_p`` (a χ² test of the
@@ -312,6 +314,12 @@ def _adaptive_window(depths: np.ndarray, values: np.ndarray, errors: np.ndarray,
             continue
         move, sd = shallow_move(depths[index], values[:, index], metric, order)
         excess = abs(move) - threshold
+        if excess > 0 and not math.isfinite(sd):  # a move above the threshold that cannot be tested: not settled
+            unsettled = (f"keeping the shallowest fitted depth, L = {int(depths[index[0]])}, moves the rate by "
+                         f"{move:+.3g} (more than δ/{1 / RATE_MOVE_FRACTION:g} = {threshold:g}), and the window rule "
+                         f"cannot test whether that is noise: its batch means need ≥ {WINDOW_PARTS} parts of "
+                         f"{WINDOW_PART_SAMPLES} samples ({WINDOW_PARTS * WINDOW_PART_SAMPLES}; these are {len(values)})")
+            break
         resolved = excess > 0 and (sd == 0 or excess > WINDOW_T * sd)
         moved = (f"keeping it moves the rate by {move:+.3g} (more than δ/{1 / RATE_MOVE_FRACTION:g} = {threshold:g}, by "
                  f"{excess / sd if sd > 0 else math.inf:.1f} standard errors)")
@@ -374,7 +382,10 @@ class RateFit:
         shallow_move: how far the shallowest fitted depth moves the rate, r(fitted) − r(fitted without it) (the
             window rule's Δ; None for a power law or two fitted depths).
         unsettled: why the window rule could not settle (the shallowest of the last three depths still moves the
-            rate by a resolved amount above its threshold), or None: such a rate cannot PASS.
+            rate by a resolved amount above its threshold, or the shallowest fitted depth moves it by more than the
+            threshold and too few samples cannot test that move), or None: such a rate cannot PASS.
+        samples: N, the paths the interval resamples (None: not recorded). Fewer than
+            :data:`validation.core.checks.MIN_RATE_SAMPLES` give no verdict but INCONCLUSIVE.
     """
 
     rate: float
@@ -396,6 +407,7 @@ class RateFit:
     lack_of_fit_p: float | None = None
     shallow_move: float | None = None
     unsettled: str | None = None
+    samples: int | None = None
 
     @property
     def half_width(self) -> float:
@@ -507,7 +519,7 @@ def fit_rate(
         raise ValueError(f"fewer than two depths ≥ {fit_from} to fit a rate (depths {list(depths)})")
     fitted, reasons = _selection(depths_arr, errors, fit_from, floor_arr, floor_factor)
     nan = float("nan")
-    common = dict(depths=tuple(int(d) for d in depths), correction_order=correction_order,
+    common = dict(depths=tuple(int(d) for d in depths), correction_order=correction_order, samples=values.shape[0],
                   floor=None if floor_arr is None else float(np.max(floor_arr)),
                   floor_factor=None if floor_arr is None else float(floor_factor))
 
