@@ -315,10 +315,12 @@ def _adaptive_window(depths: np.ndarray, values: np.ndarray, errors: np.ndarray,
         move, sd = shallow_move(depths[index], values[:, index], metric, order)
         excess = abs(move) - threshold
         if excess > 0 and not math.isfinite(sd):  # a move above the threshold that cannot be tested: not settled
+            needed = WINDOW_PARTS * WINDOW_PART_SAMPLES
+            why = (f"its batch means need ≥ {WINDOW_PARTS} parts of {WINDOW_PART_SAMPLES} samples ({needed}; these are "
+                   f"{len(values)})" if len(values) < needed else "the move is not finite on every part of the samples")
             unsettled = (f"keeping the shallowest fitted depth, L = {int(depths[index[0]])}, moves the rate by "
                          f"{move:+.3g} (more than δ/{1 / RATE_MOVE_FRACTION:g} = {threshold:g}), and the window rule "
-                         f"cannot test whether that is noise: its batch means need ≥ {WINDOW_PARTS} parts of "
-                         f"{WINDOW_PART_SAMPLES} samples ({WINDOW_PARTS * WINDOW_PART_SAMPLES}; these are {len(values)})")
+                         f"cannot test whether that is noise: {why}")
             break
         resolved = excess > 0 and (sd == 0 or excess > WINDOW_T * sd)
         moved = (f"keeping it moves the rate by {move:+.3g} (more than δ/{1 / RATE_MOVE_FRACTION:g} = {threshold:g}, by "
