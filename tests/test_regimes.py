@@ -516,3 +516,26 @@ def test_four_draws_per_cell_read_inconclusive_not_fail():
     checks = {c["check"]: c["verdict"] for c in result["checks"]}
     assert "FAIL" not in checks.values(), checks
     assert checks["Props. 2 / 6: E r² = (1 + α²/2)^L − 1 (res-3, exact)"] == "INCONCLUSIVE"
+
+
+@pytest.mark.slow
+def test_the_phase_check_reads_the_noise_of_few_networks_as_inconclusive_not_as_a_wrong_critical_beta(
+        monkeypatch) -> None:
+    """The check's statistic, the mean |β̂_c − prediction|, is biased upward by the noise of β̂_c (E|X| ≥ |E X|), and
+    its resamples add more. On the default H grid with 2 networks × 2 inputs a cell it reads 0.074 [0.067, 0.089],
+    wholly above the 0.05 tolerance: a FAIL of a right prediction. Beyond each H's own 95% interval of β_c the mean
+    deviation is 0.016, so the check is INCONCLUSIVE (planted: that lower estimate replaced by one above the tolerance,
+    i.e. the rule removed, gives the FAIL back). A prediction 0.3 off still FAILs at that size: beyond the noise it is
+    more than 0.2 off."""
+    few = phase.run(networks=2, inputs=2, workers=1)
+    low, _ = few.numbers["mean_deviation_ci95"]
+    beyond = few.numbers["mean_deviation_beyond_noise"]
+    assert low > 0.05 and beyond < 0.05 and few.checks[0]["verdict"] == "INCONCLUSIVE", few.checks
+    assert "beyond each H's own 95% interval" in few.checks[0]["detail"]
+    original = phase._deviation_interval
+    monkeypatch.setattr(phase, "_deviation_interval", lambda *a: (*original(*a)[:2], 1.0))
+    assert phase.run(networks=2, inputs=2, workers=1).checks[0]["verdict"] == "FAIL"
+    monkeypatch.setattr(phase, "_deviation_interval", original)
+    monkeypatch.setattr(phase, "fractional_critical_beta", lambda h: min(max(h, 0.5) + 0.3, 1.3))
+    wrong = phase.run(networks=2, inputs=2, workers=1)
+    assert wrong.checks[0]["verdict"] == "FAIL" and wrong.numbers["mean_deviation_beyond_noise"] > 0.2, wrong.checks

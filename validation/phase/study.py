@@ -28,9 +28,11 @@ clipped at ±``--vmax`` with arrows) is never set by explosions.
 **Check**, three-valued as every check: the mean |β_c − prediction| of r_h's depth-invariance β_c(H), over the H
 whose prediction lies inside the β grid, with its 95% interval over 200 resamples of the networks (each H column
 and depth resampled on its own; a resample that cannot locate an H's β_c counts it as +∞). PASS when the interval
-lies within ``--tolerance``, FAIL when it lies wholly above it (or no resample locates β_c where the run does
-not), INCONCLUSIVE otherwise, with the number of networks that would settle it: too few networks never read as a
-wrong β_c. The gradient ratio r_p is reported, not checked: at finite depth and width its critical β lags H
+lies within ``--tolerance``, FAIL when it lies wholly above it and the mean deviation beyond noise (the mean over H
+of the distance from the prediction to H's own 95% interval of β_c over the same resamples) exceeds it too (or no
+resample locates β_c where the run does not), INCONCLUSIVE otherwise, with the number of networks that would settle
+it: too few networks never read as a wrong β_c. (The mean |β̂_c − prediction| is biased upward by β̂_c's noise, and
+the resamples add more: 2 networks × 2 inputs on the default H grid read 0.074 [0.067, 0.089], 0.016 beyond noise.) The gradient ratio r_p is reported, not checked: at finite depth and width its critical β lags H
 for H ∈ (½, 0.75) (measured and explained in docs/results/regimes.md).
 
 Workers are processes that end with their parent (and ignore Ctrl-C, which the parent handles).
@@ -211,22 +213,29 @@ PHASE_RESAMPLES = 200
 
 
 def _deviation_interval(settings: PhaseSettings, columns: list[dict[str, Any]], predicted: list[float],
-                        inside: list[bool], log_ratio: float) -> tuple[float, float]:
+                        inside: list[bool], log_ratio: float) -> tuple[float, float, float]:
     """The 95% percentile interval of the mean |β_c(H) − prediction| over the H inside the β grid, by resampling the
     networks of every H column and depth on their own (each draws its own networks; the inputs stay with their
     network) and recomputing each cell's median, the depth-invariance slopes and β_c. An H whose β_c a resample
-    cannot locate counts as +∞ in that resample's mean."""
+    cannot locate counts as +∞ in that resample's mean.
+
+    Third, the mean deviation **beyond noise**: the mean over those H of the distance from the prediction to H's
+    own 95% interval of β_c over the same resamples (0 where it contains the prediction). |β̂_c − p| is biased upward
+    by the estimate's noise (E|X| ≥ |E X|), and the resamples add more, so the interval of the mean alone would read
+    the noise of a few networks as a wrong β_c; this lower estimate does not."""
     rng = np.random.default_rng(stream_seed(settings.seed, "phase", "check-bootstrap"))
     betas, nets = list(settings.betas), settings.networks
     used = [(column, p) for column, p, ok in zip(columns, predicted, inside) if ok]
     if not used:
-        return math.nan, math.nan
+        return math.nan, math.nan, math.nan
+    predicted_used = np.array([p for _, p in used])
     samples = [({tag: column[f"{tag}_r_h{SAMPLES_SUFFIX}"].astype(np.float64).reshape(len(betas), nets, -1)
                  for tag in ("main", "ref")}, p) for column, p in used]   # (β, network, input), converted once
     means = np.empty(PHASE_RESAMPLES)
+    located = np.empty((PHASE_RESAMPLES, len(samples)))  # each resample's β_c per H (+∞: not located)
     for b in range(PHASE_RESAMPLES):
         deviations = []
-        for logs_by_tag, p in samples:
+        for h, (logs_by_tag, p) in enumerate(samples):
             medians = {}
             for tag in ("main", "ref"):
                 logs = logs_by_tag[tag]
@@ -235,16 +244,20 @@ def _deviation_interval(settings: PhaseSettings, columns: list[dict[str, Any]], 
                 slope = (medians["main"] - medians["ref"]) / log_ratio
             estimate = critical_beta(betas, np.where(np.isnan(slope), np.inf, slope).tolist())
             deviations.append(math.inf if estimate is None else abs(estimate - p))
+            located[b, h] = math.inf if estimate is None else estimate
         means[b] = float(np.mean(deviations))
     low, high = np.quantile(means, [0.025, 0.975], method="inverted_cdf")  # order statistics: +∞ stays +∞
-    return float(low), float(high)
+    each_low, each_high = np.quantile(located, [0.025, 0.975], axis=0, method="inverted_cdf")
+    beyond = np.maximum(0.0, np.maximum(each_low - predicted_used, predicted_used - each_high))
+    return float(low), float(high), float(np.mean(beyond))
 
 
 def _critical_beta_check(settings: PhaseSettings, mean_dev: float, missing: int, counted: int,
-                         interval: tuple[float, float], more: str) -> Check:
+                         interval: tuple[float, float], beyond: float, more: str) -> Check:
     """Three-valued, as every check: PASS when the interval of the mean |β_c − prediction| lies below the tolerance,
-    FAIL when it lies wholly above it (or the β grid never locates β_c, in the run and in almost every resample),
-    INCONCLUSIVE otherwise — too few networks never read as a wrong β_c."""
+    FAIL when it lies wholly above it *and* the mean deviation beyond each H's own sampling interval (``beyond``,
+    :func:`_deviation_interval`) exceeds the tolerance too (or the β grid never locates β_c, in the run and in almost
+    every resample), INCONCLUSIVE otherwise — too few networks never read as a wrong β_c."""
     name = "critical β of r_h (depth invariance)"
     low, high = interval
     if counted == 0:
@@ -260,6 +273,11 @@ def _critical_beta_check(settings: PhaseSettings, mean_dev: float, missing: int,
     check = interval_check(name, mean_dev, interval, (0.0, settings.tolerance), settings.networks,
                            what=f"mean |β_c − prediction| {mean_dev:.3f} over {counted} H, its 95% interval over "
                                 f"{PHASE_RESAMPLES} resamples of the networks")
+    if check.verdict == FAIL and not beyond > settings.tolerance:
+        return Check(name, INCONCLUSIVE, f"{check.detail}, but beyond each H's own 95% interval of β_c the mean "
+                                         f"deviation is {beyond:.3f}, within the tolerance: the excess may be the noise "
+                                         f"of {settings.networks} networks × {settings.inputs} inputs a cell (|β̂_c − "
+                                         f"prediction| is biased upward by it); more would settle it ({more})")
     return dataclasses.replace(check, detail=f"{check.detail} ({more})")
 
 
@@ -288,8 +306,8 @@ def _analyse(settings: PhaseSettings, columns: list[dict[str, Any]], elapsed: fl
     missing = sum(e is None for e in estimates)
     deviations = [abs(e - p) for e, p, ok in zip(critical["depth_r_h"], predicted, inside) if ok and e is not None]
     mean_dev = float(np.mean(deviations)) if deviations else math.nan
-    interval = _deviation_interval(settings, columns, predicted, inside, log_ratio)
-    checks = [_critical_beta_check(settings, mean_dev, missing, len(estimates), interval,
+    *interval, beyond = _deviation_interval(settings, columns, predicted, inside, log_ratio)
+    checks = [_critical_beta_check(settings, mean_dev, missing, len(estimates), tuple(interval), beyond,
                                    f"max {max(deviations) if deviations else math.nan:.3f}; {missing} H without an "
                                    f"estimate; {len(hursts) - len(estimates)} H whose prediction lies outside the β "
                                    "grid").to_dict()]
@@ -302,6 +320,7 @@ def _analyse(settings: PhaseSettings, columns: list[dict[str, Any]], elapsed: fl
         "wall_time_s": elapsed, "column_seconds": [c["seconds"] for c in columns], "workers": settings.workers,
         "tasks": len(columns), "scheduler": settings.scheduler,
         "checks": checks, "mean_deviation": mean_dev, "mean_deviation_ci95": list(interval),
+        "mean_deviation_beyond_noise": beyond,
         "deviation_resamples": PHASE_RESAMPLES,
         "r_p_note": "r_p is reported, not checked: its critical β lags H for H in (1/2, 0.75) at finite depth and "
                     "width (docs/results/regimes.md)",
