@@ -539,3 +539,17 @@ def test_the_phase_check_reads_the_noise_of_few_networks_as_inconclusive_not_as_
     monkeypatch.setattr(phase, "fractional_critical_beta", lambda h: min(max(h, 0.5) + 0.3, 1.3))
     wrong = phase.run(networks=2, inputs=2, workers=1)
     assert wrong.checks[0]["verdict"] == "FAIL" and wrong.numbers["mean_deviation_beyond_noise"] > 0.2, wrong.checks
+
+
+def test_too_few_draws_never_read_as_a_wrong_exact_mean(monkeypatch) -> None:
+    """The (A₂)/(A₄) table's z tests on 4 draws (seed 0): res-3's exact mean 0.5 sits at |z| 5.6 of a band read from
+    4 draws' sample sd, which said FAIL. Below MIN_Z_SAMPLES a failing z test is not counted: INCONCLUSIVE, saying
+    why (planted: with the minimum at 2 the FAIL is back)."""
+    from validation.regimes import assumptions as regime_assumptions
+
+    numbers, _ = regime_assumptions.assumptions(width=40, samples=4, seed=0, dtype=torch.float64)
+    thin = [c for c in numbers["checks"] if c["verdict"] != "PASS"]
+    assert thin and all(c["verdict"] == "INCONCLUSIVE" and "4 draws are too few" in c["detail"] for c in thin), thin
+    monkeypatch.setattr(regime_assumptions, "MIN_Z_SAMPLES", 2)
+    numbers, _ = regime_assumptions.assumptions(width=40, samples=4, seed=0, dtype=torch.float64)
+    assert any(c["verdict"] == "FAIL" for c in numbers["checks"])
