@@ -214,3 +214,32 @@ def test_chizat_maximal_exact_mean_fails_on_a_wrong_weight_scale(monkeypatch):
     verdicts = {c["check"]: c["passed"] for c in result.checks}
     assert not all(v for k, v in verdicts.items() if "(exact)" in k)
     assert all(v for k, v in verdicts.items() if "(exact)" not in k)
+
+
+def test_too_few_draws_decide_nothing(monkeypatch):
+    """pf-relu on 4 networks per depth: bootstrap intervals over 4 draws put the identity's bounded drift outside
+    ± 0.1 and said FAIL. Below MIN_VERDICT_SAMPLES every check is INCONCLUSIVE, saying why (planted: the minimum at 2
+    gives the FAIL back)."""
+    from validation.core import checks
+
+    few = {**TINY["pf-relu"], "draws": 4}
+    result = figures.run("pf-relu", **few)
+    assert result.verdict == "INCONCLUSIVE" and result.exit_code == 4
+    assert all(c["verdict"] == "INCONCLUSIVE" for c in result.checks)
+    assert any("4 networks per depth, fewer than" in c["detail"] for c in result.checks)
+    monkeypatch.setattr(checks, "MIN_VERDICT_SAMPLES", 2)
+    assert figures.run("pf-relu", **few).verdict == "FAIL"
+
+
+def test_a_missed_rejection_without_power_is_not_a_fail(monkeypatch):
+    """pf-qualitative on 50 draws: Mardia's tests leave the non-Gaussian pairs unrejected (no power at that size), which
+    read FAIL. Below POWER_DRAWS (the size the tests' power was measured at) an expected rejection that does not come
+    is INCONCLUSIVE (planted: POWER_DRAWS at 50 gives the FAIL back)."""
+    from validation.figures.catalogue import pf_qualitative
+
+    few = {**TINY["pf-qualitative"], "draws": 50}
+    result = figures.run("pf-qualitative", **few)
+    missed = [c for c in result.checks if "not rejected on 50 draws" in c["detail"]]
+    assert missed and all(c["verdict"] == "INCONCLUSIVE" for c in missed) and result.verdict == "INCONCLUSIVE"
+    monkeypatch.setattr(pf_qualitative, "POWER_DRAWS", 50)
+    assert figures.run("pf-qualitative", **few).verdict == "FAIL"

@@ -32,10 +32,11 @@ A rate fitted through fewer than :data:`MIN_FIT_DEPTHS` depths (after the refere
 rule) never PASSes: two points are a slope, not a fit (no lack-of-fit test, no curvature). It is INCONCLUSIVE,
 unless its interval lies wholly outside the margin, which is a FAIL on any number of depths.
 
-A rate on fewer than :data:`MIN_RATE_SAMPLES` samples is INCONCLUSIVE whatever its interval: too few samples must
+A rate on fewer than :data:`MIN_VERDICT_SAMPLES` samples is INCONCLUSIVE whatever its interval: too few samples must
 never look like a wrong rate, and a paired bootstrap of a handful of paths is too narrow (docs/theory.md §6: on
 the main study, 2, 3 and 5 samples gave 16, 4 and 3 decided verdicts in 40 seeds, read off intervals that missed
-the rate 20, 11 and 9 times; 10 to 30 samples decided none).
+the rate 20, 11 and 9 times; 10 to 30 samples decided none). :func:`with_enough_samples` applies the same minimum to
+any other check read off a bootstrap of, or a test on, that many independent draws.
 
 Several checks combine by :func:`combine`: FAIL if any check FAILs, else INCONCLUSIVE if any is
 INCONCLUSIVE, else PASS. The command line's exit status is :data:`EXIT_STATUS` of the verdict.
@@ -48,7 +49,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
-__all__ = ["PASS", "FAIL", "INCONCLUSIVE", "VERDICTS", "EXIT_STATUS", "MIN_FIT_DEPTHS", "MIN_RATE_SAMPLES", "Check", "combine",
+__all__ = ["PASS", "FAIL", "INCONCLUSIVE", "VERDICTS", "EXIT_STATUS", "MIN_FIT_DEPTHS", "MIN_VERDICT_SAMPLES", "with_enough_samples", "Check", "combine",
            "interval_check", "rate_check", "samples_to_settle", "Settling", "bound_check", "check_line", "PLANNED_POWER", "MIN_NARROWING"]
 
 PASS, FAIL, INCONCLUSIVE = "PASS", "FAIL", "INCONCLUSIVE"
@@ -57,8 +58,9 @@ VERDICTS = (PASS, FAIL, INCONCLUSIVE)
 EXIT_STATUS = {PASS: 0, FAIL: 1, INCONCLUSIVE: 4}
 #: the fewest fitted depths a rate verdict other than INCONCLUSIVE stands on
 MIN_FIT_DEPTHS = 3
-#: the fewest samples (paths) a rate verdict other than INCONCLUSIVE stands on (module docstring)
-MIN_RATE_SAMPLES = 20
+#: the fewest independent samples (paths, draws, networks) a verdict read off a bootstrap interval or a test of
+#: them stands on; below, INCONCLUSIVE (module docstring; :func:`with_enough_samples`)
+MIN_VERDICT_SAMPLES = 20
 #: a sample count beyond this is reported as "more than" it
 _MAX_REPORTED_SAMPLES = 10**9
 
@@ -255,11 +257,11 @@ def rate_check(name: str, fit: Any, margin: tuple[float, float], samples: int, *
             return Check(name, INCONCLUSIVE, f"no rate: {why}; {_depth_advice(fit)}")
         return Check(name, FAIL, f"no rate: {why}")
     count = getattr(fit, "samples", None) or samples  # 0: not known
-    if 0 < count < MIN_RATE_SAMPLES:
+    if 0 < count < MIN_VERDICT_SAMPLES:
         return Check(name, INCONCLUSIVE, f"the rate {fit.rate:.3f} [{fit.ci[0]:.3f}, {fit.ci[1]:.3f}] stands on {count} "
-                                         f"samples, fewer than {MIN_RATE_SAMPLES}: a bootstrap interval of so few "
+                                         f"samples, fewer than {MIN_VERDICT_SAMPLES}: a bootstrap interval of so few "
                                          f"paths is too narrow to judge by (docs/theory.md §6); run at least "
-                                         f"{MIN_RATE_SAMPLES}")
+                                         f"{MIN_VERDICT_SAMPLES}")
     unsettled = getattr(fit, "unsettled", None)
     if unsettled:  # the fit's own bias is about its shallowest depth's move: widen by it; it can FAIL, never PASS
         move = abs(fit.shallow_move or 0.0)
@@ -279,6 +281,16 @@ def rate_check(name: str, fit: Any, margin: tuple[float, float], samples: int, *
                                          f"{len(fitted)} depths ({', '.join(map(str, fitted))}): a slope, not a fit; "
                                          f"{_depth_advice(fit)}")
     return check
+
+
+def with_enough_samples(check: Check, samples: int, unit: str = "samples") -> Check:
+    """``check``, or INCONCLUSIVE (its detail kept, and why) when it stands on fewer than :data:`MIN_VERDICT_SAMPLES`
+    independent ``unit``: a bootstrap interval of so few is too narrow, and a test on so few has no power, so neither a
+    FAIL nor a PASS is read off it."""
+    if check.verdict == INCONCLUSIVE or samples >= MIN_VERDICT_SAMPLES:
+        return check
+    return Check(check.name, INCONCLUSIVE, f"{check.detail}; not counted: {samples} {unit}, fewer than "
+                                           f"{MIN_VERDICT_SAMPLES}, decide nothing (docs/theory.md §6)")
 
 
 def bound_check(name: str, interval: tuple[float, float], bound: float, *, at_most: bool, detail: str) -> Check:

@@ -387,7 +387,7 @@ class RateFit:
             rate by a resolved amount above its threshold, or the shallowest fitted depth moves it by more than the
             threshold and too few samples cannot test that move), or None: such a rate cannot PASS.
         samples: N, the paths the interval resamples (None: not recorded). Fewer than
-            :data:`validation.core.checks.MIN_RATE_SAMPLES` give no verdict but INCONCLUSIVE.
+            :data:`validation.core.checks.MIN_VERDICT_SAMPLES` give no verdict but INCONCLUSIVE.
     """
 
     rate: float

@@ -15,7 +15,7 @@ import torch
 from tqdm.auto import tqdm
 
 from limits.seeding import stream_seed
-from validation.core.checks import PASS, Check, combine, interval_check
+from validation.core.checks import PASS, Check, combine, interval_check, with_enough_samples
 from validation.core.plots import new_grid
 from validation.core.stats import percentile_interval, resampled_rows, slope_fit
 from validation.core.settings import SettingsError
@@ -165,6 +165,7 @@ def relu_figure(s: Any, device: torch.device, progress: bool,
                                (-s.ode_tolerance, s.ode_tolerance), n, what="the 95% bootstrap interval")
     checks.append(Check(ode_check.name, ode_check.verdict, f"E[x_T − x_0] = {last['mean']:.5f} against the ODE's "
                         f"{ode:.5f}, relative gap {gap:+.5f}; {ode_check.detail}", ode_check.samples_needed))
+    checks = [with_enough_samples(c, n, "networks per depth") for c in checks]  # bootstrap intervals over them
     result = {"depths": depths, "width": s.width, "draws": s.draws, "sigma_w": s.sigma_w, "sigma_b": s.sigma_b,
               "input": RELU_INPUT, "psi": RELU_PSI, "ode_displacement": ode, "exponent_tolerance": tol,
               "drift_tolerance": s.drift_tolerance, "ode_tolerance": s.ode_tolerance,
