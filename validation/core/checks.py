@@ -250,18 +250,22 @@ def rate_check(name: str, fit: Any, margin: tuple[float, float], samples: int, *
     :data:`MIN_FIT_DEPTHS` depths cannot PASS (INCONCLUSIVE, saying which depths to add) — it can still FAIL,
     when even its interval lies wholly outside the margin (an exploding error, say). An *unsettled* fit (the window
     rule's last three depths still move the rate, ``fit.unsettled``) cannot PASS either; it FAILs only when its
-    interval widened by that move on both sides lies wholly outside the margin."""
+    interval widened by that move on both sides lies wholly outside the margin. A finite rate on fewer than
+    :data:`MIN_VERDICT_SAMPLES` samples (``fit.samples``, else ``samples``; 0: not known) is INCONCLUSIVE
+    (:func:`with_enough_samples`)."""
     if not fit.finite:
         why = fit.method.removeprefix("not fitted: ")
         if "fewer than two depths" in why:
             return Check(name, INCONCLUSIVE, f"no rate: {why}; {_depth_advice(fit)}")
         return Check(name, FAIL, f"no rate: {why}")
     count = getattr(fit, "samples", None) or samples  # 0: not known
-    if 0 < count < MIN_VERDICT_SAMPLES:
-        return Check(name, INCONCLUSIVE, f"the rate {fit.rate:.3f} [{fit.ci[0]:.3f}, {fit.ci[1]:.3f}] stands on {count} "
-                                         f"samples, fewer than {MIN_VERDICT_SAMPLES}: a bootstrap interval of so few "
-                                         f"paths is too narrow to judge by (docs/theory.md §6); run at least "
-                                         f"{MIN_VERDICT_SAMPLES}")
+    check = _finite_rate_check(name, fit, margin, samples, what=what, narrowing=narrowing)
+    return with_enough_samples(check, count) if count else check
+
+
+def _finite_rate_check(name: str, fit: Any, margin: tuple[float, float], samples: int, *, what: str,
+                       narrowing: float | None) -> Check:
+    """:func:`rate_check` of a fit with a finite rate, before the sample minimum."""
     unsettled = getattr(fit, "unsettled", None)
     if unsettled:  # the fit's own bias is about its shallowest depth's move: widen by it; it can FAIL, never PASS
         move = abs(fit.shallow_move or 0.0)
