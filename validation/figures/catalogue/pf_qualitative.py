@@ -42,7 +42,7 @@ from tqdm.auto import tqdm
 from limits.activations import get_activation
 from limits.peluchetti_favaro import PFBlock
 from limits.seeding import generator, stream_seed
-from validation.core.checks import INCONCLUSIVE, Check, with_enough_samples
+from validation.core.checks import FAIL, INCONCLUSIVE, Check, with_enough_samples
 from validation.core.plots import new_grid
 from validation.figures.distribution_tests import exchangeability_test, mardia_test
 from validation.core.settings import SettingsError
@@ -95,7 +95,7 @@ def qualitative_figure(s: Any, device: torch.device, progress: bool,
     def judged(check: Check, expects_rejection: bool = False) -> dict[str, Any]:
         """A test's check on ``s.draws`` draws, in JSON form: on fewer than MIN_VERDICT_SAMPLES it decides nothing, and
         an expected rejection missed on fewer than POWER_DRAWS is not counted (module doc)."""
-        if expects_rejection and check.verdict == "FAIL" and s.draws < POWER_DRAWS:
+        if expects_rejection and check.verdict == FAIL and s.draws < POWER_DRAWS:
             check = Check(check.name, INCONCLUSIVE, f"{check.detail}; not counted: not rejected on {s.draws} draws, "
                                                     f"fewer than the {POWER_DRAWS} the test's power was measured at")
         return with_enough_samples(check, s.draws, "draws").to_dict()
