@@ -36,10 +36,12 @@ SDE (ψ = id) — :func:`matrix_noise_correction`. :class:`SDEForm` hands a sche
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable, ClassVar
 
 import torch
 import torchsde
+
+from .closed_forms import withdraw_stale
 
 __all__ = ["matrix_noise_product", "matrix_noise_tangent", "affine_noise", "iid_quadratic_variation", "ito_correction",
            "matrix_noise_correction", "matrix_noise_diffusion", "matrix_noise_derivative", "directional_derivative", "ItoLimit", "SDEForm",
@@ -144,6 +146,22 @@ class ItoLimit(torchsde.SDEIto):
     #: number (adding the zero f Δt changes no value), without forming and adding the zeros
     #: (:class:`validation.core.one_pass.EulerOnIncrements`)
     drift_free: bool = False
+
+    #: the closed forms and shortcuts a subclass may give beside ``f`` and ``g_prod``, each with the methods it restates
+    #: (:mod:`limits.closed_forms`): one left older than a method it restates (a subclass overrides ``f`` and keeps
+    #: ``drift_free``) is withdrawn when the subclass is defined, and every one in force is probed at a run's start
+    closed_forms: ClassVar[dict[str, tuple[str, ...]]] = {
+        "drift_free": ("f",), "f_tangent": ("f",), "g_prod_tangent": ("g_prod",), "f_and_g_prod": ("f", "g_prod"),
+        "diffusion_matrix": ("g_prod",), "diffusion_derivative": ("g_prod", "diffusion_matrix"),
+        "stratonovich_correction": ("g_prod", "diffusion_matrix"), "exact_solution": ("f", "g_prod"),
+    }
+    #: the closed forms withdrawn from this class when it was defined (:mod:`limits.closed_forms`)
+    closed_forms_withdrawn: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        generic = {name: vars(ItoLimit)[name] for name in ItoLimit.closed_forms}
+        cls.closed_forms_withdrawn = withdraw_stale(cls, ItoLimit.closed_forms, generic)
 
     def diffusion_matrix(self, t, y: torch.Tensor) -> torch.Tensor:
         """The diffusion matrix, shape (N, d, m), assembled column by column from ``g_prod`` (m calls).

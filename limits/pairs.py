@@ -32,6 +32,7 @@ from typing import Any, Callable, ClassVar, Mapping
 import torch
 
 from .activations import Activation, get_activation
+from .closed_forms import withdraw_stale
 from .seeding import generator
 from .smooth import LENGTHSCALE_RANGE
 
@@ -278,6 +279,16 @@ class SDEPair(Pair):
     #: magnitude slower at the default sizes); tests/test_gradient_pass.py checks every closed form against it.
     network_tangent: ClassVar[Callable[..., torch.Tensor] | None] = None
 
+    #: the closed forms beside :meth:`network_step`, each with the methods it restates: one older than a method it
+    #: restates is withdrawn when a subclass is defined (:mod:`limits.closed_forms`)
+    closed_forms: ClassVar[dict[str, tuple[str, ...]]] = {"network_tangent": ("network_step",)}
+    #: the closed forms withdrawn from this class when it was defined
+    closed_forms_withdrawn: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.closed_forms_withdrawn = withdraw_stale(cls, SDEPair.closed_forms, {"network_tangent": None})
+
     @abc.abstractmethod
     def limit_sde(self) -> Any:
         """A torchsde SDE (``sde_type="ito"``, ``noise_type="general"``, ``f`` and ``g_prod``)."""
@@ -299,10 +310,18 @@ class ODEPair(Pair):
     #: torchdiffeq's method for the reference: adaptive (``dopri5``) or, with ``reference_refinement``, fixed-step
     reference_method: ClassVar[str] = "dopri5"
 
+    #: the closed forms beside :meth:`limit_field` (an exact :meth:`solve_limit`), each with the methods it restates:
+    #: one older than a method it restates is withdrawn when a subclass is defined (:mod:`limits.closed_forms`)
+    closed_forms: ClassVar[dict[str, tuple[str, ...]]] = {"solve_limit": ("limit_field",)}
+    #: the closed forms withdrawn from this class when it was defined
+    closed_forms_withdrawn: ClassVar[tuple[str, ...]] = ()
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """The declared reference is checked once, when a pair class is defined (as torchsde's methods check
-        their declared abilities in the base class)."""
+        their declared abilities in the base class), and closed forms older than what they restate withdrawn."""
         super().__init_subclass__(**kwargs)
+        cls.closed_forms_withdrawn = withdraw_stale(cls, ODEPair.closed_forms,
+                                                    {"solve_limit": vars(ODEPair)["solve_limit"]})
         k = cls.reference_refinement
         if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 2 or k % 2):
             raise TypeError(f"{cls.__name__}.reference_refinement={k!r} must be None or an even integer ≥ 2")

@@ -319,17 +319,22 @@ def test_a_shallow_move_the_window_cannot_test_leaves_the_fit_unsettled():
 
 
 def test_too_few_samples_never_look_like_a_wrong_rate(monkeypatch):
-    """The main study on 3 samples (seed 1014): its bootstrap interval [0.555, 0.769] lies wholly outside 0.5 ± 0.05,
-    a FAIL of a right pair (on 500 samples: 0.511 [0.500, 0.524]). Below MIN_VERDICT_SAMPLES a rate is INCONCLUSIVE,
-    and says why (planted: with the minimum at 2 the same run FAILs). At the minimum a wrong rate still FAILs."""
+    """The main study on 3 samples: for some seeds its bootstrap interval lies wholly outside 0.5 ± 0.05, a FAIL of a
+    right pair (on 500 samples: 0.511 [0.500, 0.524]). Below MIN_VERDICT_SAMPLES a rate is INCONCLUSIVE, and says why
+    (planted: with the minimum at 2 such a run FAILs). At the minimum a wrong rate still FAILs.
+
+    The seed is found, not fixed: 3-sample intervals move with the processor's floating-point kernels (seed 1014 gave
+    [0.555, 0.769] on an Intel Xeon and [0.529, 0.769] on an AMD EPYC, where seed 1011 gives [0.653, 0.758])."""
     from validation.core import checks
 
-    result = convergence.run("res1", samples=3, seed=1014)
-    assert result.rate_ci[0] > 0.55 and not result.fit.unsettled and result.verdict == "INCONCLUSIVE"
-    assert f"fewer than {checks.MIN_VERDICT_SAMPLES}" in result.check.detail
     monkeypatch.setattr(checks, "MIN_VERDICT_SAMPLES", 2)
-    assert convergence.run("res1", samples=3, seed=1014).verdict == "FAIL"
+    seed = next((seed for seed in range(1000, 1040) if convergence.run("res1", samples=3, seed=seed).verdict == "FAIL"),
+                None)
+    assert seed is not None, "no seed of 40 FAILs a right pair on 3 samples with the minimum planted at 2"
     monkeypatch.undo()
+    result = convergence.run("res1", samples=3, seed=seed)
+    assert not checks.MIN_VERDICT_SAMPLES <= 3 and result.verdict == "INCONCLUSIVE"
+    assert f"fewer than {checks.MIN_VERDICT_SAMPLES}" in result.check.detail
     L = np.asarray(DEPTHS, float)
     fit = fit_rate(DEPTHS, paired_samples(DEPTHS, L**-0.3, samples=checks.MIN_VERDICT_SAMPLES), resamples=300)
     assert fit.samples == checks.MIN_VERDICT_SAMPLES and checks.rate_check("rate", fit, (0.45, 0.55), 0).verdict == "FAIL"

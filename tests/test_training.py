@@ -109,6 +109,26 @@ def test_an_edited_checkpoint_is_refused_naming_the_file(tmp_path, capsys):
     assert len(err) == 1 and str(file) in err[0] and "edited checkpoint" in err[0], err
 
 
+def test_resume_refuses_another_commits_checkpoints_unless_asked(tmp_path, monkeypatch):
+    """Issue 65: the fingerprint held no commit (git_commit() returned None in every checkout), so --resume after a code
+    change reused checkpoints written by other code. Each checkpoint now records its commit; another commit's is
+    refused naming both, and --resume-any reuses it."""
+    from validation.training import study
+
+    name, tiny = "chaintron2026-nonlinear", TINY["chaintron2026-nonlinear"]
+    here = study.git_commit()
+    assert here is not None and len(here["commit"]) == 40     # found from inside validation/core/, in a checkout
+    complete = training.run(name, checkpoint_dir=str(tmp_path), **tiny)
+    assert training.run(name, checkpoint_dir=str(tmp_path), resume=True, **tiny).resumed == len(complete.records)
+    monkeypatch.setattr(study, "git_commit", lambda: {"commit": "f" * 40, "dirty": False})
+    with pytest.raises(SettingsError, match=f"written by commit {here['commit'][:12]}.* this is commit ffffffffffff"):
+        training.run(name, checkpoint_dir=str(tmp_path), resume=True, **tiny)
+    resumed = training.run(name, checkpoint_dir=str(tmp_path), resume=True, resume_any=True, **tiny)
+    assert resumed.resumed == len(complete.records)
+    with pytest.raises(SettingsError, match="applies with --resume only"):
+        training.run(name, checkpoint_dir=str(tmp_path), resume_any=True, **tiny)
+
+
 def test_resume_command_line_after_sigterm(tmp_path):
     """The command line killed mid-sweep (SIGTERM) exits 143 and --resume continues from the checkpoints."""
     import signal

@@ -6,6 +6,9 @@ PASS them:
     python -m validation.convergence --model tests/wrong_noise_scale.py:NoiseScale105
     python -m validation.convergence --model tests/wrong_noise_scale.py:NoiseScale130
     python -m validation.convergence --model tests/wrong_noise_scale.py:DriftMissing
+
+and two wrong pairs built the way a user extends a shipped limit, by a subclass that overrides one primary method
+(the closed forms it inherits are withdrawn, :mod:`limits.closed_forms`): ``DriftOverride``, ``NoiseOverride``.
 """
 
 import importlib.util
@@ -47,3 +50,54 @@ class DriftMissing(_damped.DampedRes1ODE):
 
     def limit_field(self, t, h):
         return super().limit_field(t, h) + self.damping * h
+
+
+class _DriftLimit(Res1Limit):
+    """res-1's limit with a drift −H/2 of its own: a subclass that overrides ``f`` and inherits ``drift_free``."""
+
+    def f(self, t, y):
+        return -y / 2
+
+
+class DriftOverride(Res1SDE):
+    """res-1's network, paired with a subclass of its limit that overrides the drift (−H/2, which the network does
+    not have). The inherited ``drift_free`` flag once made the engine skip the override: the pair PASSed."""
+
+    name = "res1-drift-override"
+    description = "res-1 network  <->  its SDE with a drift -H/2 added by a subclass (deliberately wrong)"
+
+    def limit_sde(self) -> Res1Limit:
+        return _DriftLimit(self.activation, self.scale, self.width)
+
+
+class _NoiseLimit(Res1Limit):
+    """res-1's limit with its noise 1.15× the network's, by an override of ``g_prod`` alone (the inherited closed forms
+    — diffusion matrix, its derivative, the Stratonovich correction — restate the unscaled noise)."""
+
+    def g_prod(self, t, y, v):
+        return 1.15 * super().g_prod(t, y, v)
+
+
+class NoiseOverride(Res1SDE):
+    """res-1's network, paired with a subclass of its limit whose ``g_prod`` is 1.15× the network's noise. The schemes
+    that read the inherited diffusion matrix once integrated the unscaled SDE: the solver study's reference was the
+    right SDE, not this one, and its network row PASSed."""
+
+    name = "res1-noise-override"
+    description = "res-1 network  <->  its SDE with g_prod scaled by 1.15 in a subclass (deliberately wrong)"
+
+    def limit_sde(self) -> Res1Limit:
+        return _NoiseLimit(self.activation, self.scale, self.width)
+
+
+class ExitsMidRun(Res1SDE):
+    """res-1 whose network calls ``sys.exit(0)`` halfway through: a model cannot forge a PASS by its exit status."""
+
+    name = "res1-exits"
+
+    def network_step(self, h, t, dt, dW):
+        if t >= 0.5:
+            import sys
+
+            sys.exit(0)
+        return super().network_step(h, t, dt, dW)

@@ -33,6 +33,8 @@ from typing import Any, Sequence
 
 import torch
 
+from validation.core import cli
+
 __all__ = ["build", "write_page", "main", "DEPTHS", "BETAS"]
 
 #: the slider's depths
@@ -144,6 +146,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, KeyError) as exc:
         print(f"error: {exc}".replace("\n", " "), file=sys.stderr)
         return 2
+    except SystemExit as exc:  # a user's model exiting mid-run: never a status of its own choosing
+        print(f"internal error: {cli.forged_exit(exc)}", file=sys.stderr)
+        return 3
     except Exception as exc:  # noqa: BLE001 (one line, exit 3: never a traceback)
         print(f"internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 3

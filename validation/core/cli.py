@@ -531,6 +531,9 @@ def execute(command: Command, argv: Sequence[str] | None = None) -> int:
     except Terminated:
         print("terminated: no output was written", file=sys.stderr)
         return 143
+    except SystemExit as exc:  # raised by code the run called (a user's pair or model): never a verdict
+        print(f"internal error: {forged_exit(exc)}", file=sys.stderr)
+        return 3
     except Exception as exc:  # an internal error: one line, never confused with a FAIL (exit 1)
         if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
             where = f" writing {exc.filename}" if exc.filename else ""
@@ -547,6 +550,22 @@ def execute(command: Command, argv: Sequence[str] | None = None) -> int:
         if debug:
             traceback.print_exc()
         return 3
+
+
+def forged_exit(exc: SystemExit) -> str:
+    """What to say of a ``SystemExit`` raised during a run — by the code of a user's pair or model, since the
+    package's own code never exits while computing: where it was raised (the innermost frame's file and line) and
+    that a run's exit status is its verdict's, which no model may set. The command then ends with exit 3."""
+    frame = exc.__traceback__
+    while frame is not None and frame.tb_next is not None:
+        frame = frame.tb_next
+    where = (f"{frame.tb_frame.f_code.co_filename}, line {frame.tb_lineno}" if frame is not None else "unknown code")
+    if exc.__cause__ is not None:   # raised in a worker process: its traceback comes as the text of the cause
+        frames = re.findall(r'File "([^"]+)", line (\d+)', str(exc.__cause__))
+        if frames:
+            where = f"{frames[-1][0]}, line {frames[-1][1]} (in a worker process)"
+    return (f"sys.exit({exc.code!r}) was called during the run, in {where}; the exit status is the verdict's "
+            "and a model cannot set it: no output was written")
 
 
 #: what torch's allocators say when an allocation fails (CPU: "DefaultCPUAllocator: can't allocate memory: you

@@ -31,8 +31,10 @@ import torch
 from tqdm.auto import tqdm
 
 from limits.activations import ACTIVATION_NAMES, ActivationError, get_activation
-from limits.pairs import ModelConfig, Pair
-from limits.registry import get_pair, pair_names
+from limits.closed_form_probe import check_pair
+from limits.closed_forms import ClosedFormError
+from limits.pairs import ModelConfig, Pair, PairError
+from limits.registry import PAIRS, get_pair, pair_names
 from limits.smooth import LENGTHSCALE_RANGE
 from validation.core.one_pass import CHUNK_BUDGET, SAMPLE_BLOCK, StudyErrors, block_seed, merge_errors, sample_blocks, study_errors
 from validation.core.settings import (MIN_CONFIDENCE,
@@ -319,7 +321,8 @@ def build_pair(model: str | type[Pair] | Pair, settings: S, *, first_block: bool
     """The pair and the resolved settings, with every check that needs the model made — nothing is computed.
 
     A Pair instance brings its own samples, width, seed, dtype and device (settings that contradict it are an
-    error). The resolved settings name the values the model chose for the fields it reads (activation, weight
+    error). A pair the package does not ship has its closed forms probed against its primary methods
+    (:func:`limits.closed_form_probe.check_pair`; PairError naming the one that disagrees). The resolved settings name the values the model chose for the fields it reads (activation, weight
     variance, length-scale, β), so that ``run(model_spec, **settings)`` repeats the run. With ``first_block``
     the pair built is that of the first block of samples (at most ``sample_block`` of them).
     """
@@ -345,6 +348,11 @@ def build_pair(model: str | type[Pair] | Pair, settings: S, *, first_block: bool
         samples = min(resolved.samples, block) if first_block else resolved.samples
         pair = cls(config, samples, seed=resolved.seed, dtype=resolved.torch_dtype,
                    device=resolve_device(resolved.device))
+    if type(pair) not in PAIRS.values():   # a user's pair: its closed forms must restate its methods (the shipped
+        try:                               # pairs' are checked by tests/test_closed_forms.py)
+            check_pair(pair)
+        except ClosedFormError as exc:
+            raise PairError(str(exc)) from None
     chosen = {"activation": pair.activation.name, "weight_var": pair.weight_var, "lengthscale": pair.lengthscale,
               "beta": pair.beta}
     resolved = dataclasses.replace(resolved, **{k: v for k, v in chosen.items() if k in pair.config_fields})

@@ -70,14 +70,20 @@ def _version(name: str) -> str | None:
 
 
 def git_commit() -> dict[str, Any] | None:
-    """The commit of the checkout the package runs from (and whether it has uncommitted changes), or None."""
-    root = Path(__file__).resolve().parent.parent
-    if not (root / ".git").exists():
-        return None
+    """The commit of the checkout the package runs from (and whether it has uncommitted changes), or None — where
+    this file is not tracked by the git repository around it (an installed package; a virtual environment inside
+    some other repository) or git is missing. Found from this module's own folder, wherever it sits in the package."""
+    here = Path(__file__).resolve()
     try:
-        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+        tracked = subprocess.run(["git", "-C", str(here.parent), "ls-files", "--error-unmatch", here.name],
+                                 capture_output=True, text=True, timeout=5)
+        if tracked.returncode != 0:
+            return None
+        root = subprocess.run(["git", "-C", str(here.parent), "rev-parse", "--show-toplevel"], capture_output=True,
+                              text=True, timeout=5, check=True).stdout.strip()
+        commit = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True,
                                 timeout=5, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+        dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "--untracked-files=no"],
                                capture_output=True, text=True, timeout=5, check=True).stdout.strip() != ""
     except (OSError, subprocess.SubprocessError):
         return None

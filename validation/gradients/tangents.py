@@ -117,19 +117,11 @@ class TangentLayout:
 
 
 def closed_form(obj: Any, tangents: dict[str, str]) -> bool:
-    """Whether ``obj``'s closed-form tangents (``tangents``: map name → its tangent's name) can be used: each is set,
-    and defined by the class that defines its map or by a subclass of it — a subclass that overrides a map (a user's
-    pair built on res1, say) without its tangent falls back to autodiff instead of inheriting a wrong one."""
-    def owner(name: str) -> type | None:
-        return next((cls for cls in type(obj).__mro__ if name in vars(cls)), None)
-
-    for name, tangent in tangents.items():
-        if getattr(obj, tangent, None) is None:
-            return False
-        defines_map, defines_tangent = owner(name), owner(tangent)
-        if defines_map is not None and (defines_tangent is None or not issubclass(defines_tangent, defines_map)):
-            return False
-    return True
+    """Whether ``obj``'s closed-form tangents (``tangents``: map name → its tangent's name) can be used: each is set.
+    A subclass that overrides a map (a user's pair built on res1, say) without its tangent has had the tangent
+    withdrawn when it was defined (:mod:`limits.closed_forms`), so it falls back to autodiff instead of inheriting a
+    wrong one."""
+    return all(getattr(obj, tangent, None) is not None for tangent in tangents.values())
 
 
 class AugmentedLimit(ItoLimit):

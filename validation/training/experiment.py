@@ -45,7 +45,7 @@ Progress = Callable[[], None]
 
 
 #: settings every experiment takes (run-level: they do not change the numbers, or are common to all)
-ALWAYS = frozenset({"checkpoint_dir", "resume", "data_dir", "confidence", "resamples", "train_size", "workers",
+ALWAYS = frozenset({"checkpoint_dir", "resume", "resume_any", "data_dir", "confidence", "resamples", "train_size", "workers",
                     "scheduler"})
 
 

@@ -40,7 +40,7 @@ import torch
 from tqdm import tqdm
 
 from ..core import cli, runtime
-from ..core.results import RunInfo, StudyResult, to_jsonable
+from ..core.results import RunInfo, StudyResult, git_commit, to_jsonable
 from ..core.settings import (MIN_CONFIDENCE, CommonSettings, SettingsError, check_choice, check_float, check_int,
                              make_settings, parse_float_list, parse_grid, parse_int_list, refuse_inapplicable,
                              resolve_device, setting, settings_dict, settings_given)
@@ -56,7 +56,7 @@ __all__ = ["TrainingSettings", "TrainingResult", "run", "main", "EXPERIMENTS", "
 #: the floating-point type of an experiment whose preset names none (training is not a strong-error measurement)
 DEFAULT_DTYPE = "float32"
 #: settings that never enter the checkpoint fingerprint (they do not change the numbers)
-_RUN_ONLY = ("checkpoint_dir", "resume", "data_dir", "workers", "scheduler")
+_RUN_ONLY = ("checkpoint_dir", "resume", "resume_any", "data_dir", "workers", "scheduler")
 
 
 def _parse_names(text: str) -> tuple[str, ...]:
@@ -193,6 +193,9 @@ class TrainingSettings(CommonSettings):
     resume: bool = setting(False, "reuse the finished configurations checkpointed by an earlier run of the same "
                                   "settings (nothing finished is trained again)", action="store_true",
                            group="run and output")
+    resume_any: bool = setting(False, "with --resume, reuse checkpoints written by another commit of the code too "
+                                      "(refused by default, naming both commits: other code may give other numbers)",
+                               action="store_true", group="run and output")
     data_dir: str | None = setting(None, "folder of the files of --dataset mnist / fashion-mnist (the four IDX "
                                          "files train-images-idx3-ubyte[.gz], train-labels-idx1-ubyte[.gz], "
                                          "t10k-images-idx3-ubyte[.gz], t10k-labels-idx1-ubyte[.gz], or "
@@ -217,6 +220,8 @@ class TrainingSettings(CommonSettings):
         check_workers(self)
         if self.checkpoint_dir in ("none", ""):
             self._set("checkpoint_dir", None)
+        if self.resume_any and not self.resume:
+            raise SettingsError("resume_any", "applies with --resume only (it says which checkpoints --resume reuses)")
         positive_ints = {"width": (1, 4096), "hidden": (1, 4096), "depth": (1, 100_000), "epochs": (1, 100_000), "batch_size": (1, 1_000_000),
                          "replicates": (1, 1024), "max_updates": (1, 10**9), "train_size": (1, 10**9),
                          "plateau_patience": (0, 100_000)}
@@ -300,7 +305,8 @@ def resolve(name: str, settings: TrainingSettings) -> TrainingSettings:
     experiment = EXPERIMENTS[name]
     uses = experiment.takes()
     refuse_inapplicable(settings_given(settings, against_defaults=True), uses, f"the {name} experiment",
-                        takes=", ".join("--" + n.replace("_", "-") for n in sorted(uses - {"resume"})) + ", --resume")
+                        takes=", ".join("--" + n.replace("_", "-") for n in sorted(uses - {"resume", "resume_any"}))
+                        + ", --resume, --resume-any")
     values = {k: v for k, v in experiment.defaults.items() if getattr(settings, k) is None}
     if settings.stages is not None and settings.depths is None:  # the layouts give the depths
         values["depths"] = tuple(sum(layout) for layout in settings.stages)
@@ -401,15 +407,14 @@ def _normalise(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def stamp(settings: TrainingSettings, device: torch.device) -> str:
-    """The checkpoint fingerprint of a run (:mod:`validation.training.sweep`)."""
+    """The checkpoint fingerprint of a run (:mod:`validation.training.sweep`): its settings, device, package and torch
+    versions. The commit of the code is not in it but in each checkpoint, so that ``--resume`` after a code change
+    finds the checkpoints and refuses them by name (:class:`validation.training.sweep.CheckpointStore`)."""
     from limits import __version__
 
-    from ..core.results import git_commit
-
     numbers = {k: v for k, v in settings_dict(settings).items() if k not in _RUN_ONLY}
-    commit = git_commit()
     return fingerprint({"settings": numbers, "device": str(device), "package": __version__,
-                        "commit": None if commit is None else commit["commit"], "torch": torch.__version__})
+                        "torch": torch.__version__})
 
 
 def run(experiment: str = "marion-fig8", settings: TrainingSettings | None = None, /, *, progress: bool = False,
@@ -434,7 +439,8 @@ def run(experiment: str = "marion-fig8", settings: TrainingSettings | None = Non
         started, clock = runtime.utc_now(), time.perf_counter()
         data: dict[str, Dataset] = {name: _dataset(name, settings, device) for name in spec.datasets(settings)}
         configurations = spec.configurations(settings)
-        store = CheckpointStore(settings.checkpoint_dir, experiment, stamp(settings, device), settings.resume)
+        store = CheckpointStore(settings.checkpoint_dir, experiment, stamp(settings, device), settings.resume,
+                                code=git_commit(), any_code=settings.resume_any)
         finished = {c.key: record for c in configurations if (record := store.load(c)) is not None}
         pending = [c for c in configurations if c.key not in finished]
         workers = min(len(pending), settings.workers or default_workers(str(device)))

@@ -5,9 +5,9 @@ A run's checkpoints live in ``<checkpoint_dir>/<experiment>-<fingerprint>/``, on
 configuration (written atomically: a temporary file renamed into place), with a digest of its record: a record
 edited or damaged inside valid JSON is refused on ``--resume``, naming the file. The fingerprint is a hash of
 everything that determines the numbers (the experiment, every setting except the run-only ones, the
-package version and git commit, the torch version, dtype and device), so a checkpoint is only ever reused
-by a run of the same code that would compute the same numbers (uncommitted edits are not seen: commit
-before resuming across a code change). With ``resume`` a finished configuration is read back instead of trained again; without it
+package and torch versions, dtype and device). Each checkpoint also records the git commit of the code that wrote
+it (and whether it had uncommitted changes): ``--resume`` refuses a checkpoint of another commit, naming both,
+unless ``--resume-any`` (uncommitted edits are not seen: commit before resuming across a code change). With ``resume`` a finished configuration is read back instead of trained again; without it
 every configuration is trained (and its checkpoint rewritten). A complete run's checkpoints are kept:
 ``--resume`` then redraws the figure and rewrites the JSON without training.
 """
@@ -49,9 +49,15 @@ def fingerprint(payload: Mapping[str, Any]) -> str:
 class CheckpointStore:
     """The checkpoints of one run (module docstring); ``folder=None`` keeps nothing."""
 
-    def __init__(self, folder: str | Path | None, experiment: str, stamp: str, resume: bool) -> None:
+    def __init__(self, folder: str | Path | None, experiment: str, stamp: str, resume: bool,
+                 code: Mapping[str, Any] | None = None, any_code: bool = False) -> None:
+        """``code``: the commit (and dirtiness) of the code running (:func:`validation.core.results.git_commit`),
+        written into each checkpoint; on resuming, a checkpoint from another commit is refused naming both, unless
+        ``any_code``."""
         self.resume = resume
         self.stamp = stamp
+        self.code = None if code is None else dict(code)
+        self.any_code = any_code
         self.path: Path | None = None
         if folder is None:
             if resume:
@@ -81,9 +87,28 @@ class CheckpointStore:
         if not isinstance(payload.get("record"), dict) or payload.get("digest") != fingerprint(payload["record"]):
             raise SettingsError("resume", f"{file}: a damaged or edited checkpoint (its record does not match the "
                                           "digest written with it); delete the file, or run without --resume")
+        written = payload.get("code")
+        if not self.any_code and _commit(written) != _commit(self.code):
+            raise SettingsError("resume", f"{file} was written by {_describe(written)} and this is "
+                                          f"{_describe(self.code)}: other code may give other numbers; run without "
+                                          "--resume, or add --resume-any to reuse it")
         return payload["record"]
 
     def save(self, config: Configuration, record: dict[str, Any], seconds: float) -> None:
         if self.path is not None:
             write_json(self.path / config.filename, {"fingerprint": self.stamp, "key": config.key, "seconds": seconds,
-                                                     "digest": fingerprint(record), "record": record})
+                                                     "code": self.code, "digest": fingerprint(record),
+                                                     "record": record})
+
+
+def _commit(code: Any) -> str | None:
+    """The commit of a ``code`` record (None: not known, e.g. written outside a checkout)."""
+    return code.get("commit") if isinstance(code, dict) else None
+
+
+def _describe(code: Any) -> str:
+    """The code that wrote a checkpoint, in words."""
+    commit = _commit(code)
+    if commit is None:
+        return "code of no known commit"
+    return f"commit {commit[:12]}" + (" (with uncommitted changes)" if code.get("dirty") else "")
