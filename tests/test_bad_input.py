@@ -20,6 +20,7 @@ CONVERGENCE = [
     (["--workers", "0"], "--workers: 0 is out of range"),
     (["--scheduler", "foo"], "'foo' is not a scheduler"),
     (["--model", "res1-ode", "--noise-dtype", "float32"], "applies to SDE pairs only"),
+    (["--model", "res1-ode", "--compile"], "--compile: applies to SDE pairs only; res1-ode is an ODE pair"),  # ignored
     (["--samples", "1000000000"], "--samples: 1000000000 is out of range"),
     (["--samples", "0"], "--samples: 0 is out of range (must be ≥ 2"),
     (["--samples", "-3"], "-3 is out of range"),
@@ -55,6 +56,8 @@ CONVERGENCE = [
     (["--json", "{afile}/x.json"], "is not a folder"),
     (["--json", "{missing}/x.json"], "does not exist"),
     (["--json", "{folder}"], "is a folder"),
+    (["--json", "{missing}\nsub/x.json"], "missing\\nsub/x.json: the folder"),  # a newline split the one line
+    (["--csv", "{missing}\rsub/x.csv"], "missing\\rsub/x.csv: the folder"),
     (["--plot", "{folder}/x.xyz"], "suffix '.xyz'"),
     (["--json", "{folder}/a.json", "--csv", "{folder}/a.json"], "two outputs name the same file"),
     (["--model", "res1", "--beta", "0.5"], "res1 does not use beta (--beta)"),
@@ -208,7 +211,7 @@ REGIMES = [
     (["--preset", "chizat", "--hiddens", "4,0"], "--hiddens: 0 is out of range"),
     (["--preset", "chizat", "--hidden-samples", "1"], "--hidden-samples: 1 is out of range"),
     (["--preset", "fig9"], "invalid choice: 'fig9'"),
-    ([], "the following arguments are required: --preset"),
+    ([], "--preset: required (one of assumptions, chizat, fig1"),
     (["--preset", "fig1", "--plot", "/proc/x.png"], "--plot /proc/x.png"),
     (["--preset", "fig1", "--csv", "x.csv"], "unrecognized arguments: --csv"),
     (["--preset", "fig1", "--memory-mb", "1"], "more than --memory-mb 1"),
@@ -344,6 +347,16 @@ def test_every_setting_flag_has_a_bad_input_case(study):
     assert not uncovered, f"{study}: no bad-input case gives these flags a value: {', '.join(uncovered)}"
 
 
+def test_regimes_list_needs_no_preset(capsys):
+    """``--list`` said "the following arguments are required: --preset" (exit 2): it lists every preset, exit 0."""
+    from validation.regimes.catalogue import PRESETS
+
+    assert regimes.main(["--list"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert all(f"  {name} " in captured.out for name in PRESETS) and "fig3 = fig1" in captured.out
+
+
 def test_a_long_run_is_announced_before_it_starts(capsys):
     def interrupted(*args, **kwargs):  # stands in for the 45-minute run: Ctrl-C as soon as it starts
         raise KeyboardInterrupt
@@ -364,6 +377,34 @@ TRAINING_STANDARD_INITS = [
                                                                    "marion-fig8 experiment"),
     (["--experiment", "cohen-scaling", "--standard-inits", "none"], "does not apply to the cohen-scaling experiment"),
 ]
+
+
+def test_a_line_break_in_a_value_is_escaped_in_the_one_error_line(places, capsys):
+    """A newline in a path given to --data-dir (or --json: the convergence table) split the error in two lines: every
+    bad-input line shows a line break as repr writes it (cli.one_line), and so does a parse error (argparse names an
+    unrecognized argument as typed)."""
+    from validation import training
+
+    _check(training, ["--experiment", "marion-fig9", "--dataset", "mnist", "--data-dir", "{missing}\nsub"],
+           "--data-dir: " + places["missing"] + "\\nsub is not a folder", places, capsys)
+    _check(convergence, ["--no\nsuch\u2028flag"], "unrecognized arguments: --no\\nsuch\\u2028flag", places, capsys)
+
+
+@pytest.mark.parametrize("flag", ["--json", "--plot"])
+@pytest.mark.parametrize("name, needle", [
+    ("a" * 300, "a name in it is too long for the file system (File name too long); give a shorter one"),
+    ("a" * 300 + "/x", "a name in it is too long for the file system"),
+    ("a" * 245, "the file name is too long: the run writes it first as ."),  # its temporary file's name is too long
+], ids=["300 characters", "a folder of 300", "245 characters"])
+def test_a_file_name_too_long_is_refused_before_the_run(flag, name, needle, places, capsys):
+    """A 300-character --json file name gave exit 3 (OSError: [Errno 36] File name too long, from pathlib's is_dir);
+    a name that fits but whose temporary file's does not was refused as a folder that cannot be written to."""
+    from pathlib import Path
+
+    suffix = ".json" if flag == "--json" else ".png"
+    path = f"{places['folder']}/{name}{suffix}"
+    _check(convergence, [flag, path, "--memory-mb", "1"], f"{flag} {path}: {needle}", places, capsys)
+    assert not list(Path(places["folder"]).iterdir())
 
 
 @_table(TRAINING_STANDARD_INITS)
@@ -425,6 +466,28 @@ def test_every_list_flag_refuses_duplicates_and_empty_lists(module, argv, words,
     assert words in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
 
 
+@pytest.mark.parametrize("module, argv, needle", [
+    ("gradients", ["--methods", "reversible_heun,reversible_heun"], "--methods: reversible_heun,reversible_heun names "
+                                                                    "'reversible_heun' twice (give each once)"),
+    ("gradients", ["--model", "res1-ode", "--methods", "rk4,dopri5,rk4"], "--methods: rk4,dopri5,rk4 names 'rk4' twice"),
+    ("weak", ["--models", "tanh,swish,tanh"], "--models: tanh,swish,tanh names 'tanh' twice"),
+    ("training", ["--experiment", "cohen-scaling", "--datasets", "cohen-synthetic,cohen-synthetic"],
+     "--datasets: cohen-synthetic,cohen-synthetic names 'cohen-synthetic' twice"),
+    ("training", ["--experiment", "cohen-scaling", "--activations", "tanh,relu,tanh"], "--activations: tanh,relu,tanh "
+                                                                                       "names 'tanh' twice"),
+    ("training", ["--experiment", "marion-fig8", "--inits", "iid,iid"], "--inits: iid,iid names 'iid' twice"),
+    ("solvers", ["--schemes", "euler,euler"], "--schemes: euler, euler names a scheme twice"),
+    ("multilevel", ["--schemes", "network,network"], "--schemes: network, network names a solver twice"),
+])
+def test_every_list_of_names_refuses_a_name_given_twice(module, argv, needle, places, capsys):
+    """``--methods reversible_heun,reversible_heun`` ran the method twice and printed its check twice; a data set,
+    set-up or initialisation named twice was trained twice: a name given twice is refused (validation.core.settings.
+    distinct_names), before anything is computed (--memory-mb 1 would refuse any run that got as far)."""
+    import importlib
+
+    _check(importlib.import_module(f"validation.{module}"), [*argv, "--memory-mb", "1"], needle, places, capsys)
+
+
 @pytest.mark.parametrize("study, argv, needle", [
     ("multilevel", ["--accuracies", "1e-300"], "--accuracies: 1e-300 is out of range (must be ≥ 1e-08"),
     ("multilevel", ["--fit-from-level", "100"], "--fit-from-level: 100 is out of range (must be ≥ 1 and ≤ 6)"),
@@ -440,3 +503,75 @@ def test_arithmetic_edges_and_a_model_that_exits_are_bad_input(study, argv, need
     exits.write_text("import sys\nsys.exit(0)\n")
     module = importlib.import_module(f"validation.{study}")
     _check(module, [a.replace("{exits}", str(exits)) for a in argv], needle, places, capsys)
+
+
+#: the damage done to one checkpoint (``width.json``) of a finished run, and what the one error line says of it
+DAMAGED_CHECKPOINTS = {
+    "[]": ("[]", "a damaged checkpoint (it holds an array, not a JSON object"),
+    "null": ("null", "a damaged checkpoint (it holds null, not a JSON object"),
+    "number": ("3", "a damaged checkpoint (it holds the number 3, not a JSON object"),
+    "folder": (None, "a folder, not a checkpoint file"),
+    "fingerprint": ({"fingerprint": [1]}, "a damaged checkpoint (its fingerprint is an array, not a string"),
+    "key": ({"key": 7}, "a damaged checkpoint (its key is the number 7, not a string"),
+}
+
+
+@pytest.fixture(scope="module")
+def finished_checkpoints(tmp_path_factory):
+    """The checkpoints of a finished tiny ``chaintron2026-nonlinear`` run, and its settings as flags."""
+    from validation import training
+
+    name = "chaintron2026-nonlinear"
+    tiny = training.EXPERIMENTS[name].smoke
+    folder = tmp_path_factory.mktemp("checkpoints")
+    training.run(name, checkpoint_dir=str(folder), **tiny)
+    flags = ["--experiment", name, *[part for key, value in tiny.items() for part in (
+        f"--{key.replace('_', '-')}", ",".join(map(str, value)) if isinstance(value, tuple) else str(value))]]
+    return folder, flags
+
+
+@pytest.mark.parametrize("damage", DAMAGED_CHECKPOINTS)
+def test_a_damaged_checkpoint_is_refused_on_resume_naming_the_file(damage, finished_checkpoints, places, capsys,
+                                                                    tmp_path):
+    """A checkpoint that is valid JSON but not the object save() writes ([], null, a number; a fingerprint or key not
+    a string), or a folder in its place, gave exit 3 (AttributeError: 'list' object has no attribute 'get'; a folder:
+    IsADirectoryError on writing it again) or was silently trained again: each is refused in one line naming the
+    file, exit 2, and no output is written."""
+    import json
+    import shutil
+    from pathlib import Path
+
+    from validation import training
+
+    finished, flags = finished_checkpoints
+    shutil.copytree(finished, tmp_path / "checkpoints")
+    file = next((tmp_path / "checkpoints").glob("*/width.json"))
+    content, needle = DAMAGED_CHECKPOINTS[damage]
+    if content is None:
+        file.unlink()
+        file.mkdir()
+    elif isinstance(content, dict):
+        file.write_text(json.dumps({**json.loads(file.read_text()), **content}))
+    else:
+        file.write_text(content)
+    argv = [*flags, "--checkpoint-dir", str(tmp_path / "checkpoints"), "--resume", "--json", "{folder}/out.json"]
+    _check(training, argv, f"--resume: {file}: {needle}", places, capsys)
+    assert not list(Path(places["folder"]).iterdir())
+
+
+@pytest.mark.parametrize("rate", ["float('nan')", "float('inf')", "None"])
+def test_a_pair_whose_theory_rate_is_not_a_finite_number_is_refused_at_the_start(rate, places, capsys, tmp_path):
+    """A user's pair whose theory_rate is NaN ran the whole study to INCONCLUSIVE (exit 4) and wrote its JSON: the
+    rate every verdict is read against is checked when the pair is built (validation.core.pair_study.build_pair)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    module = tmp_path / "bad_rate.py"
+    module.write_text("from limits.registry import get_pair\n"
+                      f"LeakyRes1 = get_pair({str(root / 'docs/examples/leaky_res1.py')!r} + ':LeakyRes1')\n"
+                      f"class BadRate(LeakyRes1):\n    name = 'bad-rate'\n    theory_rate = {rate}\n")
+    argv = ["--model", f"{module}:BadRate", "--samples", "50", "--depths", "4,8,16", "--bootstrap", "100",
+            "--reference-steps", "64", "--json", "{folder}/out.json"]
+    shown = {"float('nan')": "nan", "float('inf')": "inf", "None": "None"}[rate]
+    _check(convergence, argv, f"bad-rate: theory_rate {shown}: must be a finite number", places, capsys)
+    assert not list(Path(places["folder"]).iterdir())

@@ -3,7 +3,7 @@ refusing a run before it starts — is within 25 % of the peak measured on a rea
 
 The peak is measured as ``benchmarks/bench_memory.py`` measures it: the process's resident size plus its workers'
 private pages (pages they share with the parent counted once), polled every 20 ms, or the process's own
-high-water mark (``VmHWM``) when larger. Slow (about five minutes): ``python -m pytest -m slow tests/test_memory_estimates.py``.
+high-water mark (``VmHWM``) when larger. Each case runs twice and both runs must be within a quarter. Slow (about ten minutes): ``python -m pytest -m slow tests/test_memory_estimates.py``.
 A term left out of an estimate fails it: the solver study without its Lévy areas, the regimes presets with their
 chunk counted once per worker process as before. So does a peak that follows the heap's history instead of the
 arrays alive: the multilevel study's, while its batches' arrays stayed in a reused heap, varied 370–645 MiB with one
@@ -25,14 +25,23 @@ pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not Path("/proc/self/smaps_rollup").exists(), reason="needs Linux /proc")]
 
 
+#: each case is measured this many times, and every run must be within a quarter: a peak that follows the heap's
+#: history rather than the arrays alive shows as runs that disagree (issue 65: one command peaked at 876 and 1003 MiB)
+RUNS = 2
+
+
 @pytest.mark.parametrize("name, study, arguments", bench_memory.SIZES, ids=[case[0] for case in bench_memory.SIZES])
 def test_the_estimate_is_within_a_quarter_of_the_measured_peak(name, study, arguments):
     estimate = bench_memory.estimate_mb(study, arguments)
-    measured = bench_memory.measure(study, arguments)
-    assert measured["exit"] in (0, 1, 4), measured  # the run itself worked (a verdict, not an error)
-    ratio = estimate / measured["peak_mb"]
-    assert abs(ratio - 1) <= bench_memory.WITHIN, (f"{name}: estimated {estimate:.0f} MiB, measured "
-                                                  f"{measured['peak_mb']:.0f} MiB (ratio {ratio:.2f})")
+    runs = [bench_memory.measure(study, arguments) for _ in range(RUNS)]
+    for measured in runs:
+        assert measured["exit"] in (0, 1, 4), measured  # the run itself worked (a verdict, not an error)
+    peaks = [measured["peak_mb"] for measured in runs]
+    ratios = [estimate / peak for peak in peaks]
+    report = (f"{name}: estimated {estimate:.0f} MiB, measured {', '.join(f'{peak:.0f}' for peak in peaks)} MiB "
+              f"(ratios {', '.join(f'{ratio:.2f}' for ratio in ratios)})")
+    print(report)
+    assert all(abs(ratio - 1) <= bench_memory.WITHIN for ratio in ratios), report
 
 
 def test_the_two_sizes_of_each_study_differ_and_cover_every_study():

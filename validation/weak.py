@@ -58,7 +58,7 @@ from validation.core.one_pass import sample_blocks, sde_pass
 from validation.core.plots import new_grid
 from validation.core.results import RunInfo, StudyResult, utc_now
 from validation.core.settings import (
-    CommonSettings, SettingsError, check_depths, check_float, check_int, check_power_of_two,
+    CommonSettings, SettingsError, check_depths, check_float, check_int, check_power_of_two, distinct_names,
     make_settings, parse_float_list, parse_power_of_two_list, resolve_device, setting,
 )
 from validation.core.observables import TEST_FUNCTIONS
@@ -254,7 +254,7 @@ class WeakSettings(CommonSettings):
 
     def check(self) -> None:
         super().check()
-        models = tuple(dict.fromkeys(self.models))
+        models = distinct_names("models", self.models)
         bad = [m for m in models if m not in SC_MODELS]
         if not models or bad:
             raise SettingsError("models", f"{','.join(self.models)!r}: allowed {', '.join(SC_MODELS)} (comma-separated)")

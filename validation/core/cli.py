@@ -140,8 +140,18 @@ class _Parser(argparse.ArgumentParser):
         self._negative_number_matcher = re.compile(r"^-(\.?\d|inf(inity)?$|nan$)", re.IGNORECASE)
 
     def error(self, message: str) -> None:  # one line, exit status 2 (argparse prints the usage too)
-        print(f"error: {message} (see {self.prog} --help)", file=sys.stderr)
+        print(f"error: {one_line(message)} (see {self.prog} --help)", file=sys.stderr)
         raise SystemExit(2)
+
+
+#: every character that ends a line for ``str.splitlines`` (a terminal, a log reader), escaped as ``repr`` writes it
+_LINE_BREAKS = {ord(c): repr(c)[1:-1] for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
+def one_line(text: str) -> str:
+    """``text`` as one line: each line break in it (a newline in a path given to --json or --data-dir, say) written
+    as ``repr`` writes it (``\\n``), so that an error stays the one line the exit status 2 promises."""
+    return text.translate(_LINE_BREAKS)
 
 
 @dataclass(frozen=True)
@@ -523,7 +533,7 @@ def execute(command: Command, argv: Sequence[str] | None = None) -> int:
                 print(f"wrote {path}")
             return result.exit_code
     except BAD_INPUT as exc:
-        print(f"error: {_input_message(exc, command, argv)}", file=sys.stderr)
+        print(f"error: {one_line(_input_message(exc, command, argv))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted: no output was written", file=sys.stderr)

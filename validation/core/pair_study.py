@@ -23,6 +23,7 @@ it uses), calls :func:`build_pair`, then :func:`study_errors_in_blocks` or its o
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, TypeVar
@@ -303,6 +304,9 @@ def resolve_settings(cls: type[Pair], settings: S) -> S:
     elif settings.noise_dtype is not None:
         raise SettingsError("noise_dtype", f"applies to SDE pairs only; {cls.name} is an ODE pair (its smooth "
                                            "weights are drawn in --dtype)")
+    elif getattr(settings, "compile_steps", False):  # the ODE pass (study_errors) never compiles: it was ignored
+        raise SettingsError("compile_steps", f"applies to SDE pairs only; {cls.name} is an ODE pair (its pass is "
+                                             "never compiled)")
     fit_from = changes.get("fit_from")
     if fit_from is not None and sum(L >= fit_from for L in depths) < 2:
         raise SettingsError("fit_from", f"{fit_from} leaves fewer than two of the depths {list(depths)}")
@@ -353,10 +357,23 @@ def build_pair(model: str | type[Pair] | Pair, settings: S, *, first_block: bool
             check_pair(pair)
         except ClosedFormError as exc:
             raise PairError(str(exc)) from None
+    _check_theory_rate(pair)
     chosen = {"activation": pair.activation.name, "weight_var": pair.weight_var, "lengthscale": pair.lengthscale,
               "beta": pair.beta}
     resolved = dataclasses.replace(resolved, **{k: v for k, v in chosen.items() if k in pair.config_fields})
     return pair, resolved
+
+
+def _check_theory_rate(pair: Pair) -> None:
+    """A pair's predicted rate must be a finite number: every verdict is read against it, and a NaN one ran the whole
+    study to an INCONCLUSIVE that no sample count could settle."""
+    rate = pair.theory_rate
+    try:
+        finite = math.isfinite(float(rate))
+    except (TypeError, ValueError):
+        finite = False
+    if not finite:
+        raise PairError(f"{pair.name}: theory_rate {rate!r}: must be a finite number")
 
 
 def model_spec(model: str | type[Pair] | Pair) -> str:

@@ -27,6 +27,7 @@ import abc
 import csv
 import dataclasses
 import datetime as _dt
+import errno
 import fcntl
 import io
 import time
@@ -281,7 +282,21 @@ class OutputPlan:
     paths: dict[str, Path]
 
 
+#: what the temporary file of an output adds to its name: ``.NAME.`` + 8 random characters + ``.part``
+_STAGE_NAME_EXTRA = len(".") + len(".") + 8 + len(".part")
+
+
 def _check_writable(kind: str, path: Path) -> None:
+    try:
+        _check_writable_path(kind, path)
+    except OSError as exc:  # a path the system cannot look up (pathlib answers only "does not exist" itself)
+        if exc.errno == errno.ENAMETOOLONG:
+            raise UsageError(f"--{kind} {path}: a name in it is too long for the file system ({exc.strerror}); give a "
+                             "shorter one") from None
+        raise UsageError(f"--{kind} {path}: cannot be looked up ({exc.strerror or exc})") from None
+
+
+def _check_writable_path(kind: str, path: Path) -> None:
     parent = path.parent if str(path.parent) else Path(".")
     if path.is_dir():
         raise UsageError(f"--{kind} {path}: is a folder; give a file name")
@@ -300,6 +315,10 @@ def _check_writable(kind: str, path: Path) -> None:
     try:
         probe = tempfile.NamedTemporaryFile(dir=parent, prefix=f".{path.name}.", suffix=".part", delete=False)
     except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:  # the name fits, but not that of the temporary file written first
+            raise UsageError(f"--{kind} {path}: the file name is too long: the run writes it first as "
+                             f".{path.name}.XXXXXXXX.part, {_STAGE_NAME_EXTRA} characters longer, and the file system "
+                             f"refuses that name ({exc.strerror}); give a shorter one") from None
         raise UsageError(f"--{kind} {path}: cannot create a file in the folder {parent} "
                          f"({exc.strerror or exc})") from None
     probe.close()

@@ -23,7 +23,8 @@ import torch
 __all__ = [
     "SettingsError", "UsageError", "setting", "CommonSettings", "settings_dict", "check_int", "check_float", "check_choice",
     "check_depths", "check_power_of_two", "is_power_of_two", "parse_power_of_two_list", "parse_float_list",
-    "parse_int_list", "parse_grid", "parse_name_value", "DTYPES", "torch_dtype", "optional_torch_dtype", "resolve_device",
+    "parse_int_list", "parse_grid", "parse_name_value", "distinct_names", "DTYPES", "torch_dtype",
+    "optional_torch_dtype", "resolve_device",
     "make_settings", "settings_given", "refuse_inapplicable", "ALWAYS_APPLY", "MIN_CONFIDENCE",
 ]
 
@@ -224,6 +225,16 @@ def parse_name_list(text: str) -> tuple[str, ...]:
     names = tuple(part.strip() for part in text.split(",") if part.strip())
     if not names:
         raise ValueError(f"{text!r} names nothing (give names, comma-separated)")
+    return names
+
+
+def distinct_names(name: str, names: Sequence[str]) -> tuple[str, ...]:
+    """A setting's list of names as a tuple, refusing a name given twice (a method, scheme or data set named twice ran
+    twice, and its check and fit counted twice)."""
+    names = tuple(names)
+    twice = next((value for i, value in enumerate(names) if value in names[:i]), None)
+    if twice is not None:
+        raise SettingsError(name, f"{','.join(map(str, names))} names {twice!r} twice (give each once)")
     return names
 
 

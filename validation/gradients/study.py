@@ -57,8 +57,8 @@ from validation.core.pair_study import (KIND_DEFAULTS, PairSettings, RateFitSett
                                    pair_class)
 from validation.core.plots import Curve, draw_error_curves, new_grid
 from validation.core.results import RunInfo, StudyResult, rows_from_columns, utc_now
-from validation.core.settings import (SettingsError, check_choice, check_int, make_settings, optional_torch_dtype,
-                                 parse_float_list, resolve_device, setting, torch_dtype)
+from validation.core.settings import (SettingsError, check_choice, check_int, distinct_names, make_settings,
+                                      optional_torch_dtype, parse_float_list, resolve_device, setting, torch_dtype)
 from validation.core.rate_fit import RateFit, fit_rate, measured_rate_check, verdict_rule
 
 __all__ = ["GradientSettings", "GradientResult", "MethodErrors", "SDE_METHODS", "ODE_METHODS", "run", "main"]
@@ -134,7 +134,7 @@ class GradientSettings(ShardingSettings, RateFitSettings, ReferenceSettings, Pai
         check_choice("loss", self.loss, tuple(LOSSES))
         self._set("backward_times", _check_times(self.backward_times))
         if self.methods is not None:
-            self._set("methods", tuple(self.methods))
+            self._set("methods", distinct_names("methods", self.methods))
         self._set("method_samples", check_int("method_samples", self.method_samples, 2))
 
 

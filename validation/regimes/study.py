@@ -319,9 +319,23 @@ examples:
 """
 
 
+def listing() -> str:
+    """The ``--list`` text: every preset, its title and the flags it takes, then the aliases."""
+    aliases = ", ".join(f"{alias} = {target}" for alias, target in PRESETS.aliases.items())
+    return PRESETS.listing("presets (python -m validation.regimes --preset NAME):") + f"\n  aliases: {aliases}"
+
+
 def _add_arguments(group: argparse._ArgumentGroup) -> None:
-    group.add_argument("--preset", required=True, choices=PRESETS.choices(),
-                        help="paper settings: fig1 (= fig3), fig2, fig4 (= fig5), chizat")
+    # not argparse's required=True: it would refuse --list, which needs no preset
+    group.add_argument("--preset", default=None, choices=PRESETS.choices(),
+                       help="paper settings: fig1 (= fig3), fig2, fig4 (= fig5), chizat (required unless --list)")
+    group.add_argument("--list", action="store_true", help="list the presets and the settings each takes, and exit")
+
+
+def _run_command(preset: str | None, settings: RegimesSettings, /, **kwargs: Any) -> RegimesResult:
+    if preset is None:
+        raise SettingsError("preset", f"required (one of {', '.join(PRESETS.choices())}; see --list)")
+    return run(preset, settings, **kwargs)
 
 
 COMMAND = cli.Command(
@@ -329,10 +343,11 @@ COMMAND = cli.Command(
     description=__doc__.split("\n\nPython:", 1)[0],
     epilog=EPILOG,
     settings=RegimesSettings,
-    run=run,
+    run=_run_command,
     positional=("preset",),
     catalogue=PRESETS,
     add_arguments=_add_arguments,
+    listing=listing,
     estimate_mb=estimate_mb,
     estimate_seconds=estimate_seconds,
     outputs=("json", "plot"),

@@ -62,6 +62,7 @@ from limits.embedded_resnet import (EmbeddedResNet, InfiniteWidthResNet, Traject
                                     unit_draws)
 
 from ..core.checks import FAIL, INCONCLUSIVE, Check, check_line, combine, interval_check
+from ..core.runtime import large_blocks_unmapped
 from ..core.settings import SettingsError
 from .experiment import Experiment, number, power_fit
 from .sweep import Configuration
@@ -81,6 +82,12 @@ D_IN = D_OUT = 3
 EMBEDDING_FACTOR = 4
 #: replicates are trained in chunks of at most about this many MiB (a chunk's draws do not depend on the chunking)
 CHUNK_MB = 384
+#: what the process holds beside the largest chunk, in MiB: the interpreter with torch (226 measured at the first
+#: chunk), the records and the fits. With the chunks' arrays unmapped when freed (``train_one``), the peak is the
+#: largest chunk plus this: ``chaintron2026-nonlinear --workers 1`` peaked at 510–551 MiB over 10 runs (largest chunk
+#: 330 estimated: 180–221 beside it), ``chaintron2026-linear`` at 564 (its depth sweep, 381: 183 beside). It was 400
+#: while the heap kept freed blocks, whose peak followed the order blocks came free (600–1151 MiB for one command)
+PROCESS_FLOOR_MB = 200.0
 
 
 def hidden_error(h: torch.Tensor, reference: torch.Tensor) -> torch.Tensor:
@@ -313,12 +320,18 @@ class ChaintronLinear(Experiment):
 
     # ----------------------------------------------------------------------------------------------- training
     def train_one(self, settings, configuration, data, device, progress):
+        """One sweep's errors, its replicates trained in chunks of :data:`CHUNK_MB`. The chunks' large arrays (units,
+        trajectories: their shapes change from size to size) are unmapped when freed
+        (:func:`validation.core.runtime.large_blocks_unmapped`): on the reused heap the peak followed the order in
+        which blocks came free (``chaintron2026-nonlinear --workers 1`` peaked at 600–1151 MiB from run to run with
+        one command); unmapped, it is the arrays alive. The numbers do not change."""
         sweep = self.sweep(configuration.key, settings)
         replicates = settings.replicates * sweep.replicate_factor
         per_chunk = self._per_chunk(settings, sweep)
         shared, extras = self._shared(settings, sweep.key)
-        chunks = [self._errors(settings, sweep.key, range(start, min(start + per_chunk, replicates)), device, progress,
-                               shared) for start in range(0, replicates, per_chunk)]
+        with large_blocks_unmapped():
+            chunks = [self._errors(settings, sweep.key, range(start, min(start + per_chunk, replicates)), device,
+                                   progress, shared) for start in range(0, replicates, per_chunk)]
         # each measured quantity: size × replicate (× step), the chunks' replicates one after the other
         measured = {name: torch.cat([chunk[i] for chunk in chunks], dim=1).tolist()
                     for i, name in enumerate(self.measured_of(sweep.key, settings))}
@@ -522,7 +535,7 @@ class ChaintronLinear(Experiment):
     def estimate_mb(self, settings):
         chunks = [min(settings.replicates * sweep.replicate_factor, self._per_chunk(settings, sweep))
                   * sweep.megabytes(settings, held=True) for sweep in self.sweeps_of(settings)]
-        return max(chunks) + 400.0   # the largest chunk, the interpreter with torch, and the fits
+        return max(chunks) + PROCESS_FLOOR_MB   # the largest chunk, the interpreter with torch, and the fits
 
 
 class ChaintronNonlinear(ChaintronLinear):

@@ -42,8 +42,8 @@ from tqdm import tqdm
 from ..core import cli, runtime
 from ..core.results import RunInfo, StudyResult, git_commit, to_jsonable
 from ..core.settings import (MIN_CONFIDENCE, CommonSettings, SettingsError, check_choice, check_float, check_int,
-                             make_settings, parse_float_list, parse_grid, parse_int_list, refuse_inapplicable,
-                             resolve_device, setting, settings_dict, settings_given)
+                             distinct_names, make_settings, parse_float_list, parse_grid, parse_int_list,
+                             refuse_inapplicable, resolve_device, setting, settings_dict, settings_given)
 from ..core.workers import PROCESS_MB, check_workers, default_workers, run_memory_mb, run_tasks
 from .data import DATASETS, SYSTEM_FOLDERS, Dataset, find_images, load_dataset
 from .catalogue import EXPERIMENTS
@@ -268,7 +268,7 @@ class TrainingSettings(CommonSettings):
             if values is not None:
                 if not values:
                     raise SettingsError(name, f"give at least one of {', '.join(allowed)}")
-                self._set(name, tuple(check_choice(name, v, allowed) for v in values))
+                self._set(name, distinct_names(name, [check_choice(name, v, allowed) for v in values]))
         if self.standard_inits is not None:
             inits = tuple(check_choice("standard_inits", v, PF_STANDARD_INITS) for v in self.standard_inits)
             if len(set(inits)) != len(inits):

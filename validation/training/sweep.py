@@ -76,13 +76,26 @@ class CheckpointStore:
         if not self.resume or self.path is None:
             return None
         file = self.path / config.filename
-        if not file.is_file():
+        if not file.exists():
             return None
+        if not file.is_file():  # a folder in its place: training again could not write the checkpoint (exit 3)
+            raise SettingsError("resume", f"{file}: a folder, not a checkpoint file; delete the folder, or run "
+                                          "without --resume")
         try:
             payload = json.loads(file.read_text())
         except (OSError, ValueError):
             return None  # a damaged file is trained again
-        if payload.get("fingerprint") != self.stamp or payload.get("key") != config.key:
+        # valid JSON of another shape ([], null, a number; a fingerprint or key not a string) was not written by
+        # save(): reading on would fail as an internal error, and training again would overwrite the evidence
+        if not isinstance(payload, dict):
+            raise SettingsError("resume", f"{file}: a damaged checkpoint (it holds {_json_kind(payload)}, not a "
+                                          "JSON object); delete the file, or run without --resume")
+        for name in ("fingerprint", "key"):
+            if not isinstance(payload.get(name), str):
+                found = _json_kind(payload[name]) if name in payload else "missing"
+                raise SettingsError("resume", f"{file}: a damaged checkpoint (its {name} is {found}, not a string); "
+                                              "delete the file, or run without --resume")
+        if payload["fingerprint"] != self.stamp or payload["key"] != config.key:
             return None
         if not isinstance(payload.get("record"), dict) or payload.get("digest") != fingerprint(payload["record"]):
             raise SettingsError("resume", f"{file}: a damaged or edited checkpoint (its record does not match the "
@@ -99,6 +112,18 @@ class CheckpointStore:
             write_json(self.path / config.filename, {"fingerprint": self.stamp, "key": config.key, "seconds": seconds,
                                                      "code": self.code, "digest": fingerprint(record),
                                                      "record": record})
+
+
+def _json_kind(value: Any) -> str:
+    """What a JSON value is, in JSON's words (for a message naming a damaged checkpoint's content, never the content:
+    it may be long)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    return {list: "an array", dict: "an object", str: "a string"}.get(type(value), type(value).__name__)
 
 
 def _commit(code: Any) -> str | None:

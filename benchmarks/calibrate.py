@@ -1,0 +1,365 @@
+"""How often the verdicts are wrong: each check run over many seeds under the null (the package's own, right model)
+and under planted alternatives (a wrong model the check must reject), with exact binomial intervals.
+
+A verdict is a statistical test. Its **size** is how often it FAILs a right model (false FAIL); its **power** how
+often it FAILs a wrong one — here reported as its complement, the false-PASS rate under each alternative. Both are
+measured, with Clopper–Pearson 95% intervals and the K seeds behind them, and the rules of docs/theory.md §6 are
+applied to them:
+
+* no check may show a false-FAIL or a false-PASS rate whose interval lies wholly above 10%;
+* the INCONCLUSIVE rate under the null should be below 20% for the commands in the README's tables.
+
+Two kinds of rows:
+
+* **command rows** (:data:`COMMANDS`): ``python -m validation.STUDY ARGS --seed S`` as a user types it, the verdict
+  read from its exit status (0 PASS, 1 FAIL, 4 INCONCLUSIVE; anything else is recorded as an error and counts as
+  none of them). The alternatives are real perturbations of the model (tests/wrong_noise_scale.py: a noise 1.3×,
+  a drift −H/2 added by a subclass, a damping drift left out), not of the verdict;
+* **draw rows** (:func:`fig1_bounds`): a check's rule evaluated on the draws of the preset it belongs to, under the
+  null and under claims stated with a misstated parameter (Lemma 14's bounds with the weight variance 1.15× too
+  large or 0.45× too small), for the rules before and after a change.
+
+The results go to ``benchmarks/results/calibration.json`` (written whole after every run, so a stopped
+calibration resumes where it stopped: runs already there are not repeated) and, with ``--page``, to
+docs/results/calibration.md.
+
+    python benchmarks/calibrate.py --list                  # the rows, their K and the estimated time
+    python benchmarks/calibrate.py --workers 2             # run what is missing (resumable)
+    python benchmarks/calibrate.py --only convergence --workers 2
+    python benchmarks/calibrate.py --page                  # the table, printed and written to the results page
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "calibration.json"
+PAGE = ROOT / "docs" / "results" / "calibration.md"
+PLANTS = "tests/wrong_noise_scale.py"
+#: the rules (docs/theory.md §6)
+MAX_WRONG_RATE, MAX_NULL_INCONCLUSIVE = 0.10, 0.20
+VERDICTS = {0: "PASS", 1: "FAIL", 4: "INCONCLUSIVE"}
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    """One model a check is run on: the null (the right model: the check must PASS) or an alternative (a wrong
+    one: it must FAIL). ``args`` are added to the command's."""
+
+    name: str
+    args: tuple[str, ...]
+    null: bool
+    seeds: int
+
+
+@dataclass(frozen=True)
+class CommandCheck:
+    """A command's verdict, calibrated: its command line, what it claims, and its hypotheses."""
+
+    key: str
+    study: str
+    args: tuple[str, ...]
+    claim: str
+    hypotheses: tuple[Hypothesis, ...]
+    #: seconds one run takes on the 2-core development machine (for --list's estimate)
+    seconds: float
+    in_readme: bool = False
+    notes: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def command(self, hypothesis: Hypothesis, seed: int) -> list[str]:
+        return ["-m", f"validation.{self.study}", *self.args, *hypothesis.args, "--seed", str(seed)]
+
+
+COMMANDS: tuple[CommandCheck, ...] = (
+    CommandCheck(
+        "convergence-res1", "convergence", ("--workers", "1"),
+        "res-1's strong rate in L is 1/2 (the README's main command)",
+        (Hypothesis("null: res1", ("--model", "res1"), True, 20),
+         Hypothesis("noise scale 1.3x in the limit", ("--model", f"{PLANTS}:NoiseScale130"), False, 10),
+         Hypothesis("noise scale 1.05x in the limit", ("--model", f"{PLANTS}:NoiseScale105"), False, 10),
+         Hypothesis("a drift -H/2 in a subclass of the limit", ("--model", f"{PLANTS}:DriftOverride"), False, 10)),
+        seconds=5.5, in_readme=True),
+    CommandCheck(
+        "convergence-damped-ode", "convergence", ("--workers", "1"),
+        "the damped res-1 ODE example's strong rate in L is 1 (docs/howto/own_model.md)",
+        (Hypothesis("null: the damped example", ("--model", "docs/examples/damped_res1_ode.py:DampedRes1ODE"), True,
+                    20),
+         Hypothesis("the damping drift left out of the limit", ("--model", f"{PLANTS}:DriftMissing"), False, 10)),
+        seconds=6.0),
+    CommandCheck(
+        "regimes-fig1", "regimes", ("--preset", "fig1"),
+        "Marion et al. Fig. 1/3: the regimes' classes, critical β, Lemma 14 / Prop. 7 bounds, Props. 2/3/6",
+        (Hypothesis("null: the preset", (), True, 20),),
+        seconds=18.0, in_readme=True,
+        notes="alternatives of its bounds check: the draw rows below (fig1-bounds)"),
+)
+
+
+# ------------------------------------------------------------------------------------------------ statistics
+def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The exact binomial interval of a rate k/n."""
+    from scipy import stats
+
+    if n == 0:
+        return 0.0, 1.0
+    alpha = 1 - confidence
+    low = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
+    high = 1.0 if k == n else float(stats.beta.isf(alpha / 2, k + 1, n - k))
+    return low, high
+
+
+def summarise(runs: dict[str, dict[str, Any]], null: bool) -> dict[str, Any]:
+    """Counts of PASS / INCONCLUSIVE / FAIL / error over the seeds run, and the wrong-verdict rate with its interval
+    (FAIL under the null, PASS under an alternative) and the INCONCLUSIVE rate with its interval."""
+    verdicts = [run["verdict"] for run in runs.values()]
+    counts = {v: verdicts.count(v) for v in ("PASS", "INCONCLUSIVE", "FAIL", "error")}
+    decided = len(verdicts) - counts["error"]
+    wrong = counts["FAIL"] if null else counts["PASS"]
+    return {"seeds": decided, **{k.lower(): n for k, n in counts.items()}, "wrong": wrong,
+            "wrong_rate_ci95": clopper_pearson(wrong, decided),
+            "inconclusive_rate_ci95": clopper_pearson(counts["INCONCLUSIVE"], decided)}
+
+
+def rule_breaks(summary: dict[str, Any], null: bool, in_readme: bool) -> list[str]:
+    """The rules (module docstring) this row breaks, in words."""
+    broken = []
+    if summary["seeds"] and summary["wrong_rate_ci95"][0] > MAX_WRONG_RATE:
+        broken.append(f"{'false-FAIL' if null else 'false-PASS'} rate above {MAX_WRONG_RATE:.0%}")
+    if null and in_readme and summary["seeds"] and summary["inconclusive_rate_ci95"][0] > MAX_NULL_INCONCLUSIVE:
+        broken.append(f"INCONCLUSIVE under the null above {MAX_NULL_INCONCLUSIVE:.0%}")
+    return broken
+
+
+# ------------------------------------------------------------------------------------------------ storage
+def load() -> dict[str, Any]:
+    if RESULTS.exists():
+        return json.loads(RESULTS.read_text())
+    return {"about": __doc__.split("\n\n")[0], "commands": {}, "draws": {}}
+
+
+_LOCK = threading.Lock()
+
+
+def save(data: dict[str, Any]) -> None:
+    """Written whole: a temporary file renamed into place."""
+    with _LOCK:
+        RESULTS.parent.mkdir(parents=True, exist_ok=True)
+        partial = RESULTS.with_name(RESULTS.name + ".part")
+        partial.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+        os.replace(partial, RESULTS)
+
+
+def _machine() -> dict[str, Any]:
+    import platform
+
+    import torch
+
+    return {"python": platform.python_version(), "torch": torch.__version__, "platform": platform.platform(),
+            "processor": _processor(), "cores": os.cpu_count()}
+
+
+def _processor() -> str:
+    try:
+        with open("/proc/cpuinfo") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor()
+
+
+# ------------------------------------------------------------------------------------------------ running
+def run_one(check: CommandCheck, hypothesis: Hypothesis, seed: int) -> dict[str, Any]:
+    """One command run: its verdict from the exit status, and its time."""
+    with tempfile.TemporaryDirectory() as folder:
+        command = [sys.executable, *check.command(hypothesis, seed), "--quiet", "--json", str(Path(folder) / "r.json")]
+        env = {**os.environ, "TQDM_DISABLE": "1"}
+        clock = time.perf_counter()
+        proc = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+        seconds = time.perf_counter() - clock
+    verdict = VERDICTS.get(proc.returncode, "error")
+    run = {"verdict": verdict, "exit": proc.returncode, "seconds": round(seconds, 1)}
+    if verdict == "error":
+        run["stderr"] = proc.stderr.strip().splitlines()[-1:] if proc.stderr.strip() else []
+    return run
+
+
+def run_commands(checks: list[CommandCheck], workers: int, data: dict[str, Any]) -> None:
+    todo = []
+    for check in checks:
+        entry = data["commands"].setdefault(check.key, {})
+        entry.update({"study": check.study, "args": list(check.args), "claim": check.claim,
+                      "in_readme": check.in_readme, "notes": check.notes})
+        for hypothesis in check.hypotheses:
+            row = entry.setdefault("hypotheses", {}).setdefault(hypothesis.name, {})
+            row.update({"args": list(hypothesis.args), "null": hypothesis.null, "runs": row.get("runs", {})})
+            todo += [(check, hypothesis, seed) for seed in range(hypothesis.seeds) if str(seed) not in row["runs"]]
+    data["machine"] = _machine()
+    print(f"{len(todo)} runs to do on {workers} worker(s)", flush=True)
+    done = [0]
+
+    def task(item: tuple[CommandCheck, Hypothesis, int]) -> None:
+        check, hypothesis, seed = item
+        run = run_one(check, hypothesis, seed)
+        with _LOCK:
+            data["commands"][check.key]["hypotheses"][hypothesis.name]["runs"][str(seed)] = run
+            done[0] += 1
+            print(f"[{done[0]}/{len(todo)}] {check.key} | {hypothesis.name} | seed {seed}: {run['verdict']} "
+                  f"({run['seconds']} s)", flush=True)
+        save(data)
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        list(pool.map(task, todo))
+
+
+# ------------------------------------------------------------------------------------------------ draw rows
+#: fig1's bounds check under the null and under claims stated with a misstated weight variance (module docstring)
+FIG1_HYPOTHESES = {"null: Lemma 14 / Prop. 7 as stated": (1.0, 1.0),
+                   "lower bound stated with 1.15x the weight variance": (1.15, 1.0),
+                   "upper bound stated with 0.45x the weight variance": (1.0, 0.45)}
+FIG1_SEEDS = 20
+
+
+def lemma14_with_variance(beta: float, depth: int, variance: float) -> tuple[float, float]:
+    """Lemma 14's bounds ((1 + a²/2)^L − 1, (1 + a²)^L − 1) with a² = variance · L^(−2β): at variance 1 the paper's
+    (:func:`limits.regime_theory.lemma14_bounds`), otherwise the bounds of a claim that misstates the weights'
+    variance."""
+    a2 = variance * float(depth) ** (-2 * beta)
+    return math.expm1(depth * math.log1p(a2 / 2)), math.expm1(depth * math.log1p(a2))
+
+
+def fig1_bounds(data: dict[str, Any], seeds: int = FIG1_SEEDS) -> None:
+    """The Lemma 14 / Prop. 7 bounds check of ``regimes --preset fig1`` on the preset's own draws (one run per seed),
+    under each of :data:`FIG1_HYPOTHESES`, for the rule before (the mean's z band alone) and now (the mean's band or
+    Cox's log-normal band, :func:`validation.core.hypothesis.bounds_check`). A seed's check FAILs when a counted
+    cell (reliable, outside its bands) exists."""
+    import numpy as np
+
+    from validation import regimes
+    from validation.core.hypothesis import bounds_check, family_z
+
+    entry = data["draws"].setdefault("fig1-bounds", {"claim": "Lemma 14 / Prop. 7: (1 + α²/2)^L − 1 ≤ E r² ≤ "
+                                                                "(1 + α²)^L − 1 in every cell of Fig. 1 (42 cells)",
+                                                       "command": "python -m validation.regimes --preset fig1",
+                                                       "seeds": {}})
+    for seed in range(seeds):
+        if str(seed) in entry["seeds"]:
+            continue
+        result = regimes.run("fig1", seed=seed)
+        s = result.settings
+        z = family_z(2 * len(s.betas) * len(s.depths))
+        per: dict[str, dict[str, int]] = {}
+        for name, (lower_variance, upper_variance) in FIG1_HYPOTHESES.items():
+            before = now = 0
+            for j, beta in enumerate(s.betas):
+                for i, depth in enumerate(s.depths):
+                    lower = lemma14_with_variance(beta, depth, lower_variance)[0]
+                    upper = lemma14_with_variance(beta, depth, upper_variance)[1]
+                    for key in ("r_h", "r_p"):
+                        cell = bounds_check(np.asarray(result.data[key][i, j]), lower, upper, z)
+                        before += (not cell["mean_band_passed"]) and cell["reliable"]
+                        now += (not cell["passed"]) and cell["reliable"]
+            per[name] = {"failing_cells_before": before, "failing_cells_now": now}
+        entry["seeds"][str(seed)] = per
+        print(f"fig1-bounds seed {seed}: " + "; ".join(f"{k}: {v['failing_cells_before']} / {v['failing_cells_now']}"
+                                                       for k, v in per.items()), flush=True)
+        save(data)
+
+
+def fig1_summary(entry: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    out = {}
+    for name in FIG1_HYPOTHESES:
+        null = name.startswith("null")
+        for rule in ("before", "now"):
+            runs = {seed: {"verdict": "FAIL" if per[name][f"failing_cells_{rule}"] else "PASS"}
+                    for seed, per in entry["seeds"].items()}
+            out[f"{name} | rule {rule}"] = {**summarise(runs, null), "null": null}
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ report
+def table(data: dict[str, Any]) -> list[str]:
+    def rate(summary: dict[str, Any], key: str, count: int) -> str:
+        low, high = summary[key]
+        return f"{count}/{summary['seeds']} [{low:.2f}, {high:.2f}]"
+
+    lines = ["| check | hypothesis | K | PASS | INCONCLUSIVE | FAIL | wrong verdict (95% CI) | rules |",
+             "|---|---|---|---|---|---|---|---|"]
+    for key, entry in data["commands"].items():
+        for name, row in entry.get("hypotheses", {}).items():
+            summary = summarise(row["runs"], row["null"])
+            broken = rule_breaks(summary, row["null"], entry.get("in_readme", False))
+            kind = "false FAIL" if row["null"] else "false PASS"
+            lines.append(f"| `{key}` | {name} | {summary['seeds']} | {summary['pass']} | {summary['inconclusive']} | "
+                         f"{summary['fail']} | {kind} {rate(summary, 'wrong_rate_ci95', summary['wrong'])} | "
+                         f"{'; '.join(broken) or 'kept'} |")
+    for key, entry in data.get("draws", {}).items():
+        for name, summary in fig1_summary(entry).items():
+            broken = rule_breaks(summary, summary["null"], True)
+            kind = "false FAIL" if summary["null"] else "false PASS"
+            lines.append(f"| `{key}` | {name} | {summary['seeds']} | {summary['pass']} | — | {summary['fail']} | "
+                         f"{kind} {rate(summary, 'wrong_rate_ci95', summary['wrong'])} | "
+                         f"{'; '.join(broken) or 'kept'} |")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--list", action="store_true", help="print the rows, their K and the time they take, and exit")
+    parser.add_argument("--only", nargs="*", default=None, help="the rows whose key starts with one of these")
+    parser.add_argument("--workers", type=int, default=1, help="command runs side by side (each one process)")
+    parser.add_argument("--page", action="store_true", help="print the table and write it into the results page")
+    args = parser.parse_args(argv)
+    if args.workers < 1:
+        parser.error(f"--workers {args.workers}: at least 1")
+    checks = [c for c in COMMANDS if args.only is None or any(c.key.startswith(p) for p in args.only)]
+    draws = args.only is None or any("fig1-bounds".startswith(p) for p in args.only)
+    if args.list:
+        total = 0.0
+        for check in checks:
+            runs = sum(h.seeds for h in check.hypotheses)
+            total += runs * check.seconds
+            print(f"{check.key:28s} {runs:4d} runs × {check.seconds:5.1f} s: "
+                  + ", ".join(f"{h.name} (K = {h.seeds})" for h in check.hypotheses))
+        if draws:
+            total += FIG1_SEEDS * 18.0
+            print(f"{'fig1-bounds':28s} {FIG1_SEEDS:4d} runs × {18.0:5.1f} s: " + ", ".join(FIG1_HYPOTHESES))
+        print(f"about {total / 60 / args.workers:.0f} min on {args.workers} worker(s) (2-core machine)")
+        return 0
+    data = load()
+    if args.page:
+        lines = table(data)
+        print("\n".join(lines))
+        text = PAGE.read_text() if PAGE.exists() else ""
+        start, end = "<!-- calibration table -->", "<!-- end of the calibration table -->"
+        if start in text and end in text:
+            head, rest = text.split(start, 1)
+            PAGE.write_text(head + start + "\n" + "\n".join(lines) + "\n" + end + rest.split(end, 1)[1])
+            print(f"wrote {PAGE}")
+        return 0
+    run_commands(checks, args.workers, data)
+    if draws:
+        fig1_bounds(data)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
