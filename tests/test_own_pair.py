@@ -124,3 +124,23 @@ def test_ode_example_is_res1_ode_at_damping_zero_and_passes_as_documented():
     result = convergence.run(str(ROOT / ODE_EXAMPLE), samples=50, fit_model="power-law", fit_from=128)
     assert result.verdict == "PASS", result.table()
     assert result.model["options"] == {"damping": 1.0}
+
+
+def test_a_pair_declaring_more_noise_channels_is_estimated_with_them_and_refused_before_allocating(tmp_path, capsys):
+    """Issue 65: a user pair declaring 10¹² noise channels was estimated as res-1 (d² + d channels), started, and
+    tried to allocate 16 TB (exit 3, "out of memory"). The estimate now counts the instance's noise_dim, so the run is
+    refused before anything is allocated (exit 2); a shipped pair's estimate is unchanged (planted: the estimate
+    without the pair's channels lets it start)."""
+    (tmp_path / "huge.py").write_text(
+        "from limits.res_sde import Res1SDE\n\n\nclass Huge(Res1SDE):\n    name = 'huge'\n\n"
+        "    @property\n    def noise_dim(self):\n        return 10**12\n")
+    from validation.core import pair_study
+    from validation.convergence import ConvergenceSettings
+
+    small = ConvergenceSettings(samples=40, depths=(4, 8, 16))
+    huge = pair_study.estimate_mb(str(tmp_path / "huge.py") + ":Huge", small)
+    assert huge > 1e6 and pair_study.estimate_mb("res1", small) < 1e3
+    code = convergence.main(["--model", str(tmp_path / "huge.py") + ":Huge", "--samples", "40", "--depths", "4,8,16",
+                             "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "MiB of memory" in err, err

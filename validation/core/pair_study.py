@@ -343,10 +343,7 @@ def build_pair(model: str | type[Pair] | Pair, settings: S, *, first_block: bool
         resolved = resolve_settings(type(pair), dataclasses.replace(settings, **fixed))
     else:
         cls = get_pair(model)
-        config = ModelConfig(width=settings.width or _defaults(cls)["width"],
-                             activation=settings.activation, weight_var=settings.weight_var,
-                             lengthscale=settings.lengthscale, input_dim=settings.input_dim, beta=settings.beta,
-                             options=dict(settings.options))
+        config = _config(cls, settings)
         resolved = resolve_settings(cls, dataclasses.replace(settings, width=config.width))
         block = getattr(resolved, "sample_block", resolved.samples)
         samples = min(resolved.samples, block) if first_block else resolved.samples
@@ -374,6 +371,25 @@ def _check_theory_rate(pair: Pair) -> None:
         finite = False
     if not finite:
         raise PairError(f"{pair.name}: theory_rate {rate!r}: must be a finite number")
+
+
+def _config(cls: type[Pair], settings: Any) -> ModelConfig:
+    """The model configuration the settings ask of pair class ``cls`` (its default width where they give none)."""
+    return ModelConfig(width=settings.width or _defaults(cls)["width"], activation=settings.activation,
+                       weight_var=settings.weight_var, lengthscale=settings.lengthscale, input_dim=settings.input_dim,
+                       beta=settings.beta, options=dict(settings.options))
+
+
+def _noise_channels(model: str | type[Pair] | Pair, cls: type[Pair], settings: Any) -> int:
+    """m, the Brownian channels per sample of an SDE pair with these settings (a pair of one sample is built: the
+    count is the instance's ``noise_dim``); d² + d where it cannot be built (the run will say why)."""
+    fallback = settings.width * settings.width + settings.width
+    try:
+        pair = model if isinstance(model, Pair) else cls(_config(cls, settings), 1, seed=settings.seed,
+                                                        dtype=settings.torch_dtype)
+        return max(fallback, int(pair.noise_dim))
+    except Exception:  # noqa: BLE001 (an estimate: a pair that cannot be built is reported by the run itself)
+        return fallback
 
 
 def model_spec(model: str | type[Pair] | Pair) -> str:
@@ -461,7 +477,7 @@ def estimate_mb(model: str | type[Pair] | Pair, settings: PairSettings, working_
     if cls.kind == "sde":
         # the one pass (validation.core.one_pass): a block of the path's normals as drawn, and a chunk's increments,
         # dyadic levels and temporaries in the study's dtype
-        per_step = samples * (width * width + width)
+        per_step = samples * _noise_channels(model, cls, s)   # d² + d for the shipped pairs; a user pair's own m
         block_numbers = max(2 * per_step, min(1 << 23, per_step * s.reference_steps))
         chunk_numbers = min(block_numbers, max(2 * per_step, CHUNK_BUDGET))
         noise_item = 4 if s.noise_dtype == "float32" else item
