@@ -19,6 +19,11 @@ CONVERGENCE = [
     (["--sample-block", "0"], "--sample-block: 0 is out of range"),
     (["--workers", "0"], "--workers: 0 is out of range"),
     (["--scheduler", "foo"], "'foo' is not a scheduler"),
+    # a port of 20 digits overflowed in the socket call (exit 3); an address without a host passed the check
+    (["--scheduler", "tcp://127.0.0.1:99999999999999999999"], "the port 99999999999999999999 is out of range (must be "
+                                                              "≥ 1 and ≤ 65535)"),
+    (["--scheduler", "tcp://127.0.0.1:0"], "the port 0 is out of range"),
+    (["--scheduler", "tcp://:8786"], "'tcp://:8786' is not a scheduler"),
     (["--model", "res1-ode", "--noise-dtype", "float32"], "applies to SDE pairs only"),
     (["--model", "res1-ode", "--compile"], "--compile: applies to SDE pairs only; res1-ode is an ODE pair"),  # ignored
     (["--samples", "1000000000"], "--samples: 1000000000 is out of range"),
@@ -446,6 +451,40 @@ def test_an_unreachable_scheduler_is_refused_before_dask_connects_saying_what_ha
     assert needle in str(refused.value) and "dask scheduler --port 8786" in str(refused.value)
 
 
+def test_an_address_that_answers_but_is_not_a_dask_scheduler_is_refused_within_the_handshake_timeout(
+        monkeypatch, places, capsys):
+    """A web server at the --scheduler address held the run silent for 651 s: Dask's handshake waits for its first
+    reply without a limit. The address is asked to identify itself as a scheduler within workers.HANDSHAKE_TIMEOUT_S
+    (1 s here), one line, exit 2 — Dask's Client (a spy here) is never started for it."""
+    pytest.importorskip("distributed")
+    import http.server
+    import threading
+
+    import dask.distributed
+
+    from validation.core import workers
+
+    def client(*args, **kwargs):
+        raise AssertionError("Dask's Client was started for an address that is not a Dask scheduler")
+
+    monkeypatch.setattr(dask.distributed, "Client", client)
+    monkeypatch.setattr(workers, "HANDSHAKE_TIMEOUT_S", 1)
+    class Quiet(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args):  # the server's own log would be a second line on stderr
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    address = f"tcp://127.0.0.1:{server.server_address[1]}"
+    try:
+        _check(convergence, ["--model", "res1", "--samples", "40", "--depths", "4,8,16", "--scheduler", address],
+               f"--scheduler {address}: the address answered but is not a Dask scheduler", places, capsys)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 @pytest.mark.parametrize("module, argv, words", [
     ("solvers", ["--model", "res2-ode", "--tolerances", "1e-3,1e-3"], "gives 0.001 twice"),
     ("regimes", ["--preset", "fig1", "--betas", "0.5,0.5,1"], "gives 0.5 twice"),
@@ -574,4 +613,138 @@ def test_a_pair_whose_theory_rate_is_not_a_finite_number_is_refused_at_the_start
             "--reference-steps", "64", "--json", "{folder}/out.json"]
     shown = {"float('nan')": "nan", "float('inf')": "inf", "None": "None"}[rate]
     _check(convergence, argv, f"bad-rate: theory_rate {shown}: must be a finite number", places, capsys)
+    assert not list(Path(places["folder"]).iterdir())
+
+
+def _command_line(module: str, argv: list[str], cwd=None, **env: str):
+    """``python -m validation.<module> argv`` in a process of its own (from ``cwd``, with ``env`` added): for what only a
+    fresh process shows — its streams' encoding, matplotlib's first import, the folder it is started from."""
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", f"validation.{module}", *argv], capture_output=True, text=True,
+                          timeout=300, cwd=cwd, env={**os.environ, **env})
+
+
+def _one_error_line(proc, needle: str) -> None:
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 2, (proc.returncode, proc.stderr[-2000:])
+    assert len(lines) == 1 and lines[0].startswith("error:") and "Traceback" not in proc.stderr, proc.stderr
+    assert needle in lines[0], lines[0]
+
+
+def test_an_ascii_only_stdout_prints_escapes_and_the_files_are_written(tmp_path):
+    """With PYTHONIOENCODING=ascii the table's ‖ raised UnicodeEncodeError after the run (exit 3) and nothing was
+    written: the streams write what they cannot encode as escapes (cli.printable_output)."""
+    out = tmp_path / "out.json"
+    proc = _command_line("convergence", ["--model", "res1", "--samples", "40", "--depths", "4,8,16", "--bootstrap",
+                                         "100", "--json", str(out), "--quiet"], PYTHONIOENCODING="ascii")
+    assert proc.returncode in (0, 1, 4), proc.stderr[-2000:]
+    assert "UnicodeEncodeError" not in proc.stderr and "\\u" in proc.stdout and out.is_file()
+    assert f"wrote {out}" in proc.stdout
+
+
+def test_a_bad_mplbackend_is_refused_before_the_run_when_a_figure_is_asked_for(places):
+    """MPLBACKEND=nosuch ran the whole study, then matplotlib's import failed (exit 3): refused first, naming the
+    value (--memory-mb 1 would refuse any run that got past the output checks)."""
+    proc = _command_line("convergence", ["--plot", f"{places['folder']}/x.png", "--memory-mb", "1", "--quiet"],
+                         MPLBACKEND="nosuch")
+    _one_error_line(proc, "MPLBACKEND='nosuch' is not a backend matplotlib knows")
+
+
+def test_a_figure_that_fails_keeps_the_data_files(monkeypatch, places, capsys):
+    """The outputs were one set: a figure that failed to draw took the JSON and CSV with it. The data files are
+    written first; the failed figure is an error (exit 3) that names them."""
+    from pathlib import Path
+
+    from validation.core import results
+
+    render = results._render
+
+    def figure_fails(result, kind, path, handle):
+        if kind == "plot":
+            raise RuntimeError("the figure failed")
+        render(result, kind, path, handle)
+
+    monkeypatch.setattr(results, "_render", figure_fails)
+    folder = Path(places["folder"])
+    code = convergence.main(["--model", "res1", "--samples", "40", "--depths", "4,8,16", "--bootstrap", "100",
+                             "--json", str(folder / "a.json"), "--csv", str(folder / "a.csv"), "--plot",
+                             str(folder / "a.png"), "--quiet"])
+    captured = capsys.readouterr()
+    assert code == 3, captured.err
+    assert sorted(p.name for p in folder.iterdir()) == ["a.csv", "a.json"]
+    assert f"wrote {folder / 'a.json'}" in captured.out and f"wrote {folder / 'a.csv'}" in captured.out
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1 and "the figure" in err[0] and "RuntimeError: the figure failed" in err[0], err
+
+
+@pytest.mark.parametrize("name, needle", [
+    ("limits.py", "limits.py shadows the package's own limits"),
+    ("limits/__init__.py", "__init__.py shadows the package's own limits"),
+    ("torch.py", "torch.py shadows torch, which the package imports"),
+])
+def test_a_file_in_the_current_folder_that_shadows_limits_or_a_dependency_is_named(name, needle, tmp_path):
+    """A limits.py in the folder the command is run from ended every study in a traceback ('limits' is not a
+    package): python -m puts that folder first on sys.path. It is named at the start (validation.core.start_up), one
+    line, exit 2. (A validation.py there shadows the package itself, before any of its code runs: docs/install.md.)"""
+    (tmp_path / name).parent.mkdir(exist_ok=True)
+    (tmp_path / name).write_text("x = 1\n")
+    proc = _command_line("convergence", ["--model", "res1", "--memory-mb", "1", "--quiet"], cwd=tmp_path)
+    _one_error_line(proc, needle)
+    assert "rename it, or run from another folder" in proc.stderr
+
+
+@pytest.mark.parametrize("out, needle", [
+    ("{folder}", "--out {folder}: is a folder; give a file name"),          # it left {folder}.part and exit 1
+    ("/proc/e.html", "--out /proc/e.html: cannot create a file in the folder /proc"),
+    ("", "--out '': give a file name"),
+    ("{folder}/" + "a" * 300 + ".html", "a name in it is too long for the file system"),
+    ("{readonly}/x.html", "is not writable"),
+], ids=["a folder", "/proc", "empty", "300 characters", "read-only folder"])
+def test_the_explorer_checks_its_output_before_computing(out, needle, monkeypatch, places, capsys, tmp_path):
+    """``python -m validation.explore --out X`` checked X only after minutes of computing, then failed with a traceback
+    (exit 1): the path is checked first, with the studies' checks (results.plan_outputs) — a spy stands in for the
+    computing, which must not start."""
+    import os
+    from pathlib import Path
+
+    from validation import explore
+
+    readonly = tmp_path / "readonly"
+    readonly.mkdir()
+    readonly.chmod(0o555)
+    if "{readonly}" in out and os.access(readonly, os.W_OK):
+        pytest.skip("this user may write in a read-only folder (root)")
+
+    def computing(*args, **kwargs):
+        raise AssertionError("the explorer computed before checking --out")
+
+    monkeypatch.setattr(explore, "build", computing)
+    out = out.format(readonly=readonly, **places)
+    code = explore.main(["--out", out])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith("error:"), err
+    assert needle.format(**places) in err[0], err
+    assert not list(Path(places["folder"]).iterdir()) and not list(readonly.iterdir())
+    assert not Path(places["folder"] + ".part").exists()
+
+
+def test_an_explorer_model_that_gives_nan_is_one_line(monkeypatch, places, capsys):
+    """A model whose numbers are NaN ran the whole page and then failed in json.dumps with a traceback: one line
+    naming where the data are not finite, exit 2, no file."""
+    from pathlib import Path
+
+    from validation import explore
+
+    nan = float("nan")
+    monkeypatch.setattr(explore, "build", lambda *args, **kwargs: {
+        "model": "nan-model", "paths": {"networks": {"2": [[0.0, nan]]}, "final_error": {"2": nan}},
+        "errors": {"rms": [1.0, 0.5], "rate": nan}})
+    code = explore.main(["--model", "nan-model", "--out", f"{places['folder']}/x.html"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert ("the model nan-model gave numbers that are not finite (NaN or ±inf) in paths.networks, paths.final_error, "
+            "errors.rate:") in err[0], err
     assert not list(Path(places["folder"]).iterdir())

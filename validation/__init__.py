@@ -7,5 +7,7 @@ if _sys.argv[:1] == ["-m"]:  # imported by ``python -m validation.<study>`` whil
 
     _guard_start_up()
     from validation.core.start_up import prepare_environment as _prepare_environment
+    from validation.core.start_up import refuse_shadowing_files as _refuse_shadowing_files
 
+    _refuse_shadowing_files()  # a limits.py in the current folder: one line, before anything imports limits
     _prepare_environment()

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -34,6 +33,8 @@ from typing import Any, Sequence
 import torch
 
 from validation.core import cli
+from validation.core.results import plan_outputs, write_text
+from validation.core.settings import UsageError
 
 __all__ = ["build", "write_page", "main", "DEPTHS", "BETAS"]
 
@@ -117,42 +118,67 @@ def build(model: str = "res1", *, width: int = 4, seed: int = 0, samples: int = 
             "errors": _strong_errors(model, width, seed, samples, depths), "regimes": _regimes(seed, regime_networks)}
 
 
+def _not_finite(value: Any, where: str = "") -> list[str]:
+    """The places in the page's data (``errors.rms``, ``paths.networks.16``, …) that hold NaN or ±inf."""
+    if isinstance(value, float):
+        return [] if math.isfinite(value) else [where]
+    if isinstance(value, dict):
+        items: Any = value.items()
+    elif isinstance(value, (list, tuple)):
+        items = enumerate(value)
+    else:
+        return []
+    found: list[str] = []
+    for key, item in items:
+        for place in _not_finite(item, f"{where}.{key}" if where and isinstance(key, str) else where or str(key)):
+            if place not in found:
+                found.append(place)
+    return found
+
+
 def write_page(data: dict[str, Any], path: str | Path) -> Path:
-    """Write the self-contained page (whole or not at all: a temporary file renamed into place)."""
-    path = Path(path)
+    """Write the self-contained page (whole or not at all: a temporary file renamed into place). Raises ``ValueError``
+    naming where the data hold NaN or ±inf (a model that diverged): the page could not draw them, and JSON has no form
+    for them."""
+    bad = list(dict.fromkeys(".".join(place.split(".")[:2]) for place in _not_finite(data)))  # paths.networks, …
+    if bad:
+        raise ValueError(f"the model {data.get('model')} gave numbers that are not finite (NaN or ±inf) in "
+                         f"{', '.join(bad[:6])}{' …' if len(bad) > 6 else ''}: the page cannot draw them (python -m "
+                         "validation.convergence --model … shows its errors per depth)")
     page = _TEMPLATE.replace("__DATA__", json.dumps(data, allow_nan=False, separators=(",", ":")))
-    partial = path.with_name(path.name + ".part")
-    partial.write_text(page, encoding="utf-8")
-    os.replace(partial, path)
-    return path
+    return write_text(path, page)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    cli.printable_output()  # before any printing, the help included: an ASCII-only stdout writes escapes
     parser = argparse.ArgumentParser(prog="python -m validation.explore", description=__doc__.split("\n\n")[2],
                                      epilog="Exit status: 0 the page is written, 2 bad input, 3 internal error.")
     parser.add_argument("--model", default="res1", help="a pair (python -m validation.convergence --list-models), or "
                                                         "FILE.py:Class for your own (default: res1)")
-    parser.add_argument("--out", type=Path, default=Path("explorer.html"), help="the HTML file to write "
-                                                                                "(default: explorer.html)")
+    parser.add_argument("--out", default="explorer.html", help="the HTML file to write (default: explorer.html)")
     parser.add_argument("--width", type=int, default=4, help="width d of the network (default: 4)")
     parser.add_argument("--samples", type=int, default=200, help="draws behind the strong-error curve (default: 200)")
     parser.add_argument("--seed", type=int, default=0, help="seed of every draw (default: 0)")
     args = parser.parse_args(argv)
-    if not args.out.parent.is_dir():
-        print(f"error: --out {args.out}: the folder {args.out.parent} does not exist", file=sys.stderr)
+    try:  # the path is checked before the minutes of computing (the checks of the studies' --json, --plot)
+        if args.out == "":
+            raise UsageError("--out '': give a file name")
+        out = plan_outputs({"out": args.out}).paths["out"]
+    except UsageError as exc:
+        print(f"error: {cli.one_line(str(exc))}", file=sys.stderr)
         return 2
     try:
         data = build(args.model, width=args.width, seed=args.seed, samples=args.samples)
+        written = write_page(data, out)
     except (ValueError, KeyError) as exc:
-        print(f"error: {exc}".replace("\n", " "), file=sys.stderr)
+        print(f"error: {cli.one_line(str(exc))}", file=sys.stderr)
         return 2
     except SystemExit as exc:  # a user's model exiting mid-run: never a status of its own choosing
         print(f"internal error: {cli.forged_exit(exc)}", file=sys.stderr)
         return 3
     except Exception as exc:  # noqa: BLE001 (one line, exit 3: never a traceback)
-        print(f"internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"internal error: {cli.one_line(f'{type(exc).__name__}: {exc}')}", file=sys.stderr)
         return 3
-    written = write_page(data, args.out)
     print(f"wrote {written} ({written.stat().st_size / 1e6:.2f} MB): open it in a browser, no server needed")
     return 0
 

@@ -14,12 +14,14 @@ own) and its ``main`` is ``execute(COMMAND, argv)``. This module owns, once for 
   ``--memory-mb`` (default: the memory available on this machine);
 * the outputs, written as a set (:func:`validation.core.results.write_outputs`): every file is rendered to a
   temporary file first and the set is renamed into place at the end, so an interrupted or failed run
-  leaves the previous set untouched.
+  leaves the previous set untouched; the figure comes after the data files (JSON, CSV), so that a failure
+  drawing it (exit 3) keeps the run's numbers.
 """
 
 from __future__ import annotations
 
 import argparse
+import codecs
 import contextlib
 import dataclasses
 import errno
@@ -40,13 +42,13 @@ from limits.activations import ActivationError
 from limits.fractional import FractionalNoiseError
 from limits.pairs import PairError
 
-from .results import StudyResult, plan_outputs, write_outputs
+from .results import FigureNotWritten, StudyResult, plan_outputs, write_outputs
 from .runtime import memory_limits_mb, reuse_freed_memory
 from .catalogue import Catalogue
 from .settings import ALWAYS_APPLY, SettingsError, UsageError
 from .signals import after_the_run
 
-__all__ = ["Command", "execute", "estimate", "HelpFormatter", "BAD_INPUT"]
+__all__ = ["Command", "execute", "estimate", "HelpFormatter", "BAD_INPUT", "printable_output"]
 
 
 class Terminated(BaseException):
@@ -465,6 +467,23 @@ def _ctrl_c_as_interrupt() -> None:
         pass
 
 
+def printable_output() -> None:
+    """Make the standard streams write what their encoding cannot as escapes (``\\u2016``) rather than fail: the
+    tables, the help and the error lines use characters beyond ASCII (‖, −, ≥, β, …), and with ``PYTHONIOENCODING=ascii``
+    (or a Latin-1 terminal) printing the table raised UnicodeEncodeError after the run, before its files were written.
+    A stream in a UTF encoding, or whose error handler the user chose (``PYTHONIOENCODING=ascii:replace``), is left
+    alone. Called first by every command line (:func:`execute`, ``validation.explore.main``)."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = getattr(stream, "encoding", None) or "ascii"
+        try:
+            utf = codecs.lookup(encoding).name.startswith("utf")
+        except LookupError:
+            utf = False
+        if not utf and getattr(stream, "errors", "strict") == "strict" and hasattr(stream, "reconfigure"):
+            with contextlib.suppress(ValueError, OSError):  # a closed or detached stream: nothing to print on
+                stream.reconfigure(errors="backslashreplace")
+
+
 def _command_line(command: Command, argv: Sequence[str] | None) -> str:
     words = list(sys.argv[1:] if argv is None else argv)
     return " ".join([command.prog, shlex.join(words)]).strip()
@@ -508,6 +527,7 @@ def leave(code: int) -> NoReturn:
 
 def execute(command: Command, argv: Sequence[str] | None = None) -> int:
     """Run ``command`` on ``argv`` (default ``sys.argv[1:]``) and return the exit status (see module doc)."""
+    printable_output()
     parser = build_parser(command, argv=argv)
     try:
         args = parser.parse_args(argv)
@@ -541,6 +561,14 @@ def execute(command: Command, argv: Sequence[str] | None = None) -> int:
     except Terminated:
         print("terminated: no output was written", file=sys.stderr)
         return 143
+    except FigureNotWritten as exc:  # the run's numbers are in the data files written first: say which
+        for path in exc.written:
+            print(f"wrote {path}")
+        print(f"error: {one_line(str(exc))}" + ("" if debug else " (run with --debug for the traceback)"),
+              file=sys.stderr)
+        if debug:
+            traceback.print_exc()
+        return 3
     except SystemExit as exc:  # raised by code the run called (a user's pair or model): never a verdict
         print(f"internal error: {forged_exit(exc)}", file=sys.stderr)
         return 3

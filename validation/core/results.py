@@ -37,6 +37,7 @@ import os
 import platform
 import signal
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from importlib import metadata, resources
@@ -52,7 +53,7 @@ from .settings import UsageError, settings_dict
 
 __all__ = [
     "SCHEMA_VERSION", "RunInfo", "StudyResult", "to_jsonable", "schema", "validate", "OutputPlan", "plan_outputs",
-    "write_outputs", "write_json", "save_figure", "FIGURE_SUFFIXES", "utc_now", "rows_from_columns", "git_commit",
+    "write_outputs", "FigureNotWritten", "write_text", "write_json", "save_figure", "FIGURE_SUFFIXES", "utc_now", "rows_from_columns", "git_commit",
 ]
 
 #: 2 since 0.4: a verdict may be INCONCLUSIVE, and verdicts judged with a margin carry their check
@@ -326,9 +327,25 @@ def _check_writable_path(kind: str, path: Path) -> None:
         os.unlink(probe.name)
 
 
+def _check_plotting_backend() -> None:
+    """Refuse a ``MPLBACKEND`` that matplotlib does not know before the run, when a figure is asked for: matplotlib
+    reads it on its import and raises ValueError, which came after the whole study as an internal error (exit 3). The
+    figures are drawn on Agg canvases whatever the backend; the check is the import itself (which --plot needs
+    anyway), made once (an imported matplotlib has read it)."""
+    value = os.environ.get("MPLBACKEND")
+    if not value or "matplotlib" in sys.modules:
+        return
+    try:
+        import matplotlib  # noqa: F401
+    except ValueError:
+        raise UsageError(f"MPLBACKEND={value!r} is not a backend matplotlib knows, and --plot needs matplotlib: unset "
+                         "MPLBACKEND or set it to agg") from None
+
+
 def plan_outputs(paths: dict[str, str | Path | None]) -> OutputPlan:
     """Check the output paths before anything is computed: the folder exists and is writable, and a figure
-    has a suffix matplotlib writes (none: ``.png`` is added). Raises ``UsageError`` (exit status 2)."""
+    has a suffix matplotlib writes (none: ``.png`` is added) and a ``MPLBACKEND`` matplotlib accepts. Raises
+    ``UsageError`` (exit status 2)."""
 
     checked: dict[str, Path] = {}
     for kind, value in paths.items():
@@ -343,6 +360,8 @@ def plan_outputs(paths: dict[str, str | Path | None]) -> OutputPlan:
                                  f"(allowed: {', '.join(FIGURE_SUFFIXES)})")
         _check_writable(kind, path)
         checked[kind] = path
+    if "plot" in checked:
+        _check_plotting_backend()
     resolved = [p.resolve() for p in checked.values()]
     if len(set(resolved)) != len(resolved):
         raise UsageError("two outputs name the same file: " + ", ".join(f"--{k} {p}" for k, p in checked.items()))
@@ -432,12 +451,34 @@ def _commit(staged: list[tuple[Callable[[], tuple[str, int]], Path]]) -> list[Pa
                 os.close(lock)
 
 
+class FigureNotWritten(Exception):
+    """The figure failed after the data files were written (:func:`write_outputs`): ``written`` names those, kept;
+    the cause is chained."""
+
+    def __init__(self, path: Path, written: list[Path], cause: BaseException) -> None:
+        super().__init__(f"the figure {path} could not be written ({type(cause).__name__}: {cause}); the data files "
+                         f"were written: {', '.join(map(str, written))}")
+        self.path, self.written = path, written
+
+
 def write_outputs(result: StudyResult, plan: OutputPlan) -> list[Path]:
-    """Write every planned output as a set: all are rendered to temporary files first; only when every one
-    is complete are they renamed into place, with SIGINT/SIGTERM blocked during the renames. Returns the
-    paths written."""
-    return _commit([((lambda kind=kind, path=path: _stage(path, lambda h: _render(result, kind, path, h))), path)
-                    for kind, path in plan.paths.items()])
+    """Write every planned output: the data files (JSON, CSV) as a set — both rendered to temporary files first, and
+    only when both are complete renamed into place, with SIGINT/SIGTERM blocked during the renames — then the
+    figure, alone in the same way. The figure comes last so that a failure drawing it (a matplotlib error) cannot
+    cost the run's numbers: it raises :class:`FigureNotWritten` naming the data files written. Returns the paths
+    written."""
+
+    def staged(kinds: Iterable[str]) -> list[tuple[Callable[[], tuple[str, int]], Path]]:
+        return [((lambda kind=kind, path=path: _stage(path, lambda h: _render(result, kind, path, h))), path)
+                for kind, path in plan.paths.items() if kind in kinds]
+
+    written = _commit(staged([kind for kind in plan.paths if kind != "plot"]))
+    try:
+        return written + _commit(staged(["plot"]))
+    except Exception as exc:
+        if not written:
+            raise
+        raise FigureNotWritten(plan.paths["plot"], written, exc) from exc
 
 
 def save_figure(figure: Any, path: str | Path, dpi: int = 150) -> Path:
@@ -446,6 +487,14 @@ def save_figure(figure: Any, path: str | Path, dpi: int = 150) -> Path:
     fmt = path.suffix.lstrip(".").lower()
     return _commit([(lambda: _stage(path, lambda h: figure.savefig(h, format=fmt, dpi=dpi, bbox_inches="tight")),
                      path)])[0]
+
+
+def write_text(path: str | Path, text: str) -> Path:
+    """Write ``text`` (UTF-8) atomically, as the study outputs are: a temporary file next to ``path`` — the kind
+    :func:`plan_outputs` checked could be created — renamed into place (for a page or file that is not a study
+    result, e.g. the explorer's)."""
+    path = Path(path)
+    return _commit([(lambda: _stage(path, lambda h: h.write(text.encode("utf-8"))), path)])[0]
 
 
 def write_json(path: str | Path, payload: dict[str, Any]) -> Path:

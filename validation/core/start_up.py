@@ -7,10 +7,12 @@ environment once, at its first allocation, so they must be in place before ``imp
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
+from pathlib import Path
 
-__all__ = ["prepare_environment", "HUGE_PAGE_STUDIES", "study_of_command_line"]
+__all__ = ["prepare_environment", "HUGE_PAGE_STUDIES", "study_of_command_line", "refuse_shadowing_files"]
 
 #: the studies whose large arrays are allocated afresh for each batch and unmapped when freed
 #: (:func:`validation.core.runtime.large_blocks_unmapped`): torch asks the kernel for transparent huge pages for
@@ -50,3 +52,36 @@ def prepare_environment(study: str | None = None) -> None:
     study = study if study is not None else study_of_command_line(getattr(sys, "orig_argv", []))
     if study in HUGE_PAGE_STUDIES and "torch" not in sys.modules:
         os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
+
+
+#: the modules a command line imports by their top-level names: the package's own ``limits``, and its dependencies
+#: (a file of the same name in the folder ``python -m`` is started from is imported in their place)
+IMPORTED_BY_NAME = ("limits", "torch", "numpy", "scipy", "matplotlib", "torchsde", "torchdiffeq", "tqdm", "jsonschema")
+
+
+def refuse_shadowing_files() -> None:
+    """End a command line in one line (exit status 2) when a file in the folder it was started from would be imported
+    in place of ``limits`` or a dependency: ``python -m`` puts that folder first on ``sys.path``, and a ``limits.py``
+    there ended every study in a traceback (``'limits' is not a package``). Only the package's own ``limits`` (this
+    package's sibling: the checkout run from its root is fine) and dependencies that are never a single ``NAME.py`` are
+    checked, by finding each module's file without importing it. (A ``validation.py`` there shadows the package
+    itself: Python imports it instead of this code, which then never runs — docs/install.md says so.)"""
+    first = sys.path[0] if sys.path else None
+    if first is None or Path(first or ".").resolve() != Path.cwd().resolve():  # -P / PYTHONSAFEPATH: no folder first
+        return
+    here = Path.cwd().resolve()
+    own = Path(__file__).resolve().parents[2] / "limits" / "__init__.py"
+    for name in IMPORTED_BY_NAME:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        origin = Path(spec.origin).resolve() if spec is not None and spec.origin not in (None, "built-in") else None
+        if origin is None or origin == own:
+            continue
+        in_folder = origin.parent == here or (origin.parent.parent == here and origin.parent.name == name)
+        if in_folder and (name == "limits" or origin.parent == here):
+            whose = "the package's own limits" if name == "limits" else f"{name}, which the package imports"
+            print(f"error: {origin} shadows {whose} (python -m puts the current folder {here} first on the module path): "
+                  "rename it, or run from another folder", file=sys.stderr, flush=True)
+            raise SystemExit(2)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import sys
 import warnings
@@ -160,15 +161,24 @@ def _pool(workers: int) -> Iterator[ProcessPoolExecutor]:
         pool.shutdown(wait=True)
 
 
+#: ``tcp://HOST:PORT`` or ``tls://HOST:PORT``: a host name, an IPv4 address or a bracketed IPv6 one, and a port of ASCII
+#: digits (``str.isdigit`` also takes other scripts' digits and superscripts, which ``int`` then refuses)
+_ADDRESS = re.compile(r"(tcp|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):([0-9]+)")
+
+
 def check_scheduler(value: str | None) -> str | None:
     """``None``, ``local:N`` (1 ≤ N ≤ 256), ``tcp://HOST:PORT`` or ``tls://HOST:PORT`` (a scheduler with TLS, the
-    client's certificates from Dask's configuration); raises ``ValueError`` naming what is allowed."""
+    client's certificates from Dask's configuration; 1 ≤ PORT ≤ 65535); raises ``ValueError`` naming what is allowed.
+    The port is checked here: a port of 20 digits passed this check and overflowed in the socket call (exit 3)."""
     if value is None:
         return None
     text = str(value).strip()
     if text.startswith("local:") and text[6:].isdigit() and 1 <= int(text[6:]) <= 256:
         return text
-    if text.startswith(("tcp://", "tls://")) and ":" in text[6:] and text.rsplit(":", 1)[1].isdigit():
+    address = _ADDRESS.fullmatch(text)
+    if address is not None:
+        if not 1 <= int(address.group(3)) <= 65535:
+            raise ValueError(f"{value!r}: the port {address.group(3)} is out of range (must be ≥ 1 and ≤ 65535)")
         return text
     raise ValueError(f"{value!r} is not a scheduler (allowed: local:N with 1 ≤ N ≤ 256, tcp://HOST:PORT or "
                      "tls://HOST:PORT)")
@@ -220,6 +230,48 @@ def _check_reachable(scheduler: str) -> None:
                      "or use --scheduler local:N")
 
 
+#: seconds a tcp:// or tls:// address that accepts the connection has to answer as a Dask scheduler: Dask's own
+#: handshake waits for the first reply without a limit (its ``timeout`` bounds the connection only), so a web server
+#: at the address held a run silent for 651 s
+HANDSHAKE_TIMEOUT_S = 10
+
+
+def _check_is_scheduler(scheduler: str) -> None:
+    """Refuse, in one line and within :data:`HANDSHAKE_TIMEOUT_S` seconds, an address that accepts the connection but
+    is not a Dask scheduler (a web server, a Dask worker): Dask's handshake and an ``identity`` request, whose reply
+    must come from a scheduler, under one deadline — before Dask's client, which would wait for ever."""
+    import asyncio
+
+    from distributed.comm import connect
+
+    async def identity() -> Any:
+        options: dict[str, Any] = {}
+        if scheduler.startswith("tls://"):
+            from distributed.security import Security
+
+            options = Security().get_connection_args("client")
+        comm = await connect(scheduler, timeout=HANDSHAKE_TIMEOUT_S, **options)
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    try:
+        reply = asyncio.run(asyncio.wait_for(identity(), HANDSHAKE_TIMEOUT_S))
+    except asyncio.TimeoutError:
+        what = f"no Dask reply within {HANDSHAKE_TIMEOUT_S} s"
+    except Exception as exc:  # noqa: BLE001 (what a foreign service's bytes make of Dask's reader: any error)
+        what = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    else:
+        if isinstance(reply, dict) and reply.get("type") == "Scheduler":
+            return
+        what = (f"it says it is a Dask {reply['type']}" if isinstance(reply, dict) and isinstance(reply.get("type"), str)
+                else "its reply is not a scheduler's")
+    raise UsageError(f"--scheduler {scheduler}: the address answered but is not a Dask scheduler ({what[:200]}); give "
+                     "the scheduler's address (dask scheduler prints it) or use --scheduler local:N")
+
+
 #: where a ``local:N`` cluster listens (scheduler, workers, dashboard)
 LOOPBACK = "127.0.0.1"
 
@@ -239,6 +291,7 @@ def _dask_client(scheduler: str) -> Iterator[Any]:
         client = Client(cluster)
     else:
         _check_reachable(scheduler)
+        _check_is_scheduler(scheduler)
         client = Client(scheduler, timeout=f"{CONNECT_TIMEOUT_S}s")
     try:
         yield client
