@@ -91,7 +91,7 @@ def _strong_errors(model: str, width: int, seed: int, samples: int, depths: Sequ
     low, high = result.rate_ci
     return {"depths": list(depths), "rms": rms.tolist(), "half_width": (1.96 * spread).tolist(), "rate": result.rate,
             "rate_ci": [low, high], "theory_rate": result.theory_rate, "verdict": result.verdict,
-            "samples": samples}
+            "verdict_detail": result.check.detail, "samples": samples}
 
 
 def _regimes(seed: int, networks: int) -> dict[str, Any]:
@@ -253,7 +253,7 @@ function draw(){
   {x:shown,y:rms,color:"#1f77b4",markers:4,label:`RMS error over ${E.samples} draws`,name:"rms"}],
   {title:"strong error at the output against depth",xlabel:"depth L",ylabel:"RMS ‖h_L − H_1‖",logx:true,logy:true,xticks:E.depths,
    ylim:[Math.min(...E.rms)*0.8,Math.max(...E.rms)*1.25]});
- document.getElementById("rateText").textContent=`fitted rate over all depths: ${E.rate.toFixed(3)} [${E.rate_ci[0].toFixed(3)}, ${E.rate_ci[1].toFixed(3)}] (95%), theory ${E.theory_rate}; the convergence study's verdict: ${E.verdict}.`;
+ document.getElementById("rateText").textContent=`fitted rate over all depths: ${E.rate.toFixed(3)} [${E.rate_ci[0].toFixed(3)}, ${E.rate_ci[1].toFixed(3)}] (95%), theory ${E.theory_rate}; the convergence study's verdict on these ${E.samples} draws at width ${DATA.width}: ${E.verdict} (${E.verdict_detail}).`;
 }
 const beta=document.getElementById("beta"); beta.max=R.betas.length-1; beta.value=R.betas.indexOf(0.5);
 function drawRegime(){
