@@ -490,3 +490,13 @@ def test_a_command_line_leaves_after_its_exit_handlers_with_its_output_flushed()
     assert proc.returncode == 4
     assert proc.stdout == "the table, still in the buffer\nexit handler ran\n"
     assert proc.stderr == "a warning\n"
+
+
+def test_a_short_help_default_with_no_space_is_never_cut_inside_it():
+    """Issue 66: brief() cut a default with no space in it one character short and added " …" (rfind returned −1):
+    `solvers --help` showed `…1e-08,1e-0 …` for --tolerances, whose value ends 1e-09."""
+    from validation.core.cli import brief
+
+    value = "0.001,0.0001,1e-05,1e-06,1e-07,1e-08,1e-09"
+    assert brief(value, 20, start=3, marks=(": ", "; ", " (", ", ")) == value
+    assert brief("one two three four five six", 12) == "one two …"

@@ -217,6 +217,8 @@ def brief(text: str, limit: int = BRIEF_CHARS, start: int = 15,
     cut = min(cuts) if cuts else len(text)
     if cut > limit:  # no clause ends in time
         cut = text.rfind(" ", 0, limit + 1)
+        if cut <= 0:  # no space within the limit: one long word (a default like 1e-06,1e-07,…), never cut inside it
+            return text
     return text[:cut].rstrip(" ,;:") + " …"
 
 
