@@ -153,7 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     cli.printable_output()  # before any printing, the help included: an ASCII-only stdout writes escapes
     parser = argparse.ArgumentParser(prog="python -m validation.explore", description=__doc__.split("\n\n")[2],
                                      epilog="Exit status: 0 the page is written, 2 bad input, 3 internal error.")
-    parser.add_argument("--model", default="res1", help="a pair (python -m validation.convergence --list-models), or "
+    parser.add_argument("--model", default="res1", help="a pair (python -m validation.convergence --list), or "
                                                         "FILE.py:Class for your own (default: res1)")
     parser.add_argument("--out", default="explorer.html", help="the HTML file to write (default: explorer.html)")
     parser.add_argument("--width", type=int, default=4, help="width d of the network (default: 4)")
