@@ -43,12 +43,14 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "calibration.json"
 PAGE = ROOT / "docs" / "results" / "calibration.md"
 PLANTS = "tests/wrong_noise_scale.py"
+#: the script that runs a catalogue entry's command on a planted model (``python tests/planted_entries.py PLANT …``)
+PLANTED_ENTRIES = "tests/planted_entries.py"
 #: the rules (docs/theory.md §6)
 MAX_WRONG_RATE, MAX_NULL_INCONCLUSIVE = 0.10, 0.20
 VERDICTS = {0: "PASS", 1: "FAIL", 4: "INCONCLUSIVE"}
@@ -63,6 +65,8 @@ class Hypothesis:
     args: tuple[str, ...]
     null: bool
     seeds: int
+    #: a plant of tests/planted_entries.py that changes the model the study runs (None: the study's own)
+    plant: str | None = None
 
 
 @dataclass(frozen=True)
@@ -79,9 +83,32 @@ class CommandCheck:
     in_readme: bool = False
     notes: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    #: the statistic behind the verdict, read from the run's result JSON and kept with the run (None: not kept)
+    measured: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    #: the verdict the rule before a change would have given, from ``measured``: (the rule in words, the verdict)
+    before: tuple[str, Callable[[dict[str, Any]], str]] | None = None
 
     def command(self, hypothesis: Hypothesis, seed: int) -> list[str]:
-        return ["-m", f"validation.{self.study}", *self.args, *hypothesis.args, "--seed", str(seed)]
+        study = ([PLANTED_ENTRIES, hypothesis.plant] if hypothesis.plant else ["-m", f"validation.{self.study}"])
+        return [*study, *self.args, *hypothesis.args, "--seed", str(seed)]
+
+
+def _budget_exponent(result: dict[str, Any]) -> dict[str, Any]:
+    """chaintron2026-budget's exponent in P at the checked step and its interval."""
+    fit = result["result"]["sweeps"]["budget"]["hidden_exponents"][result["result"]["checked_step"]]
+    return {"exponent": -fit["slope"], "ci": [-fit["ci"][1], -fit["ci"][0]]}
+
+
+def _within(centre: float, margin: float) -> Callable[[dict[str, Any]], str]:
+    """The equivalence rule of an interval against centre ± margin (validation.core.checks.interval_check)."""
+
+    def verdict(measured: dict[str, Any]) -> str:
+        low, high = measured["ci"]
+        if centre - margin <= low and high <= centre + margin:
+            return "PASS"
+        return "FAIL" if high < centre - margin or low > centre + margin else "INCONCLUSIVE"
+
+    return verdict
 
 
 COMMANDS: tuple[CommandCheck, ...] = (
@@ -106,6 +133,28 @@ COMMANDS: tuple[CommandCheck, ...] = (
         (Hypothesis("null: the preset", (), True, 20),),
         seconds=18.0, in_readme=True,
         notes="alternatives of its bounds check: the draw rows below (fig1-bounds)"),
+    CommandCheck(
+        "chaintron2026-budget", "training", ("--experiment", "chaintron2026-budget", "--checkpoint-dir", "none"),
+        "Chaintron, Chizat & Maass 2026: the error at a parameter budget P falls as P^(-1/6) (within 1/6 ± 1/24)",
+        (Hypothesis("null: the experiment", (), True, 10),
+         Hypothesis("an input scale off by 1/sqrt(L): a term P^(-1/12)", (), False, 10, plant="budget-depth-half")),
+        seconds=66.0, measured=_budget_exponent, before=("margin 0.1 (before)", _within(1 / 6, 0.1)),
+        notes="the margin 1/24 is half the distance from 1/6 to the alternative 1/12"),
+    CommandCheck(
+        "figures-pf-abc", "figures", ("--figure", "pf-abc"),
+        "Peluchetti & Favaro App. B.1: SR_tanh's ABC posterior lies nearer the data than EO_tanh's (log ratio < 0)",
+        (Hypothesis("null: the figure (a bump no constant fits)", (), True, 5),
+         Hypothesis("data a constant fits (0.5 at every point): EO's posterior is the nearer",
+                    ("--data", "-1.5:0.5,0:0.5,1.5:0.5"), False, 3)),
+        seconds=70.0, measured=lambda result: {"ci": result["result"]["log_distance_ratio"]["ci95"],
+                                               "value": result["result"]["log_distance_ratio"]["value"]},
+        notes="the same statistic over budgets and data sets: benchmarks/results/pf_abc_budgets.json"),
+    CommandCheck(
+        "cohen-scaling", "training", ("--experiment", "cohen-scaling", "--checkpoint-dir", "none"),
+        "Cohen et al. §3.1: trained tanh weights follow Hypothesis 1, ReLU weights Hypothesis 2 (and the checks "
+        "beside: App. B's biases, the Remark 2.1 control)",
+        (Hypothesis("null: the experiment", (), True, 5),),
+        seconds=70.0, notes="alternatives of its decision rule: the draw rows below (cohen-decision)"),
 )
 
 
@@ -189,13 +238,16 @@ def _processor() -> str:
 def run_one(check: CommandCheck, hypothesis: Hypothesis, seed: int) -> dict[str, Any]:
     """One command run: its verdict from the exit status, and its time."""
     with tempfile.TemporaryDirectory() as folder:
-        command = [sys.executable, *check.command(hypothesis, seed), "--quiet", "--json", str(Path(folder) / "r.json")]
+        output = Path(folder) / "r.json"
+        command = [sys.executable, *check.command(hypothesis, seed), "--quiet", "--json", str(output)]
         env = {**os.environ, "TQDM_DISABLE": "1"}
         clock = time.perf_counter()
         proc = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
         seconds = time.perf_counter() - clock
-    verdict = VERDICTS.get(proc.returncode, "error")
-    run = {"verdict": verdict, "exit": proc.returncode, "seconds": round(seconds, 1)}
+        verdict = VERDICTS.get(proc.returncode, "error")
+        run = {"verdict": verdict, "exit": proc.returncode, "seconds": round(seconds, 1)}
+        if check.measured is not None and verdict != "error":
+            run["measured"] = check.measured(json.loads(output.read_text()))
     if verdict == "error":
         run["stderr"] = proc.stderr.strip().splitlines()[-1:] if proc.stderr.strip() else []
     return run
@@ -209,7 +261,8 @@ def run_commands(checks: list[CommandCheck], workers: int, data: dict[str, Any])
                       "in_readme": check.in_readme, "notes": check.notes})
         for hypothesis in check.hypotheses:
             row = entry.setdefault("hypotheses", {}).setdefault(hypothesis.name, {})
-            row.update({"args": list(hypothesis.args), "null": hypothesis.null, "runs": row.get("runs", {})})
+            row.update({"args": list(hypothesis.args), "null": hypothesis.null, "plant": hypothesis.plant,
+                        "runs": row.get("runs", {})})
             todo += [(check, hypothesis, seed) for seed in range(hypothesis.seeds) if str(seed) not in row["runs"]]
     data["machine"] = _machine()
     print(f"{len(todo)} runs to do on {workers} worker(s)", flush=True)
@@ -294,6 +347,80 @@ def fig1_summary(entry: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return out
 
 
+#: Cohen et al.'s Hypothesis 1 / 2 rule on weights whose hypothesis is known (:func:`cohen_decision`): the name, the
+#: exponent −ν' of the planted β-scaled increments, and the hypothesis they follow (the scaled increments vanish:
+#: Hypothesis 1; they stay of order one or grow: Hypothesis 2)
+COHEN_FAMILIES = {"Hypothesis 1, -nu = -0.5 (the paper's tanh)": (-0.5, "Hypothesis 1"),
+                  "Hypothesis 1, -nu = -0.25 (a slowly vanishing noise)": (-0.25, "Hypothesis 1"),
+                  "Hypothesis 2, -nu = 0 (increments of order one)": (0.0, "Hypothesis 2"),
+                  "Hypothesis 2, -nu = +0.2 (the paper's ReLU)": (0.2, "Hypothesis 2")}
+COHEN_SEEDS = 20
+
+
+def cohen_weights(depth: int, width: int, beta: float, exponent: float, generator: Any) -> Any:
+    """One network's weights A_k = L^-β (Ā(k/L) + L^exponent Z_k / d), k < L: a smooth trend Ā(s) = M (1 +
+    cos 2πs) / d with M d×d standard normal, and i.i.d. standard normal Z_k. The cumulative sum is dominated by the
+    trend (so Step 2's β̂ ≈ β), the largest increment by the noise (so the β-scaled norm of increments goes as
+    about L^exponent, up to the max over L layers' slow √log L)."""
+    import torch
+
+    M = torch.randn((width, width), generator=generator, dtype=torch.float64)
+    s = torch.arange(depth, dtype=torch.float64) / depth
+    trend = (1 + torch.cos(2 * math.pi * s))[:, None, None] * M / width
+    noise = torch.randn((depth, width, width), generator=generator, dtype=torch.float64) / width
+    return depth ** -beta * (trend + depth ** exponent * noise)
+
+
+def cohen_decision(data: dict[str, Any], seeds: int = COHEN_SEEDS) -> None:
+    """``cohen-scaling``'s Hypothesis 1 / 2 rule (validation.training.cohen: −ν's interval below −0.1: Hypothesis
+    1, above: Hypothesis 2, else undecided) run by the experiment's own procedure, at its depths, replicates,
+    confidence and resamples, on planted weights whose hypothesis is known (:data:`COHEN_FAMILIES`, width 10 as the
+    synthetic set's, β = 0.3). A decision for the planted hypothesis is a PASS, for the other a FAIL, undecided
+    INCONCLUSIVE."""
+    from limits.seeding import generator
+    from validation.training import cohen
+    from validation.training.experiment import power_fit
+
+    settings = cohen.CohenScaling.defaults
+    depths, replicates, width, beta = settings["depths"], settings["replicates"], 10, 0.3
+    entry = data["draws"].setdefault("cohen-decision", {
+        "claim": "Cohen et al. §2.3 Step 3 as the package's rule: Hypothesis 1 when the interval of −ν lies below "
+                 f"−{cohen.DECISION_THRESHOLD:g}, Hypothesis 2 when above",
+        "command": "python -m validation.training --experiment cohen-scaling (its decision, on planted weights)",
+        "seeds": {}})
+    for seed in range(seeds):
+        if str(seed) in entry["seeds"]:
+            continue
+        per = {}
+        for name, (exponent, truth) in COHEN_FAMILIES.items():
+            statistics = [[cohen._statistics(cohen_weights(depth, width, beta, exponent,
+                                                           generator(seed, "calibrate-cohen", name, depth, r)))
+                           for r in range(replicates)] for depth in depths]
+            fit = lambda values, offset, seed=seed: power_fit(depths, values, confidence=0.95,  # noqa: E731
+                                                              resamples=2000, seed=seed + offset)
+            out = cohen._procedure(statistics, fit)
+            per[name] = {"decision": out["decision"], "truth": truth, "minus_nu": out["scaled_increments"]["value"],
+                         "ci": out["scaled_increments"]["ci"]}
+        entry["seeds"][str(seed)] = per
+        print(f"cohen-decision seed {seed}: " + "; ".join(f"{v['truth'][-1]}@{v['minus_nu']:.2f}: {v['decision']}"
+                                                          for v in per.values()), flush=True)
+        save(data)
+
+
+def cohen_summary(entry: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    out = {}
+    for name, (_, truth) in COHEN_FAMILIES.items():
+        runs = {}
+        for seed, per in entry["seeds"].items():
+            decision = per[name]["decision"]
+            runs[seed] = {"verdict": "INCONCLUSIVE" if decision == "undecided" else
+                          "PASS" if decision == truth else "FAIL"}
+        # under each family the rule must name the planted hypothesis: a wrong decision is a false FAIL of the right
+        # claim and, read the other way, a false PASS of the wrong one; the page counts it once, as a wrong verdict
+        out[name] = {**summarise(runs, True), "null": True}
+    return out
+
+
 # ------------------------------------------------------------------------------------------------ report
 def table(data: dict[str, Any]) -> list[str]:
     def rate(summary: dict[str, Any], key: str, count: int) -> str:
@@ -302,16 +429,25 @@ def table(data: dict[str, Any]) -> list[str]:
 
     lines = ["| check | hypothesis | K | PASS | INCONCLUSIVE | FAIL | wrong verdict (95% CI) | rules |",
              "|---|---|---|---|---|---|---|---|"]
+    checks = {check.key: check for check in COMMANDS}
     for key, entry in data["commands"].items():
+        before = checks[key].before if key in checks else None
         for name, row in entry.get("hypotheses", {}).items():
-            summary = summarise(row["runs"], row["null"])
-            broken = rule_breaks(summary, row["null"], entry.get("in_readme", False))
-            kind = "false FAIL" if row["null"] else "false PASS"
-            lines.append(f"| `{key}` | {name} | {summary['seeds']} | {summary['pass']} | {summary['inconclusive']} | "
-                         f"{summary['fail']} | {kind} {rate(summary, 'wrong_rate_ci95', summary['wrong'])} | "
-                         f"{'; '.join(broken) or 'kept'} |")
+            rules = [("", row["runs"])]
+            if before is not None and all("measured" in run for run in row["runs"].values()):
+                rules.append((f" — rule {before[0]}", {seed: {"verdict": before[1](run["measured"])}
+                                                       for seed, run in row["runs"].items()}))
+            for label, runs in rules:
+                summary = summarise(runs, row["null"])
+                broken = rule_breaks(summary, row["null"], entry.get("in_readme", False))
+                kind = "false FAIL" if row["null"] else "false PASS"
+                lines.append(f"| `{key}` | {name}{label} | {summary['seeds']} | {summary['pass']} | "
+                             f"{summary['inconclusive']} | {summary['fail']} | "
+                             f"{kind} {rate(summary, 'wrong_rate_ci95', summary['wrong'])} | "
+                             f"{'; '.join(broken) or 'kept'} |")
+    summaries = {"fig1-bounds": fig1_summary, "cohen-decision": cohen_summary}
     for key, entry in data.get("draws", {}).items():
-        for name, summary in fig1_summary(entry).items():
+        for name, summary in summaries[key](entry).items():
             broken = rule_breaks(summary, summary["null"], True)
             kind = "false FAIL" if summary["null"] else "false PASS"
             lines.append(f"| `{key}` | {name} | {summary['seeds']} | {summary['pass']} | — | {summary['fail']} | "
@@ -332,6 +468,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--workers {args.workers}: at least 1")
     checks = [c for c in COMMANDS if args.only is None or any(c.key.startswith(p) for p in args.only)]
     draws = args.only is None or any("fig1-bounds".startswith(p) for p in args.only)
+    cohen_rows = args.only is None or any("cohen-decision".startswith(p) for p in args.only)
     if args.list:
         total = 0.0
         for check in checks:
@@ -342,6 +479,9 @@ def main(argv: list[str] | None = None) -> int:
         if draws:
             total += FIG1_SEEDS * 18.0
             print(f"{'fig1-bounds':28s} {FIG1_SEEDS:4d} runs × {18.0:5.1f} s: " + ", ".join(FIG1_HYPOTHESES))
+        if cohen_rows:
+            total += COHEN_SEEDS * 1.5
+            print(f"{'cohen-decision':28s} {COHEN_SEEDS:4d} runs × {1.5:5.1f} s: " + ", ".join(COHEN_FAMILIES))
         print(f"about {total / 60 / args.workers:.0f} min on {args.workers} worker(s) (2-core machine)")
         return 0
     data = load()
@@ -358,6 +498,8 @@ def main(argv: list[str] | None = None) -> int:
     run_commands(checks, args.workers, data)
     if draws:
         fig1_bounds(data)
+    if cohen_rows:
+        cohen_decision(data)
     return 0
 
 

@@ -117,6 +117,20 @@ def test_checks_combine_fail_first_then_inconclusive():
                                 "samples_needed": 900}
 
 
+def test_a_reported_check_is_shown_and_left_out_of_the_verdict():
+    """REPORTED: a statement measured, not judged. It never becomes a run's verdict, in either direction: beside a
+    FAIL the run FAILs, beside a PASS it PASSes, alone nothing was judged (FAIL, as with no check)."""
+    from validation.core.checks import REPORTED
+
+    shown = Check.reported("the paper's percentages", "0.74 against < 0.724")
+    assert shown.verdict == REPORTED and not shown.passed
+    assert combine([Check.of("a", True), shown]) == PASS
+    assert combine([Check.of("a", False), shown.to_dict()]) == FAIL
+    assert combine([Check("c", INCONCLUSIVE), "REPORTED"]) == INCONCLUSIVE
+    assert combine([shown]) == FAIL
+    assert REPORTED not in EXIT_STATUS
+
+
 def test_the_window_advice_names_a_fit_that_keeps_three_depths():
     fit = SimpleNamespace(finite=True, rate=2.0, ci=(1.999, 2.001), confidence=0.95, depths=(32, 64, 128, 256),
                           fitted=np.array([False, False, True, True]), fitted_depths=[128, 256],

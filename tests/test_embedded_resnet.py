@@ -526,3 +526,15 @@ def test_the_alpha_entry_refuses_exponents_out_of_range():
     with pytest.raises(SettingsError) as caught:
         run("chizat2025-alpha", **{**ALPHA, "alpha_exponents": (0.0, 1.5)})
     assert caught.value.name == "alpha_exponents"
+
+
+def test_the_budget_check_fails_a_planted_term_with_half_its_exponent(monkeypatch):
+    """The alternative the budget check must reject (issue: ±0.1 around 1/6 admitted it): a term of order
+    P^(-1/12) planted by tests/planted_entries.py (an input scale off by 1/√L). Its exponent, 0.068 [0.005, 0.116]
+    here, lay inside the old band [0.067, 0.267]; the margin 1/24 (half the way to 1/12) FAILs it."""
+    import planted_entries
+    from validation.training import chaintron2026, run
+
+    assert chaintron2026.BUDGET_SWEEP.margin == pytest.approx(1 / 24)
+    monkeypatch.setattr(chaintron2026, "EmbeddedResNet", planted_entries.OffByRootDepth)
+    assert _checks(run("chaintron2026-budget", **BUDGET))["budget"] == "FAIL"

@@ -494,20 +494,21 @@ def test_layer_slices_give_the_indexed_gradients_bit_for_bit(kind):
     assert all(torch.equal(a, b) for a, b in zip(ours, theirs))
 
 
-def test_pf_sgd_accuracy_claim_is_checked_and_fails_when_the_standard_arm_is_more_accurate():
-    """§4.3's accuracy claim (the form that transfers from MNIST) is a check of its own: the worst-cell accuracy
-    difference, reparametrised − standard, with a paired interval; planting higher standard accuracies FAILs it."""
+def test_pf_sgd_accuracy_claim_is_reported_not_judged():
+    """§4.3's accuracy claim is shown with its numbers but left out of the verdict (its percentages are MNIST's, and
+    the worst-cell form was chosen after they failed on digits): planting higher standard accuracies changes the
+    report (0 cells won, a negative difference) and not the verdict, which is the losses' check alone."""
     from validation.training import pf_sgd
 
     tiny = TINY["pf-sgd"]
     result = training.run("pf-sgd", checkpoint_dir=None, **tiny)
-    names = [c["check"] for c in result.numbers["checks"]]
-    assert any(n.startswith("§4.3's accuracy claim") for n in names)
     records = json.loads(json.dumps(result.records))
     for key, record in records.items():
         value = 1.0 if key.startswith("standard") else 0.1
         record["test_accuracy"] = [[value + 0.01 * r for _ in row] for r, row in enumerate(record["test_accuracy"])]
     numbers = pf_sgd.PFSGD().summarise(result.settings, records)
     check = next(c for c in numbers["checks"] if c["check"].startswith("§4.3's accuracy claim"))
-    assert check["verdict"] == "FAIL" and numbers["verdict"] == "FAIL"
+    assert check["verdict"] == "REPORTED" and not check["passed"]
+    assert "the more accurate in 0 of 4 cells" in check["detail"] and "above 0.724 in every cell" in check["detail"]
     assert numbers["worst_accuracy_difference"]["value"] < 0
+    assert numbers["verdict"] == numbers["checks"][0]["verdict"] == result.numbers["verdict"]

@@ -67,7 +67,7 @@ def test_movement_and_exponent_reach():
 def _fig9(failing: dict[int, dict[float, float]]):
     """Fig. 9's summary of planted records: every cell trains (accuracy 0.95) but those listed, per depth, as
     {H: the largest failing β} (every β up to it at accuracy 0.1)."""
-    settings = SimpleNamespace(hursts=(0.1, 0.5, 0.9), betas=(0.2, 0.4, 0.6, 0.8, 1.0), depths=(100, 1000),
+    settings = SimpleNamespace(hursts=(0.1, 0.5, 0.9), betas=(0.2, 0.4, 0.6, 0.8, 1.0), depths=tuple(failing),
                                learning_rates=(1e-3, 1e-2), dataset="planted")
     records = {}
     for L in settings.depths:
@@ -103,3 +103,15 @@ def test_fig9_depth_check_fails_when_the_failing_region_rises_with_depth():
     assert all(c["passed"] for c in old)
     assert numbers["verdict"] == "FAIL"
     assert numbers["per_depth"][0]["band_lower_edge"] == [0.2, 0.4, 0.6]
+
+
+def test_fig9_at_one_depth_reports_the_shift_and_does_not_judge_it():
+    """At one depth the shift cannot be told from a finite-depth effect: the same records PASS whether the failures
+    sit 0.2–0.5 below the line (a shift) or reach up to it (Fig. 7's zone at a larger depth) — so the shift is a
+    REPORTED line with its count, and the verdict is the two judged checks'."""
+    shifted = _fig9({100: {0.5: 0.2, 0.9: 0.4}})
+    unshifted = _fig9({100: {0.1: 0.4, 0.5: 0.4, 0.9: 0.8}})
+    for numbers, trains in ((shifted, "5 of 8"), (unshifted, "0 of 8")):
+        [report] = [c for c in numbers["checks"] if c["verdict"] == "REPORTED"]
+        assert report["detail"].startswith(f"{trains} cells below the line train") and "--depths" in report["detail"]
+        assert numbers["verdict"] == "PASS" and not any("at every depth" in c["check"] for c in numbers["checks"])

@@ -40,6 +40,10 @@ any other check read off a bootstrap of, or a test on, that many independent dra
 
 Several checks combine by :func:`combine`: FAIL if any check FAILs, else INCONCLUSIVE if any is
 INCONCLUSIVE, else PASS. The command line's exit status is :data:`EXIT_STATUS` of the verdict.
+
+A statement that is measured and printed but is not a test — one no planted alternative can FAIL, or one whose
+criterion was chosen after the data were seen (docs/theory.md §6) — is a :data:`REPORTED` check
+(:meth:`Check.reported`): it is shown with its numbers, and :func:`combine` leaves it out of the verdict.
 """
 
 from __future__ import annotations
@@ -49,11 +53,15 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
-__all__ = ["PASS", "FAIL", "INCONCLUSIVE", "VERDICTS", "EXIT_STATUS", "MIN_FIT_DEPTHS", "MIN_VERDICT_SAMPLES", "with_enough_samples", "Check", "combine",
+__all__ = ["PASS", "FAIL", "INCONCLUSIVE", "VERDICTS", "REPORTED", "CHECK_STATUSES", "EXIT_STATUS", "MIN_FIT_DEPTHS", "MIN_VERDICT_SAMPLES", "with_enough_samples", "Check", "combine",
            "interval_check", "rate_check", "samples_to_settle", "Settling", "bound_check", "check_line", "PLANNED_POWER", "MIN_NARROWING"]
 
 PASS, FAIL, INCONCLUSIVE = "PASS", "FAIL", "INCONCLUSIVE"
 VERDICTS = (PASS, FAIL, INCONCLUSIVE)
+#: a check's status when it is measured and shown but not judged (module docstring); never a run's verdict
+REPORTED = "REPORTED"
+#: what one check may say: a verdict, or REPORTED
+CHECK_STATUSES = (*VERDICTS, REPORTED)
 #: the command line's exit status of each verdict (2 bad input and 3 internal error are the runner's)
 EXIT_STATUS = {PASS: 0, FAIL: 1, INCONCLUSIVE: 4}
 #: the fewest fitted depths a rate verdict other than INCONCLUSIVE stands on
@@ -71,7 +79,7 @@ class Check:
 
     Attributes:
         name: what is checked, in words (e.g. "rate [rms] within 0.5 ± 0.05").
-        verdict: ``PASS``, ``FAIL`` or ``INCONCLUSIVE``.
+        verdict: ``PASS``, ``FAIL`` or ``INCONCLUSIVE``; ``REPORTED`` for a statement shown but not judged.
         detail: the numbers behind it, in words.
         samples_needed: for INCONCLUSIVE, the sample count estimated to settle it (:attr:`Settling.needed`;
             None: more samples would not settle it — ``detail`` says what would).
@@ -83,8 +91,8 @@ class Check:
     samples_needed: int | None = None
 
     def __post_init__(self) -> None:
-        if self.verdict not in VERDICTS:
-            raise ValueError(f"verdict {self.verdict!r} unknown (allowed: {', '.join(VERDICTS)})")
+        if self.verdict not in CHECK_STATUSES:
+            raise ValueError(f"verdict {self.verdict!r} unknown (allowed: {', '.join(CHECK_STATUSES)})")
 
     @property
     def passed(self) -> bool:
@@ -98,6 +106,11 @@ class Check:
     def of(cls, name: str, passed: bool, detail: str = "") -> "Check":
         """A check with no margin: PASS or FAIL."""
         return cls(name, PASS if passed else FAIL, detail)
+
+    @classmethod
+    def reported(cls, name: str, detail: str = "") -> "Check":
+        """A statement measured and shown, not judged (module docstring): left out of :func:`combine`."""
+        return cls(name, REPORTED, detail)
 
     @classmethod
     def counted(cls, name: str, failed: int, uncounted: int, detail: str = "") -> "Check":
@@ -116,12 +129,13 @@ def _verdict_of(check: Check | Mapping[str, Any] | str) -> str:
 
 def combine(checks: Iterable[Check | Mapping[str, Any] | str | None]) -> str:
     """The verdict of several checks — :class:`Check` objects, their JSON form (a dict with ``verdict``, or
-    ``passed`` for a check with no margin) or verdict texts; None entries are skipped: FAIL if any FAILs, else
-    INCONCLUSIVE if any is, else PASS. No check at all is FAIL (nothing was shown)."""
+    ``passed`` for a check with no margin) or verdict texts; None entries and :data:`REPORTED` checks are skipped:
+    FAIL if any FAILs, else INCONCLUSIVE if any is, else PASS. No judged check at all is FAIL (nothing was shown)."""
     verdicts = [_verdict_of(c) for c in checks if c is not None]
     for verdict in verdicts:
-        if verdict not in VERDICTS:
-            raise ValueError(f"verdict {verdict!r} unknown (allowed: {', '.join(VERDICTS)})")
+        if verdict not in CHECK_STATUSES:
+            raise ValueError(f"verdict {verdict!r} unknown (allowed: {', '.join(CHECK_STATUSES)})")
+    verdicts = [verdict for verdict in verdicts if verdict != REPORTED]
     if not verdicts or FAIL in verdicts:
         return FAIL
     return INCONCLUSIVE if INCONCLUSIVE in verdicts else PASS

@@ -431,11 +431,25 @@ class MarionFig9(Experiment):
                                 "trainable").to_dict()]
         if several:
             checks.append(self._depth_check(settings, grids, below, critical))
+        elif below.any():
+            checks.append(self._shift_report(grids[0], below))
         first = grids[0]
         return {"dataset": settings.dataset, "hursts": list(H), "betas": list(B), "depth": first["depth"],
                 "depths": list(settings.depths),
                 **{k: v for k, v in first.items() if k != "depth"}, "critical_beta": critical,
                 "per_depth": grids if several else None, "checks": checks, "verdict": combine(checks)}
+
+    @staticmethod
+    def _shift_report(grid: dict[str, Any], below: np.ndarray) -> dict[str, Any]:
+        """At one depth, the downward shift is shown, not judged: cells below the line that train are what a shift
+        predicts, and also what an explosion zone that is only smaller at this depth gives (it grows with L), so no
+        alternative can FAIL it here; ``--depths`` with two depths or more judges it (:meth:`_depth_check`)."""
+        trainable = np.array(grid["trainable"])
+        return Check.reported(
+            f"the downward shift at L = {grid['depth']} alone (cells below β = max(H, 1/2) that train)",
+            f"{int(np.sum(trainable[below]))} of {int(below.sum())} cells below the line train; band's lower edge by H "
+            + " ".join("—" if e is None else f"{e:g}" for e in grid["band_lower_edge"]) + " — reported, not judged: at one depth a shift "
+            "cannot be told from an explosion zone that grows with depth; --depths 100,400 judges it").to_dict()
 
     @staticmethod
     def _depth_check(settings, grids, below, critical) -> dict[str, Any]:

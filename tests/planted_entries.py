@@ -1,0 +1,61 @@
+"""Planted alternatives of the catalogue entries' checks: each runs a study's own command on a model changed in one
+documented way, so that the check must FAIL (benchmarks/calibrate.py counts how often it does not):
+
+    python tests/planted_entries.py PLANT [STUDY ARGUMENTS ...]
+
+for example ``python tests/planted_entries.py budget-depth-half --experiment chaintron2026-budget --seed 3``.
+The perturbation is of the model, never of the verdict; the study, its arguments, its output and its exit status
+are the user's command's.
+
+Plants:
+
+* ``budget-depth-half`` — Chaintron, Chizat & Maass's bound with one term's exponent halved: the finite network of
+  L layers reads its input through an embedding scaled by 1 + c/√L (c = :data:`BUDGET_DEPTH_CONSTANT`), so its
+  distance to the limit gains a term of order L^(-1/2) = P^(-1/12) along the budget's shapes (L, L³, L²) — the
+  exponent 1/12 the budget check (1/6) must reject. At c = 1 the planted term is about twice the others at L = 4
+  and the fitted exponent is 0.098 [0.088, 0.109] (seed 0; 0.092 at c = 2): near 1/12, not an outsized error.
+  (A residual scale α = 1 + c/√L was tried first and rejected as a plant: the trained hidden states depend on α
+  too weakly, and the fitted exponent *rose*, to 0.160 at c = 0.5 and 0.183 at c = 2.)
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import Callable
+
+from limits.embedded_resnet import EmbeddedResNet
+
+#: c of the ``budget-depth-half`` plant
+BUDGET_DEPTH_CONSTANT = 1
+
+
+class OffByRootDepth(EmbeddedResNet):
+    """The ``budget-depth-half`` plant's finite network: its input embedding scaled by 1 + c/√L."""
+
+    def __init__(self, w_e, w_u, u, v, *, alpha: float = 1.0, activation="identity") -> None:
+        depth = u.shape[1]
+        super().__init__(w_e * (1 + BUDGET_DEPTH_CONSTANT / math.sqrt(depth)), w_u, u, v, alpha=alpha,
+                         activation=activation)
+
+
+def _budget_depth_half() -> Callable[[list[str]], int]:
+    from validation.training import chaintron2026, study
+
+    chaintron2026.EmbeddedResNet = OffByRootDepth   # the budget experiment builds its finite networks by this name
+    return study.main
+
+
+PLANTS: dict[str, Callable[[], Callable[[list[str]], int]]] = {"budget-depth-half": _budget_depth_half}
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in PLANTS:
+        print(f"usage: python tests/planted_entries.py PLANT [ARGUMENTS ...]; PLANT one of {', '.join(PLANTS)}",
+              file=sys.stderr)
+        return 2
+    return PLANTS[argv[0]]()(argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
