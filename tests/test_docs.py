@@ -3,6 +3,7 @@ regeneration command works; no page, docstring or printed line names a file the 
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import subprocess
@@ -330,6 +331,13 @@ def test_the_main_study_timings_quoted_are_the_committed_benchmark():
     assert quoted in main_line and "benchmarks/" in main_line, main_line
     index = " ".join((ROOT / "docs" / "tutorial" / "index.md").read_text().split())
     assert f"It took {quoted}" in index and "bench_whole_process.json" in index
+    install = (ROOT / "docs" / "install.md").read_text()
+    main_line = next(line for line in install.splitlines() if line.startswith("python -m validation.convergence --model res1 "))
+    assert quoted in main_line, main_line
+    # issue 66: "3.7 s", "about 4 s" and "about 5–10 s" for the same command on different pages
+    for page in (ROOT / "README.md", ROOT / "docs" / "howto" / "scale.md", ROOT / "docs" / "install.md"):
+        text = " ".join(page.read_text().split())
+        assert not re.search(r"about (4|5-10|5–10) s", text), f"{page.name} quotes a time of its own for the main study"
 
 
 def test_no_page_carries_a_control_character():
@@ -386,3 +394,50 @@ def test_each_results_page_opens_with_its_main_figure():
         if figures and sections and figures[0] > sections[0]:
             late.append(f"{page.name}: first figure at line {figures[0] + 1}, first section at {sections[0] + 1}")
     assert not late, late
+
+
+def _recorded_main_output(path: Path) -> list[str]:
+    """The lines of the first plain code block of ``path`` that shows the main command's verdict line."""
+    blocks, current = [], None
+    for line in path.read_text().split("\n"):
+        if line.startswith("```"):
+            if current is None:
+                current = [] if line == "```" else ["fenced"]
+            else:
+                blocks.append(current)
+                current = None
+        elif current is not None:
+            current.append(line)
+    shown = [b for b in blocks if b[:1] != ["fenced"] and any("<- verdict" in line for line in b)]
+    assert shown, f"{path.name} shows no recorded output of the main command"
+    return shown[0]
+
+
+def test_the_recorded_output_of_the_main_command_is_what_a_fresh_run_prints():
+    """Issue 66: the README's and the convergence how-to's recorded output of `python -m validation.convergence
+    --model res1` had a stale fit line (a run adds "down to 3 depths"); both must be a run's own lines, in order,
+    line for line (the how-to's "time … s" stands for the wall time)."""
+    run = subprocess.run([sys.executable, "-m", "validation.convergence", "--model", "res1", "--quiet"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=600, env={**os.environ, "TQDM_DISABLE": "1"})
+    assert run.returncode == 0, run.stderr
+    printed = [re.sub(r"^time [0-9.]+ s$", "time … s", line) for line in run.stdout.rstrip("\n").split("\n")]
+    for path in (ROOT / "README.md", ROOT / "docs" / "howto" / "convergence.md"):
+        recorded = _recorded_main_output(path)
+        starts = [i for i, line in enumerate(printed) if line == recorded[0]]
+        assert starts, f"{path.name}: its recorded output's first line is not printed: {recorded[0]!r}"
+        shown = printed[starts[0]:starts[0] + len(recorded)]
+        for number, (then, now) in enumerate(zip(recorded, shown), start=1):
+            assert then == now, f"{path.name}, recorded line {number}:\n  recorded {then!r}\n  printed  {now!r}"
+        assert len(shown) == len(recorded), f"{path.name} records more lines than a run prints"
+
+
+def test_the_readme_has_no_line_a_reader_must_scroll():
+    """Issue 66: one README table row was a single 1,483-character line. Prose and tables stay within 200
+    characters; a program's recorded output (inside a code block) is printed as the program prints it."""
+    inside, long = False, []
+    for number, line in enumerate((ROOT / "README.md").read_text().split("\n"), start=1):
+        if line.startswith("```"):
+            inside = not inside
+        elif not inside and len(line) > 200:
+            long.append((number, len(line)))
+    assert not long, f"README lines over 200 characters (line, length): {long}"
