@@ -500,3 +500,50 @@ def test_a_short_help_default_with_no_space_is_never_cut_inside_it():
     value = "0.001,0.0001,1e-05,1e-06,1e-07,1e-08,1e-09"
     assert brief(value, 20, start=3, marks=(": ", "; ", " (", ", ")) == value
     assert brief("one two three four five six", 12) == "one two …"
+
+
+def _help_text(name: str, flag: str, capsys) -> str:
+    import importlib
+
+    module = importlib.import_module(f"validation.{name}")
+    try:
+        module.main([flag])
+    except SystemExit:
+        pass
+    return capsys.readouterr().out
+
+
+def _declared_flags(text: str) -> set[str]:
+    """The flags an argparse help declares: those that begin an option's line."""
+    import re
+
+    lines = re.findall(r"^  +(-[^\n]*?)(?:  |$)", text, re.M)     # an option's line: its flags, then its text
+    return {flag for line in lines for flag in re.findall(r"(?<![\w-])(--[a-z][\w-]*)", line)}
+
+
+def test_every_flag_a_help_text_names_is_a_flag_of_the_command_it_names(capsys, monkeypatch):
+    """Issue 66: `explore --help` told the reader to run `convergence --list-models`, which exits 2 (the flag is
+    --list). Every --flag in every study's full help — in a flag's text, an example or the epilog — is a flag of the
+    command it belongs to: the study named by the nearest `python -m validation.NAME` before it on its line, else the
+    help's own study (`validation.NAME` alone too, where the help wrapped `python -m` onto the line above)."""
+    import re
+
+    monkeypatch.setenv("COLUMNS", "80")
+    names = (*STUDY_MODULES, "explore")
+    texts = {name: _help_text(name, "--help" if name == "explore" else "--help-all", capsys) for name in names}
+    flags = {name: _declared_flags(text) | {"--help", "--help-all"} for name, text in texts.items()}
+    assert all(len(found) > 4 for found in flags.values()), {n: len(f) for n, f in flags.items()}
+    wrong = []
+    for name, text in texts.items():
+        carried = None          # a study named at the end of a line (its flag wrapped onto the next)
+        for line in text.splitlines():
+            owner, carried, pending = carried or name, None, False
+            for match in re.finditer(r"validation\.(\w+)|(?<![\w-])(--[a-z][\w-]*)", line):
+                if match.group(1):
+                    owner, pending = (match.group(1), True) if match.group(1) in flags else (owner, pending)
+                    continue
+                pending = False
+                if match.group(2) not in flags[owner]:
+                    wrong.append(f"{name} --help: {match.group(2)} (a flag of {owner}?) in {line.strip()!r}")
+            carried = owner if pending else None
+    assert not wrong, "\n".join(wrong)

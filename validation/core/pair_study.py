@@ -96,7 +96,8 @@ class PairSettings(CommonSettings):
                                        "ODE of their §4.2), cohen-ode-noise 0 < β < 1, cohen-sde and cohen-sde-naive "
                                        "β ≥ 1", parse=float, group="model",
                                  default_text="the model's: 0.3 for cohen-ode, 0.7 for cohen-ode-noise, 1 for cohen-sde")
-    options: Mapping[str, Any] = setting((), "a model-specific setting (repeatable); --list shows each model's",
+    options: Mapping[str, Any] = setting((), "a model-specific setting (repeatable); python -m validation.convergence --list "
+                                                 "shows each model's",
                                          parse=parse_name_value, flag="--set", metavar="NAME=VALUE",
                                          action="append", group="model", default_text="none")
     depths: tuple[int, ...] | None = setting(None, "depths L: powers of two, increasing, as '4,8,16' or a range "
