@@ -547,3 +547,14 @@ def test_every_flag_a_help_text_names_is_a_flag_of_the_command_it_names(capsys, 
                     wrong.append(f"{name} --help: {match.group(2)} (a flag of {owner}?) in {line.strip()!r}")
             carried = owner if pending else None
     assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("name", STUDY_MODULES)
+def test_an_examples_comment_is_never_wrapped_onto_a_line_of_its_own(name, capsys, monkeypatch):
+    """Issue 66: `regimes --help` wrapped the end of an example's comment ("on 2 cores") onto a line of its own,
+    under the comment column. A comment's continuation line ("# …") is kept as written, like the command above it."""
+    monkeypatch.setenv("COLUMNS", "80")
+    for flag in ("--help", "--help-all"):
+        orphans = [line for line in _help_text(name, flag, capsys).splitlines()
+                   if re.match(r"^ {40,}[^\s#-]", line) and not re.match(r"^ {40,}python ", line)]
+        assert not orphans, (flag, orphans)

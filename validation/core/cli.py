@@ -74,7 +74,7 @@ THREADS_HELP = (
 
 #: a line that starts an item of its own in a description: a bullet, a numbered step, or a command example
 _ITEM_START = re.compile(r"^(\s*)([*\-•] |\d+\. |\(\w\) )")
-_VERBATIM = re.compile(r"^\s*(python |\$ |>>> |pip |\.\./|[A-Z_]+=)")
+_VERBATIM = re.compile(r"^\s*(python |\$ |>>> |pip |\.\./|[A-Z_]+=|# )")
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
