@@ -2,7 +2,7 @@
 
     python -m validation.regimes --preset fig1     # Fig. 1 + 3: i.i.d. U(−√(3/d), √(3/d)), β ∈ {¼, ½, 1}
     python -m validation.regimes --preset fig2 --dtype float32 --workers 2   # Fig. 2: β = ½, L = 1000, d = 100,
-                                                   # 10⁴ draws, about 10 min on 2 cores
+                                                   # 10⁴ draws: 10 min, 2 cores
     python -m validation.regimes --preset fig4     # Fig. 4 + 5: smooth weights, β ∈ {½, 1, 2}
     python -m validation.regimes --preset prop13   # Prop. 13: linear res-1, smooth weights, max_k over the layers
     python -m validation.regimes --preset assumptions   # Props. 1, 5, Lemma 16: (A₂), (A₄) block by block
