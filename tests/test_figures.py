@@ -211,9 +211,10 @@ def test_chizat_maximal_exact_mean_fails_on_a_wrong_weight_scale(monkeypatch):
 
     monkeypatch.setattr(figures_module, "chizat_spread", wrong_scale)
     result = figures.run("chizat-maximal", networks=300, layers=30, resamples=100)
-    verdicts = {c["check"]: c["passed"] for c in result.checks}
-    assert not all(v for k, v in verdicts.items() if "(exact)" in k)
-    assert all(v for k, v in verdicts.items() if "(exact)" not in k)
+    verdicts = {c["check"]: c["verdict"] for c in result.checks}
+    exact = [v for k, v in verdicts.items() if "(exact)" in k]
+    assert exact and all(v == "FAIL" for v in exact), verdicts
+    assert all(v == "PASS" for k, v in verdicts.items() if "(exact)" not in k), verdicts
 
 
 def test_too_few_draws_decide_nothing(monkeypatch):
@@ -243,3 +244,122 @@ def test_a_missed_rejection_without_power_is_not_a_fail(monkeypatch):
     assert missed and all(c["verdict"] == "INCONCLUSIVE" for c in missed) and result.verdict == "INCONCLUSIVE"
     monkeypatch.setattr(pf_qualitative, "POWER_DRAWS", 50)
     assert figures.run("pf-qualitative", **few).verdict == "FAIL"
+
+
+#: pf-function-space at a size (under a second) where the SC models' checks do not FAIL unplanted
+FUNCTION_SPACE = dict(width=16, depth=32, inputs=12, draws=100, sde_factor=4, eoc_width=16, eoc_depth=30, resamples=100)
+
+
+def _sc_checks(result, words):
+    return [c["verdict"] for c in result.checks if c["check"].startswith("SC_") and words in c["check"]]
+
+
+def test_pf_function_space_fails_an_sde_with_twice_the_bias_scale(monkeypatch):
+    """Planted: the limit misstated — the SDE integrated on the network's own Brownian path but with σ_b doubled.
+    The ResNet ≈ SDE check of both SC models FAILs (RMS gap / SD about 0.8); unplanted neither FAILs."""
+    import dataclasses
+
+    from validation.figures.catalogue import pf_function_space
+
+    assert "FAIL" not in _sc_checks(figures.run("pf-function-space", **FUNCTION_SPACE), "its SDE")
+    original = pf_function_space.resnet_outputs
+
+    def wrong_limit(s, activation, z, draws, sde_factor, *rest, **keywords):
+        net, _ = original(s, activation, z, draws, sde_factor, *rest, **keywords)
+        _, sde = original(dataclasses.replace(s, sigma_b=2 * s.sigma_b), activation, z, draws, sde_factor, *rest,
+                          **keywords)
+        return net, sde
+
+    monkeypatch.setattr(pf_function_space, "resnet_outputs", wrong_limit)
+    assert _sc_checks(figures.run("pf-function-space", **FUNCTION_SPACE), "its SDE") == ["FAIL", "FAIL"]
+
+
+def test_pf_function_space_fails_resnet_samples_that_are_constant_in_z(monkeypatch):
+    """Planted records: every ResNet draw replaced by the constant function of its value at z = −2 — degenerate
+    function samples, as the EOC networks'. The "not degenerate" check of both SC models FAILs; unplanted both PASS."""
+    from validation.figures.catalogue import pf_function_space
+
+    assert _sc_checks(figures.run("pf-function-space", **FUNCTION_SPACE), "not degenerate") == ["PASS", "PASS"]
+    original = pf_function_space.resnet_outputs
+
+    def constant_in_z(*args, **keywords):
+        return tuple(np.repeat(x[:, :1], x.shape[1], axis=1) for x in original(*args, **keywords))
+
+    monkeypatch.setattr(pf_function_space, "resnet_outputs", constant_in_z)
+    assert _sc_checks(figures.run("pf-function-space", **FUNCTION_SPACE), "not degenerate") == ["FAIL", "FAIL"]
+
+
+def _checks_of(result, prefix):
+    return [c["verdict"] for c in result.checks if c["check"].startswith(prefix)]
+
+
+#: pf-correlation at a size (under a second) where no check FAILs unplanted
+CORRELATION = dict(width=16, depth=32, inputs=12, draws=100, eoc_width=32, eoc_depth=60, resamples=100)
+
+
+def test_pf_correlation_fails_resnet_samples_that_are_constant_in_z(monkeypatch):
+    """Planted records: every ResNet draw replaced by the constant function of its first value — outputs perfectly
+    correlated across inputs, as the EOC networks' degenerate limit. "correlations far from 1" FAILs for both SC
+    models; unplanted both PASS."""
+    from validation.figures.catalogue import pf_correlation
+
+    assert _checks_of(figures.run("pf-correlation", **CORRELATION), "SC_") == ["PASS", "PASS"]
+    original = pf_correlation.resnet_outputs
+
+    def constant_in_z(*args, **keywords):
+        net, sde = original(*args, **keywords)
+        return np.repeat(net[:, :1], net.shape[1], axis=1), sde
+
+    monkeypatch.setattr(pf_correlation, "resnet_outputs", constant_in_z)
+    assert _checks_of(figures.run("pf-correlation", **CORRELATION), "SC_") == ["FAIL", "FAIL"]
+
+
+def test_pf_correlation_fails_eoc_outputs_independent_across_inputs(monkeypatch):
+    """Planted records: each input's EOC outputs permuted over the draws on their own, so the outputs at two inputs
+    are independent (ρ ≈ 0), not the near-1 correlation of the edge of chaos: "all close to 1" FAILs for both EOC
+    networks; unplanted neither FAILs."""
+    from validation.figures.catalogue import pf_correlation
+
+    assert "FAIL" not in _checks_of(figures.run("pf-correlation", **CORRELATION), "EO_")
+    original = pf_correlation.eoc_outputs
+
+    def independent(*args, **keywords):
+        out, params = original(*args, **keywords)
+        rng = np.random.default_rng(0)
+        return np.stack([rng.permutation(column) for column in out.T], axis=1), params
+
+    monkeypatch.setattr(pf_correlation, "eoc_outputs", independent)
+    assert _checks_of(figures.run("pf-correlation", **CORRELATION), "EO_") == ["FAIL", "FAIL"]
+
+
+#: pf-2d at a size (under a second) where both checks PASS unplanted
+PF_2D = dict(width=16, depth=32, inputs=6, draws=100, resamples=100)
+
+
+def test_pf_2d_fails_resnet_samples_that_are_constant_over_the_plane(monkeypatch):
+    """Planted records: every ResNet draw replaced by the constant function of its value at the grid's first point —
+    degenerate samples over z ∈ [−2, 2]². The non-degeneracy check FAILs for both SC models; unplanted both PASS."""
+    from validation.figures.catalogue import pf_2d
+
+    assert _checks_of(figures.run("pf-2d", **PF_2D), "SC_") == ["PASS", "PASS"]
+    original = pf_2d.resnet_outputs
+
+    def constant(*args, **keywords):
+        values, sde = original(*args, **keywords)
+        return np.repeat(values[:, :1], values.shape[1], axis=1), sde
+
+    monkeypatch.setattr(pf_2d, "resnet_outputs", constant)
+    assert _checks_of(figures.run("pf-2d", **PF_2D), "SC_") == ["FAIL", "FAIL"]
+
+
+def test_marion_fbm_fails_noise_drawn_with_a_hurst_index_off_by_a_twentieth(monkeypatch):
+    """Planted: the fractional noise drawn with H + 0.05 where H is claimed — the nearest wrong model, 2.5 times the
+    0.02 tolerance. Every "H recovered" check FAILs; unplanted every one PASSes (n = 256, 100 realisations)."""
+    from validation.figures.catalogue import marion_fbm
+
+    size = dict(length=256, realisations=100, resamples=100)
+    assert [c["verdict"] for c in figures.run("marion-fbm", **size).checks] == ["PASS"] * 3
+    original = marion_fbm.FractionalNoise
+    monkeypatch.setattr(marion_fbm, "FractionalNoise", lambda hurst, *rest, **keywords: original(
+        hurst + 0.05, *rest, **keywords))
+    assert [c["verdict"] for c in figures.run("marion-fbm", **size).checks] == ["FAIL"] * 3

@@ -117,3 +117,27 @@ def test_side_by_side_shares_the_networks_out_by_depth():
         assert stepper.step(0.1) == [[16.0], [32.0], [64.0], [128.0], [256.0]]
     with SideBySide(networks, 1) as stepper:
         assert stepper.pool is None and stepper.step(0.1)[0] == [16.0]
+
+
+def test_fig1_fails_when_the_depths_do_not_share_their_initial_function(monkeypatch):
+    """Planted: each depth, the reference 1024 included, started from its own W⁰ — no common function of t = k/L
+    for the trained weights to discretise. The distances to the reference do not fall as 1/L and the verdict FAILs;
+    unplanted it PASSes (test_trained_weights_converge_at_rate_one_at_every_checked_time, the same size)."""
+    from validation.training import marion2024
+
+    original = marion2024.MarionFig1.networks
+
+    def independent(self, settings, depths, device):
+        networks = original(self, settings, depths, device)
+        for index, net in enumerate(networks):
+            with torch.no_grad():
+                generator = torch.Generator().manual_seed(100 + index)
+                net.W.copy_(torch.randn(net.W.shape[0], 1, *net.W.shape[2:], generator=generator,
+                                        dtype=net.W.dtype).expand_as(net.W))
+        return networks
+
+    monkeypatch.setattr(marion2024.MarionFig1, "networks", independent)
+    result = training.run("marion2024-fig1", depths=(8, 16, 32, 64, 1024), width=4, hidden=6, epochs=10,
+                          replicates=4, train_size=20, resamples=200, dtype="float64", checkpoint_dir=None)
+    assert result.verdict == "FAIL"
+    assert [c["verdict"] for c in result.numbers["checks"]] == ["FAIL"] * 3, result.numbers["checks"]   # rate ≈ 0.12

@@ -576,3 +576,16 @@ def test_the_bounds_check_keeps_its_level_on_heavy_tailed_draws_and_still_reject
     assert mean_band >= 30          # ≈ 69 expected: the old rule's false alarms (≥ 0.75%)
     assert both <= 12               # ≈ 4 expected (0.1%)
     assert wrong >= 0.9 * draws     # a lower bound 3 E r² is rejected (≈ 95%)
+
+
+def test_fig4_fails_iid_weights_in_place_of_smooth_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Planted: the sweep's weights drawn i.i.d. (critical β ½) where fig4 claims smooth weights (critical β 1). The
+    class checks at β = ½ and 1 and the critical β checks FAIL; unplanted every check PASSes."""
+    from validation.regimes import sweep
+
+    small = dict(depths=(10, 30, 90), samples=20)
+    assert regimes.run("fig4", **small).verdict == "PASS"
+    monkeypatch.setattr(sweep, "regime_of", lambda values: IIDRegime("uniform"))
+    checks = {c["check"]: c["verdict"] for c in regimes.run("fig4", **small).numbers["checks"]}
+    assert checks["critical β (r_p)"] == "FAIL" and checks["critical β (r_h)"] == "FAIL", checks
+    assert checks["class of β = 1 (r_h)"] == "FAIL" and checks["class of β = 0.5 (r_h)"] == "FAIL", checks

@@ -38,6 +38,11 @@ class Entry(abc.ABC):
     defaults: ClassVar[Mapping[str, Any]]
     #: settings of a run that takes about a second (the tests, ``docs/make_figures.py --quick``)
     smoke: ClassVar[Mapping[str, Any]] = {}
+    #: what the entry's verdict must reject: each planted alternative — the nearest wrong claim a referee would want
+    #: excluded, built as a perturbation of the model, the data or the claim, never of the verdict — by the test
+    #: that plants it and shows a check FAIL ("tests/FILE.py::test_name"); ``tests/test_alternatives.py`` checks
+    #: that every entry declares at least one and that each test exists (docs/theory.md §6)
+    rejects: ClassVar[Mapping[str, str]] = {}
 
     def takes(self) -> frozenset[str]:
         """The settings this entry takes: the keys of :attr:`defaults` unless an entry says otherwise."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import abc
 import math
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 import torch
 from tqdm import tqdm
@@ -162,8 +162,12 @@ class Preset(Entry):
     #: the values every preset of this kind starts from (its own values and the flags given override them)
     kind_defaults: ClassVar[dict[str, Any]] = {}
 
-    def __init__(self, name: str, title: str, **values: Any) -> None:
+    def __init__(self, name: str, title: str, *, rejects: Mapping[str, str] | None = None, **values: Any) -> None:
         self.name, self.title = name, title
+        if rejects is not None:
+            #: what this preset's verdict must reject (:attr:`Entry.rejects`), declared with its paper values: the
+            #: presets of one kind check different claims
+            self.rejects = dict(rejects)
         #: the paper's values of this preset, as given here (its title names them)
         self.paper_values = dict(values)
         self.defaults = {**self.kind_defaults, **values}

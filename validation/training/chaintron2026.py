@@ -256,6 +256,10 @@ class ChaintronLinear(Experiment):
              "is within O(1/L + √(D/(LM)) + 1/√D) of its limit in embedding space, each term tight")
     smoke = dict(depths=(4, 8, 16), hiddens=(8, 16, 32), widths=(4, 8, 16), depth=4, width=4, hidden=8, epochs=6,
                  replicates=3, resamples=200)
+    rejects = {
+        "a residual scale α/L without the width M, so wider networks do not approach the limit":
+            "tests/test_embedded_resnet.py::test_a_residual_scale_without_the_width_fails_the_width_check",
+    }
     defaults = dict(depths=(4, 8, 16, 32, 64, 128, 256), hiddens=(16, 32, 64, 128, 256, 512, 1024, 2048),
                     widths=(16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192), depth=16, width=16, hidden=256,
                     epochs=15, learning_rates=(0.1,), replicates=32, activation="identity", dtype="float64")
@@ -574,6 +578,12 @@ class ChaintronNonlinear(ChaintronLinear):
              "O(1/L + √(D/(LM)) + 1/√D) of its limit, each term tight in embedding space")
     smoke = dict(depths=(4, 8, 16), hiddens=(8, 16, 32), widths=(8, 16, 32), depth=4, width=8, hidden=8, epochs=6,
                  replicates=3, resamples=200)
+    rejects = {
+        "a residual scale α/L without the width M, so wider tanh networks do not approach the limit":
+            "tests/test_embedded_resnet.py::test_the_nonlinear_entry_measures_every_term",
+        "layer l of depth L matched with layer l, not layer 2l, of depth 2L":
+            "tests/test_embedded_resnet.py::test_the_nonlinear_depth_check_fails_on_misread_layers_and_sees_uncoupled_units",
+    }
     defaults = dict(depths=(4, 8, 16, 32, 64, 128), hiddens=(16, 32, 64, 128, 256, 512, 1024, 2048, 4096),
                     widths=(16, 32, 64, 128, 256, 512, 1024, 2048, 4096), depth=16, width=16, hidden=256, epochs=15,
                     learning_rates=(0.1,), replicates=32, activation="tanh", dtype="float64")
@@ -707,6 +717,12 @@ class ChaintronBudget(ChaintronLinear):
     claim = ("at a parameter budget P = LMD the shapes that minimise the bound O(1/L + √(D/(LM)) + 1/√D) give an "
              "error O(P^(-1/6)) after a bounded number of gradient steps")
     smoke = dict(depths=(2, 3, 4), epochs=6, replicates=3, resamples=200)
+    rejects = {
+        "an extra error term of order P^(-1/12), half the bound's exponent (input embedding scaled by 1 + 1/√L)":
+            "tests/test_embedded_resnet.py::test_the_budget_check_fails_a_planted_term_with_half_its_exponent",
+        "a residual scale α/L without the width M along the budget's shapes":
+            "tests/test_embedded_resnet.py::test_the_budget_entry_fits_the_error_against_the_limit_along_the_shapes",
+    }
     defaults = dict(depths=(4, 5, 6, 8, 10, 12, 16), epochs=15, learning_rates=(0.1,), replicates=32,
                     activation="identity", dtype="float64")
     sweeps = (BUDGET_SWEEP,)

@@ -183,6 +183,10 @@ class ChaintronGrid(ChaintronLinear):
              "each term tight: fitted jointly over a grid of shapes, each term's exponent is the paper's where the "
              "term leads")
     smoke = dict(depths=(8, 16), hiddens=(64, 256), widths=(64, 128), epochs=6, replicates=4, resamples=200)
+    rejects = {
+        "a residual scale α/L without the width M, M times too large, under which training diverges":
+            "tests/test_chaintron_grid.py::test_the_grid_entry_measures_every_cell_against_the_limit_and_a_planted_scale_fails",
+    }
     defaults = dict(depths=(8, 16, 32, 64), hiddens=(256, 512, 1024, 2048), widths=(64, 128), epochs=15,
                     learning_rates=(0.1,), replicates=32, activation="identity", dtype="float64")
     sweeps = ()

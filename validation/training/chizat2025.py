@@ -129,6 +129,14 @@ class ChizatAlpha(ChaintronLinear):
              "learns features (non-linearly parametrised), as α → ∞ it is the lazy ODE (linearly parametrised)")
     smoke = dict(hiddens=(8, 16, 32), depth=4, width=4, epochs=6, replicates=3, resamples=200,
                  alpha_exponents=(0.0, 0.5))
+    rejects = {
+        "a limit whose nonlinear share ignores α, one fixed value at every width and exponent":
+            "tests/test_embedded_resnet.py::test_the_alpha_entry_reads_feature_learning_at_fixed_alpha_and_the_lazy_ode_as_it_grows",
+        "a tanh limit whose pooled share has its α dependence removed, so it never turns lazy":
+            "tests/test_embedded_resnet.py::test_with_tanh_blocks_the_alpha_entry_reads_the_regimes_on_the_limits_pooled_share",
+        "a residual scale α/L without the width M, so wider networks do not approach the limit":
+            "tests/test_embedded_resnet.py::test_a_residual_scale_without_the_width_fails_the_alpha_entrys_width_checks",
+    }
     defaults = dict(hiddens=(64, 128, 256, 512, 1024, 2048, 4096), depth=16, width=16, epochs=15,
                     learning_rates=(0.1,), replicates=16, activation="identity", dtype="float64",
                     alpha_exponents=(0.0, 0.25, 0.5))

@@ -132,6 +132,10 @@ class MarionFig8(Experiment):
     claim = ("the regularity of the trained weights is that of their initialisation: Brownian-like from i.i.d. "
              "weights, smooth from smooth weights")
     smoke = dict(depths=(4, 8, 16), width=6, epochs=1, replicates=3, train_size=256, batch_size=64, resamples=200)
+    rejects = {
+        "a training run whose optimiser step is a no-op, leaving the weights at their initialisation":
+            "tests/test_training_marion_checks.py::test_fig8_weights_moved_fails_when_the_optimiser_does_nothing",
+    }
     defaults = dict(dataset="digits", depths=(16, 32, 64, 128, 256), width=30, activation="relu",
                   inits=("iid", "smooth", "iid-beta1"), epochs=10, batch_size=64, optimizer="adam", learning_rates=(1e-3,),
                   replicates=8)
@@ -338,6 +342,10 @@ class MarionFig9(Experiment):
              "critical line β = max(H, 1/2) train, and scalings far below it do not")
     smoke = dict(depths=(4, 8), width=6, hursts=(0.3, 0.7), betas=(0.2, 1.0), epochs=1, replicates=1,
                  learning_rates=(1e-2,), train_size=256, batch_size=64, resamples=200)
+    rejects = {
+        "a failing region that rises up to the critical line at the larger depth (planted records)":
+            "tests/test_training_marion_checks.py::test_fig9_depth_check_fails_when_the_failing_region_rises_with_depth",
+    }
     defaults = dict(dataset="digits", depths=(100,), width=30, activation="relu",
                   hursts=(0.1, 0.3, 0.5, 0.7, 0.85, 0.95), betas=(0.2, 0.4, 0.6, 0.8, 1.0, 1.2), epochs=6,
                   batch_size=64, optimizer="adam", learning_rates=(1e-3, 1e-2, 1e-1), replicates=2)

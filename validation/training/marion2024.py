@@ -91,6 +91,10 @@ class MarionFig1(LockstepExperiment):
              "η·L) stays its discretisation: ‖𝒱^L(·, τ) − 𝒱(·, τ)‖ = O(1/L) at every finite training time τ")
     smoke = dict(depths=(2, 4, 8, 16, 32, 128), width=4, hidden=6, epochs=10, replicates=3, train_size=10,
                  resamples=200)
+    rejects = {
+        "depths started from independent initial weights W⁰, with no common function of t = k/L to discretise":
+            "tests/test_marion2024.py::test_fig1_fails_when_the_depths_do_not_share_their_initial_function",
+    }
     defaults = dict(depths=(2, 4, 8, 16, 32, 64, 128, 256, 4096), width=16, hidden=32, activation="gelu", epochs=50,
                   learning_rates=(0.01,), replicates=8, train_size=100, dtype="float32")
 
@@ -158,6 +162,10 @@ class MarionFig2(MarionFig1):
     claim = ("in the PL regime (M = 64 hidden units against n = 50 examples) gradient descent drives the loss to 0 at "
              "a linear rate and ‖𝒱^L(·, τ) − 𝒱^{2L}(·, τ)‖ = O(1/L) uniformly in the training time τ")
     smoke = dict(depths=(8, 16, 32, 64), width=4, hidden=8, epochs=100, replicates=3, train_size=10, resamples=200)
+    rejects = {
+        "depths started from independent initial weights, with no common function of t = k/L to discretise":
+            "tests/test_marion2024.py::test_long_training_fails_when_the_depths_do_not_share_their_initial_function",
+    }
     defaults = dict(depths=(16, 32, 64, 128, 256), width=16, hidden=64, activation="gelu", epochs=5000,
                   learning_rates=(0.02,), replicates=4, train_size=50, dtype="float32")
     uniform = True

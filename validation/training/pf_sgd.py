@@ -239,7 +239,7 @@ def _accuracy_detail(out: dict[str, Any], point: float, low: float, high: float,
     above = theirs["min_accuracy"] > 0.724
     return (f"test accuracy reparametrised {number(mine['min_accuracy'])}–{number(mine['max_accuracy'])}, standard "
             f"{number(theirs['min_accuracy'])}–{number(theirs['max_accuracy'])} (the paper: ≥ 0.871 against "
-            f"< 0.724 somewhere); the standard network is {'above' if above else 'not'} 0.724 in every cell"
+            f"< 0.724 somewhere); the standard network is {'above' if above else 'not above'} 0.724 in every cell"
             f"; the reparametrised one is the more accurate in {wins} of {len(mine['cells'])} "
             f"cells; worst cells' difference {number(point)} [{number(low)}, {number(high)}] ({method})")
 

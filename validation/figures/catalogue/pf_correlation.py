@@ -142,6 +142,12 @@ class PFCorrelation(Figure):
         eoc_depth=6,
         resamples=20,
     )
+    rejects = {
+        "ResNet outputs perfectly correlated across inputs, every draw a constant function of z (planted records)":
+            "tests/test_figures.py::test_pf_correlation_fails_resnet_samples_that_are_constant_in_z",
+        "EOC network outputs independent across inputs instead of correlated near 1 (planted records)":
+            "tests/test_figures.py::test_pf_correlation_fails_eoc_outputs_independent_across_inputs",
+    }
 
     def estimate_seconds(self, s: Any) -> float:
         """~5e-10 s per multiply-add of the networks and ~1.5e-8 s per normal drawn (22 s measured at the defaults)."""

@@ -1,0 +1,79 @@
+"""Every catalogue entry declares the planted alternatives its verdict must reject (``Entry.rejects``,
+validation/core/catalogue.py): each maps a wrong claim, in words, to the test that plants it — a perturbation of the
+model, the data or the claim, never of the verdict — and asserts that the entry's check FAILs. An entry with no such
+test yet is named in :data:`NOT_YET_PLANTED` with the reason; these tests keep the two lists honest.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from validation.figures.study import FIGURES
+from validation.regimes.catalogue import PRESETS
+from validation.training.catalogue import EXPERIMENTS
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: entry name → why no test plants an alternative its verdict must reject yet
+NOT_YET_PLANTED: dict[str, str] = {
+    "pf-qualitative": "its FAIL tests change the verdict's rule (alpha 0.999, POWER_DRAWS), not the model or data; no plant yet",
+    "chizat-kernel": "tests/ runs it only to a PASS; no planted kernel or misstated exponent yet",
+    "chizat-phase": "its only FAIL test tightens exponent_tolerance to 1e-4, a verdict rule, not a plant; none yet",
+    "chizat-backward": "its only FAIL test tightens exponent_tolerance to 1e-4, a verdict rule, not a plant; none yet",
+    "cohen-scaling": "App. B's decision check FAILs only on decisions passed in by hand, and the β_b plant is reported, not judged",
+    "pf-sgd": "no test plants an alternative to its checks; not surveyed beyond grep in this pass",
+    "depth-transfer": "tests check the transfer fit on known exponents, never the entry's check on a planted alternative",
+    "sander2022-linear": "tests/ runs it only to a PASS; marion2024's independent-W⁰ plant is not carried over yet",
+    "trained-ode-convergence": "tests/ runs it only to a PASS; its checks read the data only through the training run",
+    "prop3": "its lower bound is shown to FAIL only through core.hypothesis.exceedance_check; the preset needs L ≥ 1024, d = 64",
+    "chizat": "its §2.1 hidden sweep is tested only to a PASS; no planted weight scale for the preset yet",
+}
+
+ENTRIES = {entry.name: entry for catalogue in (FIGURES, EXPERIMENTS, PRESETS) for entry in catalogue.values()}
+
+_REFERENCE = re.compile(r"^tests/(?P<file>[A-Za-z0-9_]+\.py)::(?P<name>[A-Za-z_][A-Za-z0-9_]*)$")
+
+
+def _top_level_functions(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+
+
+def test_the_three_catalogues_hold_35_distinct_entries():
+    assert len(ENTRIES) == sum(len(catalogue) for catalogue in (FIGURES, EXPERIMENTS, PRESETS)) == 35
+
+
+@pytest.mark.parametrize("name", sorted(ENTRIES))
+def test_every_entry_declares_what_it_rejects_or_says_why_not(name):
+    rejects = ENTRIES[name].rejects
+    if name in NOT_YET_PLANTED:
+        assert not rejects, f"{name} declares rejects: take it out of NOT_YET_PLANTED"
+        assert NOT_YET_PLANTED[name].strip(), f"{name}: say why no planted test exists yet"
+    else:
+        assert rejects, f"{name} declares no planted alternative and is not in NOT_YET_PLANTED"
+        assert _declared_by(ENTRIES[name]), f"{name} inherits its rejects: a subclass declares its own alternatives"
+
+
+def _declared_by(entry) -> bool:
+    """Whether the entry itself (a catalogue line's argument) or its own class declares ``rejects``, not a parent:
+    an experiment built on another's class must not inherit the planted alternatives of its parent."""
+    return "rejects" in vars(entry) or "rejects" in vars(type(entry))
+
+
+@pytest.mark.parametrize("name", sorted(ENTRIES))
+def test_every_declared_alternative_names_an_existing_test(name):
+    for claim, reference in ENTRIES[name].rejects.items():
+        assert isinstance(claim, str) and claim.strip(), f"{name}: an alternative without words"
+        match = _REFERENCE.match(reference)
+        assert match, f"{name}: {reference!r} is not of the form tests/FILE.py::NAME"
+        path = ROOT / "tests" / match["file"]
+        assert path.is_file(), f"{name}: {reference}: no file {path}"
+        assert match["name"] in _top_level_functions(path), f"{name}: {reference}: no top-level def {match['name']}("
+
+
+def test_every_name_not_yet_planted_is_a_catalogue_entry():
+    assert set(NOT_YET_PLANTED) <= set(ENTRIES), sorted(set(NOT_YET_PLANTED) - set(ENTRIES))
