@@ -357,26 +357,15 @@ COHEN_FAMILIES = {"Hypothesis 1, -nu = -0.5 (the paper's tanh)": (-0.5, "Hypothe
 COHEN_SEEDS = 20
 
 
-def cohen_weights(depth: int, width: int, beta: float, exponent: float, generator: Any) -> Any:
-    """One network's weights A_k = L^-β (Ā(k/L) + L^exponent Z_k / d), k < L: a smooth trend Ā(s) = M (1 +
-    cos 2πs) / d with M d×d standard normal, and i.i.d. standard normal Z_k. The cumulative sum is dominated by the
-    trend (so Step 2's β̂ ≈ β), the largest increment by the noise (so the β-scaled norm of increments goes as
-    about L^exponent, up to the max over L layers' slow √log L)."""
-    import torch
-
-    M = torch.randn((width, width), generator=generator, dtype=torch.float64)
-    s = torch.arange(depth, dtype=torch.float64) / depth
-    trend = (1 + torch.cos(2 * math.pi * s))[:, None, None] * M / width
-    noise = torch.randn((depth, width, width), generator=generator, dtype=torch.float64) / width
-    return depth ** -beta * (trend + depth ** exponent * noise)
-
-
 def cohen_decision(data: dict[str, Any], seeds: int = COHEN_SEEDS) -> None:
     """``cohen-scaling``'s Hypothesis 1 / 2 rule (validation.training.cohen: −ν's interval below −0.1: Hypothesis
     1, above: Hypothesis 2, else undecided) run by the experiment's own procedure, at its depths, replicates,
     confidence and resamples, on planted weights whose hypothesis is known (:data:`COHEN_FAMILIES`, width 10 as the
     synthetic set's, β = 0.3). A decision for the planted hypothesis is a PASS, for the other a FAIL, undecided
     INCONCLUSIVE."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from planted_entries import cohen_weights
+
     from limits.seeding import generator
     from validation.training import cohen
     from validation.training.experiment import power_fit

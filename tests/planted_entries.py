@@ -7,6 +7,9 @@ for example ``python tests/planted_entries.py budget-depth-half --experiment cha
 The perturbation is of the model, never of the verdict; the study, its arguments, its output and its exit status
 are the user's command's.
 
+Beside the plants, :func:`cohen_weights` draws weights whose Cohen et al. hypothesis is known (the calibration of
+the cohen-scaling decision rule, and its planted test).
+
 Plants:
 
 * ``budget-depth-half`` — Chaintron, Chizat & Maass's bound with one term's exponent halved: the finite network of
@@ -24,10 +27,24 @@ import math
 import sys
 from typing import Callable
 
+import torch
+
 from limits.embedded_resnet import EmbeddedResNet
 
 #: c of the ``budget-depth-half`` plant
 BUDGET_DEPTH_CONSTANT = 1
+
+
+def cohen_weights(depth: int, width: int, beta: float, exponent: float, generator: torch.Generator) -> torch.Tensor:
+    """One network's weights A_k = L^-β (Ā(k/L) + L^exponent Z_k / d), k < L: a smooth trend Ā(s) = M (1 +
+    cos 2πs) / d with M d×d standard normal, and i.i.d. standard normal Z_k. The cumulative sum is dominated by the
+    trend (so Step 2's β̂ ≈ β), the largest increment by the noise (so the β-scaled norm of increments goes as
+    about L^exponent, up to the max over L layers' slow √log L)."""
+    M = torch.randn((width, width), generator=generator, dtype=torch.float64)
+    s = torch.arange(depth, dtype=torch.float64) / depth
+    trend = (1 + torch.cos(2 * math.pi * s))[:, None, None] * M / width
+    noise = torch.randn((depth, width, width), generator=generator, dtype=torch.float64) / width
+    return depth ** -beta * (trend + depth ** exponent * noise)
 
 
 class OffByRootDepth(EmbeddedResNet):

@@ -24,8 +24,6 @@ NOT_YET_PLANTED: dict[str, str] = {
     "chizat-kernel": "tests/ runs it only to a PASS; no planted kernel or misstated exponent yet",
     "chizat-phase": "its only FAIL test tightens exponent_tolerance to 1e-4, a verdict rule, not a plant; none yet",
     "chizat-backward": "its only FAIL test tightens exponent_tolerance to 1e-4, a verdict rule, not a plant; none yet",
-    "cohen-scaling": "App. B's decision check FAILs only on decisions passed in by hand, and the β_b plant is reported, not judged",
-    "pf-sgd": "no test plants an alternative to its checks; not surveyed beyond grep in this pass",
     "depth-transfer": "tests check the transfer fit on known exponents, never the entry's check on a planted alternative",
     "sander2022-linear": "tests/ runs it only to a PASS; marion2024's independent-W⁰ plant is not carried over yet",
     "trained-ode-convergence": "tests/ runs it only to a PASS; its checks read the data only through the training run",

@@ -512,3 +512,24 @@ def test_pf_sgd_accuracy_claim_is_reported_not_judged():
     assert "the more accurate in 0 of 4 cells" in check["detail"] and "above 0.724 in every cell" in check["detail"]
     assert numbers["worst_accuracy_difference"]["value"] < 0
     assert numbers["verdict"] == numbers["checks"][0]["verdict"] == result.numbers["verdict"]
+
+
+def test_pf_sgd_loss_check_fails_when_standard_gradients_train_better():
+    """The alternative pf-sgd's verdict (Fig. 5's losses) must reject: standard gradients reach a lower worst-cell
+    training loss than reparametrised ones at a common rate. Records planted from one run with the standard arm's
+    final losses at half the reparametrised arm's (same cells, replicates and rates) FAIL the check; at twice, it
+    PASSes."""
+    from validation.training import pf_sgd
+
+    result = training.run("pf-sgd", checkpoint_dir=None, **TINY["pf-sgd"])
+
+    def verdict(factor):
+        records = json.loads(json.dumps(result.records))
+        for key in records:
+            if key.startswith("standard-"):
+                mine = records["reparametrised-" + key[len("standard-"):]]["train_loss"]
+                records[key]["train_loss"] = [[factor * v for v in row] for row in mine]
+        return pf_sgd.PFSGD().summarise(result.settings, records)["checks"][0]["verdict"]
+
+    assert verdict(2.0) == "PASS"
+    assert verdict(0.5) == "FAIL"

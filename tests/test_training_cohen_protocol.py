@@ -5,6 +5,7 @@ the package's earlier rule, ``stop_rule="batch"``, kept as it was for every othe
 from __future__ import annotations
 
 import inspect
+import json
 import math
 
 import pytest
@@ -239,3 +240,42 @@ def test_the_cohen_preset_is_the_protocol_and_other_experiments_keep_theirs(monk
     assert all(math.isfinite(v) for v in record["last_epoch_loss"])
     stopping = result.numbers["groups"]["cohen-synthetic/tanh"]["stopping"]
     assert [d["depth"] for d in stopping] == [4, 8] and sum(stopping[0]["reasons"].values()) == 2
+
+
+def _planted_statistics(depths, replicates, width, exponent, seed):
+    """Table-1 statistics of planted weights A_k = L^-0.3 (Ā(k/L) + L^exponent Z_k / d): a smooth trend and a noise
+    whose β-scaled increments go as L^exponent (benchmarks/calibrate.py's Cohen rows draw the same family)."""
+    from planted_entries import cohen_weights
+
+    from limits.seeding import generator
+    from validation.training import cohen
+
+    return [[cohen._statistics(cohen_weights(L, width, 0.3, exponent, generator(seed, "plant", L, r)))
+             for r in range(replicates)] for L in depths]
+
+
+def test_cohen_decision_check_fails_when_each_activation_follows_the_other_hypothesis():
+    """The alternative the cohen-scaling verdict must reject: the hypotheses swapped. Trained records whose tanh
+    weights are replaced by planted weights of Hypothesis 2 (β-scaled increments growing as L^0.5) and whose ReLU
+    weights by planted Hypothesis 1 weights (vanishing as L^-0.5) FAIL "decision on A is the paper's" for both;
+    planted the right way round, the same checks PASS."""
+    from validation.training import cohen
+
+    settings_run = dict(checkpoint_dir=None, depths=(8, 16, 32, 64), replicates=4, epochs=1, train_size=128,
+                        datasets=("cohen-synthetic",), resamples=300)
+    result = training.run("cohen-scaling", **settings_run)
+    s = result.settings
+    width = result.records[f"cohen-synthetic-tanh-L{s.depths[0]}"]["width"]
+
+    def decisions(exponents):
+        records = json.loads(json.dumps(result.records))
+        for activation, exponent in exponents.items():
+            planted = _planted_statistics(s.depths, s.replicates, width, exponent, seed=7)
+            for i, L in enumerate(s.depths):
+                records[f"cohen-synthetic-{activation}-L{L}"]["A"] = planted[i]
+        numbers = cohen.CohenScaling().summarise(s, records)
+        return {c["check"].split(":")[0]: c["verdict"] for c in numbers["checks"]
+                if "decision on A is the paper's" in c["check"]}
+
+    assert decisions({"tanh": -0.5, "relu": 0.5}) == {"cohen-synthetic, tanh": "PASS", "cohen-synthetic, relu": "PASS"}
+    assert decisions({"tanh": 0.5, "relu": -0.5}) == {"cohen-synthetic, tanh": "FAIL", "cohen-synthetic, relu": "FAIL"}

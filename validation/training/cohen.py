@@ -120,6 +120,11 @@ class CohenScaling(Experiment):
              "Hypothesis 1 (a smooth limit), ReLU weights Hypothesis 2 (a noise part W^A that matters)")
     smoke = dict(depths=(4, 8, 16), replicates=3, epochs=1, datasets=("cohen-synthetic",), train_size=256,
                  resamples=200)
+    rejects = {
+        "the hypotheses swapped: tanh weights with growing β-scaled increments, ReLU weights with vanishing ones":
+            "tests/test_training_cohen_protocol.py::"
+            "test_cohen_decision_check_fails_when_each_activation_follows_the_other_hypothesis",
+    }
     #: epochs and batch_size are None in the preset: per data set, :data:`PER_DATASET`
     defaults = dict(datasets=("cohen-synthetic", "digits-25"), activations=("tanh", "relu"),
                   depths=(8, 16, 32, 64, 128, 256, 512), init="xavier-depth", init_scale=0.01, epochs=None,
