@@ -445,6 +445,34 @@ def table(data: dict[str, Any]) -> list[str]:
     return lines
 
 
+def alternatives_table() -> list[str]:
+    """Every catalogue entry's declared planted alternatives (``Entry.rejects``) and the tests that plant them; an
+    entry that declares none yet is listed too (tests/test_alternatives.py names why)."""
+    from validation.figures.study import FIGURES
+    from validation.regimes.catalogue import PRESETS
+    from validation.training.catalogue import EXPERIMENTS
+
+    lines = ["| entry | the wrong claim its verdict must reject | planted in |", "|---|---|---|"]
+    for command, catalogue in (("figures --figure", FIGURES), ("training --experiment", EXPERIMENTS),
+                               ("regimes --preset", PRESETS)):
+        for name, entry in catalogue.items():
+            rejects = getattr(entry, "rejects", {}) or {}
+            if not rejects:
+                lines.append(f"| `{command} {name}` | *none declared yet* | — |")
+            for claim, test in rejects.items():
+                lines.append(f"| `{command} {name}` | {claim} | `{test.split('::')[-1]}` ({test.split('::')[0]}) |")
+    return lines
+
+
+def _write_block(lines: list[str], start: str, end: str) -> bool:
+    text = PAGE.read_text() if PAGE.exists() else ""
+    if start not in text or end not in text:
+        return False
+    head, rest = text.split(start, 1)
+    PAGE.write_text(head + start + "\n" + "\n".join(lines) + "\n" + end + rest.split(end, 1)[1])
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -477,12 +505,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.page:
         lines = table(data)
         print("\n".join(lines))
-        text = PAGE.read_text() if PAGE.exists() else ""
-        start, end = "<!-- calibration table -->", "<!-- end of the calibration table -->"
-        if start in text and end in text:
-            head, rest = text.split(start, 1)
-            PAGE.write_text(head + start + "\n" + "\n".join(lines) + "\n" + end + rest.split(end, 1)[1])
-            print(f"wrote {PAGE}")
+        written = _write_block(lines, "<!-- calibration table -->", "<!-- end of the calibration table -->")
+        written &= _write_block(alternatives_table(), "<!-- alternatives table -->",
+                                "<!-- end of the alternatives table -->")
+        print(f"wrote {PAGE}" if written else f"{PAGE}: its table markers are missing; not written")
         return 0
     run_commands(checks, args.workers, data)
     if draws:

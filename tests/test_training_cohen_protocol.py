@@ -258,7 +258,7 @@ def test_cohen_decision_check_fails_when_each_activation_follows_the_other_hypot
     """The alternative the cohen-scaling verdict must reject: the hypotheses swapped. Trained records whose tanh
     weights are replaced by planted weights of Hypothesis 2 (β-scaled increments growing as L^0.5) and whose ReLU
     weights by planted Hypothesis 1 weights (vanishing as L^-0.5) FAIL "decision on A is the paper's" for both;
-    planted the right way round, the same checks PASS."""
+    planted the right way round, the same checks PASS; planted at the rule's threshold, INCONCLUSIVE."""
     from validation.training import cohen
 
     settings_run = dict(checkpoint_dir=None, depths=(8, 16, 32, 64), replicates=4, epochs=1, train_size=128,
@@ -279,3 +279,6 @@ def test_cohen_decision_check_fails_when_each_activation_follows_the_other_hypot
 
     assert decisions({"tanh": -0.5, "relu": 0.5}) == {"cohen-synthetic, tanh": "PASS", "cohen-synthetic, relu": "PASS"}
     assert decisions({"tanh": 0.5, "relu": -0.5}) == {"cohen-synthetic, tanh": "FAIL", "cohen-synthetic, relu": "FAIL"}
+    # at the threshold the rule cannot decide: INCONCLUSIVE (it was a FAIL, on 1 default seed of 5), never a verdict
+    assert decisions({"tanh": -0.07, "relu": -0.07}) == {"cohen-synthetic, tanh": "INCONCLUSIVE",
+                                                       "cohen-synthetic, relu": "INCONCLUSIVE"}
