@@ -43,3 +43,23 @@ def test_decade_ticks_keeps_powers_of_ten_on_a_wide_axis_and_labels_a_narrow_one
     drawn = [t.get_text() for loc, t in zip(ax.xaxis.get_majorticklocs(), ax.xaxis.get_majorticklabels())
              if 0.3 <= loc <= 0.9 and t.get_text()]
     assert len(drawn) >= 2 and "0.5" in drawn, drawn    # matplotlib's linear ticks take over: 0.3, 0.4, …
+
+
+def test_results_and_their_figures_show_themselves_in_jupyter():
+    """Issue 67: in a Jupyter kernel a result displayed as one line of text and ``result.plot()`` as the text
+    ``<Figure size 640x460 with 1 Axes>`` — the package draws without pyplot, so the inline backend never registers.
+    A result gives Jupyter its report (``_repr_html_``), every figure a PNG (``_repr_png_``), for each study's kind
+    of figure (one axes, a grid, the solvers' pair, a training experiment's)."""
+    from validation import convergence, solvers, training
+    from validation.figures import study as figures
+
+    result = convergence.run("res1", samples=20, depths=(4, 8, 16), reference_steps=64, bootstrap=100)
+    page = result._repr_html_()
+    assert page.startswith("<pre>") and "verdict" in page and "&lt;- verdict" in page
+    runs = [result,
+            figures.run("chizat-maximal", **figures.SMOKE["chizat-maximal"]),
+            solvers.run("res1", samples=8, depths=(2, 4), schemes=("euler", "midpoint"), reference_steps=32),
+            training.run("marion-fig8", checkpoint_dir=None, **training.EXPERIMENTS["marion-fig8"].smoke)]
+    for run in runs:
+        png = run.plot()._repr_png_()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000, type(run).__name__

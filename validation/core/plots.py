@@ -9,12 +9,14 @@ the first curve so that the two slopes can be compared by eye.
 
 from __future__ import annotations
 
+import functools
+import io
 import textwrap
 from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["Curve", "decade_ticks", "draw_error_curves", "new_axes", "new_grid", "overlapping_tick_labels"]
+__all__ = ["Curve", "decade_ticks", "draw_error_curves", "new_figure", "new_axes", "new_grid", "overlapping_tick_labels"]
 
 
 class Curve:
@@ -48,13 +50,37 @@ def _fitted_line(curve: Curve) -> tuple[np.ndarray, np.ndarray]:
     return np.exp(x), np.exp(intercept - curve.rate * x)
 
 
+@functools.cache
+def _shown_figure() -> type:
+    """matplotlib's Figure, able to show itself in Jupyter (matplotlib is imported when a figure is drawn: a run
+    without --plot never loads it)."""
+    from matplotlib.figure import Figure
+
+    class ShownFigure(Figure):
+        """A figure built without pyplot (no global figure registry) that Jupyter and IPython still display as an
+        image: they call :meth:`_repr_png_`, where a pyplot figure relies on the inline backend, which is only
+        set up once pyplot is imported (the package never imports it, so a result's ``plot()`` displayed as the text
+        ``<Figure size 640x460 with 1 Axes>``)."""
+
+        def _repr_png_(self) -> bytes:
+            buffer = io.BytesIO()
+            self.savefig(buffer, format="png", dpi=100)
+            return buffer.getvalue()
+
+    return ShownFigure
+
+
+def new_figure(**options: Any) -> Any:
+    """A new figure (``options`` go to matplotlib's ``Figure``, e.g. ``figsize``), built without pyplot and shown as
+    an image by Jupyter; laid out by matplotlib's constrained layout unless ``layout`` is given."""
+    return _shown_figure()(**{"layout": "constrained", **options})
+
+
 def new_axes(ax: Any = None, figsize: tuple[float, float] = (6.4, 4.6)) -> tuple[Any, Any]:
     """(figure, axes): ``ax`` and its figure when given, else a new figure with one axes."""
     if ax is not None:
         return ax.figure, ax
-    from matplotlib.figure import Figure  # imported when a figure is drawn: a run without --plot never loads it
-
-    fig = Figure(figsize=figsize, layout="constrained")  # not pyplot: no global figure registry
+    fig = new_figure(figsize=figsize)
     return fig, fig.add_subplot()
 
 
@@ -68,9 +94,7 @@ def new_grid(rows: int, columns: int, ax: Any = None, figsize: tuple[float, floa
             raise ValueError(f"this figure has {rows} × {columns} panels; got {axes.size} axes")
         axes = axes.reshape(rows, columns)
         return axes[0, 0].figure, axes
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=figsize or (4.3 * columns, 4.1 * rows), layout="constrained")
+    fig = new_figure(figsize=figsize or (4.3 * columns, 4.1 * rows))
     return fig, np.asarray(fig.subplots(rows, columns, squeeze=False, **options), dtype=object)
 
 

@@ -214,6 +214,13 @@ class StudyResult(abc.ABC):
         return (f"<{type(self).__name__} {self.study}: {self.verdict}; seed {info.seed}, {info.dtype} on {info.device}, "
                 f"{info.wall_time_s:.1f} s — print(result.table()) for the report, result.to_dict() for every number>")
 
+    def _repr_html_(self) -> str:
+        """Jupyter's view of a result: the report as the command line prints it (the one-line ``repr`` stays the
+        plain-text view)."""
+        import html
+
+        return f"<pre>{html.escape(self.table())}</pre>"
+
     @property
     def exit_code(self) -> int:
         """The command line's exit status for this result: 0 PASS, 1 FAIL, 4 INCONCLUSIVE."""

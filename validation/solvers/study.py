@@ -58,7 +58,7 @@ from validation.core.pair_study import (
     build_pair, estimate_mb as pair_estimate_mb,
     estimate_seconds as pair_estimate_seconds, model_spec, pair_class, resolve_sizes,
 )
-from validation.core.plots import decade_ticks
+from validation.core.plots import decade_ticks, new_figure
 from validation.core.results import RunInfo, StudyResult, rows_from_columns, utc_now
 from validation.core.settings import SettingsError, make_settings, refuse_inapplicable, settings_given
 from validation.solvers.runs import (
@@ -236,10 +236,8 @@ class SolversResult(StudyResult):
     def plot(self, ax: Any = None) -> Any:
         """The work–precision figure: RMS error against evaluations (left) and wall time (right), one line per
         scheme with its 95% band, theory slopes dashed. ``ax``: a pair of Axes, or None."""
-        from matplotlib.figure import Figure
-
         if ax is None:
-            fig = Figure(figsize=(11, 4.6), layout="constrained")
+            fig = new_figure(figsize=(11, 4.6))
             axes = fig.subplots(1, 2)
         else:
             axes = list(ax)

@@ -363,9 +363,9 @@ class TrainingResult(StudyResult):
     def plot(self, ax: Any = None) -> Any:
         """Draw the experiment's figure (several panels) on ``ax`` if it is a matplotlib Figure, else on a new
         figure; returns the Figure."""
-        import matplotlib.pyplot as plt
+        from ..core.plots import new_figure
 
-        figure = ax if ax is not None and hasattr(ax, "add_subplot") else plt.figure(figsize=(12, 4.6))
+        figure = ax if ax is not None and hasattr(ax, "add_subplot") else new_figure(figsize=(12, 4.6), layout=None)
         self.experiment.plot(self, figure)
         return figure
 
