@@ -441,3 +441,20 @@ def test_the_readme_has_no_line_a_reader_must_scroll():
         elif not inside and len(line) > 200:
             long.append((number, len(line)))
     assert not long, f"README lines over 200 characters (line, length): {long}"
+
+
+def test_a_newcomer_has_one_path_through_the_docs():
+    """Issue 66: the home page listed the theory (12,600 words) and the API reference before the tutorial, and no page
+    linked to the next. Now the home page sends a newcomer to a page of under 600 words first and to the tutorial
+    before the reference, every page has previous/next links, and the tutorial's first page ends with the explorer."""
+    home = (ROOT / "docs" / "index.md").read_text()
+    next_steps = home.split("## Where to go next", 1)[1]
+    order = [next_steps.index(link) for link in ("(ten_minutes.md)", "(tutorial/index.md)", "(theory.md)",
+                                                 "(reference/limits.md)")]
+    assert order == sorted(order), order
+    words = len(re.sub(r"```.*?```", " ", (ROOT / "docs" / "ten_minutes.md").read_text(), flags=re.S).split())
+    assert words < 600, words
+    mkdocs = (ROOT / "mkdocs.yml").read_text()
+    assert "navigation.footer" in mkdocs and "Ten minutes: ten_minutes.md" in mkdocs
+    tutorial = (ROOT / "docs" / "tutorial" / "index.md").read_text()
+    assert "python -m validation.explore --model res1" in tutorial.split("## One command for the class", 1)[1].split("\n## ")[0]
