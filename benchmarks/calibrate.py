@@ -155,6 +155,18 @@ COMMANDS: tuple[CommandCheck, ...] = (
         "beside: App. B's biases, the Remark 2.1 control)",
         (Hypothesis("null: the experiment", (), True, 5),),
         seconds=70.0, notes="alternatives of its decision rule: the draw rows below (cohen-decision)"),
+    CommandCheck(
+        "marion-fig9", "training", ("--experiment", "marion-fig9", "--checkpoint-dir", "none"),
+        "Marion et al. Fig. 9: every cell on or above β = max(H, 1/2) trains, some cell 0.2 below it does not "
+        "(the shift itself is reported at one depth)",
+        (Hypothesis("null: the experiment", (), True, 5),),
+        seconds=140.0, notes="its planted alternatives are records-level tests (Entry.rejects)"),
+    CommandCheck(
+        "pf-sgd", "training", ("--experiment", "pf-sgd", "--checkpoint-dir", "none"),
+        "Peluchetti & Favaro Fig. 5: with one common learning rate each, standard gradients end with a higher "
+        "worst-cell training loss than reparametrised ones (the accuracy claim is reported)",
+        (Hypothesis("null: the experiment", (), True, 5),),
+        seconds=200.0, notes="its planted alternative is a records-level test (Entry.rejects)"),
 )
 
 
