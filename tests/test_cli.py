@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from validation import STUDIES
+
 from validation.convergence import main
 
 
@@ -110,8 +112,7 @@ def test_progress_bars_only_for_a_terminal(monkeypatch):
     assert not _show_progress(False)
 
 
-STUDY_MODULES = ("convergence", "solvers", "multilevel", "gradients", "ablation", "weak", "phase", "regimes", "figures",
-                 "training")
+STUDY_MODULES = STUDIES
 
 
 @pytest.mark.parametrize("name", STUDY_MODULES)

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from validation import STUDIES
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
@@ -50,6 +52,5 @@ def test_the_estimate_is_within_a_quarter_of_the_measured_peak(name, study, argu
 
 def test_the_two_sizes_of_each_study_differ_and_cover_every_study():
     studies = [study for _, study, _ in bench_memory.SIZES]
-    assert sorted(set(studies)) == sorted({"convergence", "solvers", "gradients", "weak", "ablation",
-                                           "phase", "regimes", "figures", "training", "multilevel"})
+    assert sorted(set(studies)) == sorted(STUDIES)
     assert all(studies.count(study) == 2 for study in set(studies))

@@ -13,9 +13,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("limits", "validation")
-#: the study modules: each is a command (``python -m validation.NAME``)
-STUDIES = ("convergence", "ablation", "solvers", "weak", "regimes", "phase", "figures", "training", "gradients",
-           "multilevel")
+#: the study modules: each is a command (``python -m validation.NAME``); the package's own registry
+from validation import STUDIES  # noqa: E402
 
 
 def _modules() -> dict[str, Path]:
@@ -229,3 +228,23 @@ def test_scipy_and_matplotlib_are_imported_only_when_used(module):
             "print(sorted(m for m in ('scipy', 'matplotlib') if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert proc.returncode == 0 and proc.stdout.strip() == "[]", proc.stdout + proc.stderr
+
+
+def test_the_study_registry_is_every_study_the_package_has():
+    """Issue 64: the study names were restated by hand in at least seven places. ``validation.STUDIES`` is the one
+    list: it names exactly the modules under validation/ that are commands with a ``run`` (the explorer is a page),
+    and the result schema's ``study`` takes exactly these names."""
+    import importlib
+    import json
+
+    commands = set()
+    for path in (ROOT / "validation").iterdir():
+        name = path.stem if path.suffix == ".py" else path.name
+        if name.startswith("_") or name in ("core", "explore") or not (path.suffix == ".py" or (path / "__init__.py").exists()):
+            continue
+        module = importlib.import_module(f"validation.{name}")
+        if callable(getattr(module, "run", None)) and callable(getattr(module, "main", None)):
+            commands.add(name)
+    assert commands == set(STUDIES)
+    schema = json.loads((ROOT / "validation" / "core" / "schemas" / "result.schema.json").read_text())
+    assert set(schema["properties"]["study"]["enum"]) == set(STUDIES)

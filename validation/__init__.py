@@ -2,6 +2,11 @@
 
 import sys as _sys
 
+#: every study, by the name of its module (``python -m validation.NAME``, ``validation.NAME.run``): the one list that
+#: the tests, the benchmarks and the result schema's ``study`` read (the explorer is a page, not a study)
+STUDIES: tuple[str, ...] = ("convergence", "ablation", "solvers", "gradients", "weak", "multilevel", "phase", "regimes",
+                            "training", "figures")
+
 if _sys.argv[:1] == ["-m"]:  # imported by ``python -m validation.<study>`` while it locates the study: guard its imports
     from validation.core.signals import guard_start_up as _guard_start_up
 
