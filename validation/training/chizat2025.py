@@ -1,5 +1,6 @@
-"""Chizat (arXiv 2509.10167, 2025), the residual scale α: complete feature learning at α = Θ(1), the lazy ODE as
-α → ∞ — a phase diagram along α = (M/M₀)^a.
+"""Chizat (arXiv 2509.10167 v1, 12 Sep 2025), the residual scale α: complete feature learning at α = Θ(1), the lazy
+ODE as α → ∞ — a phase diagram along α = (M/M₀)^a. (v2, 2 Mar 2026, states the α = Θ(1) bound as O(1/L + 1/√(LM))
+and gives the lazy regime a rate of its own: the a > 0 rows check v1's α/√(LM); docs/papers.md.)
 
 **The claims.** With the residual scale α/(LM) (and the maximal-local-update learning rates, which move every unit
 by O(1/α)), the error between the trained network and its limit after a bounded number of steps is
@@ -19,8 +20,11 @@ bootstrap interval — the diagnostics of ``chizat-phase`` (the lecture's Figure
 * the **nonlinear share** of the blocks' change over the K training steps
   (:func:`limits.embedded_resnet.nonlinear_share`: the part of each block map's change that is not first order in
   its units' change): of order 1 when the units learn features, vanishing when training is linear in them.
-  **Checked**, three-valued, the rule of ``chizat-phase`` (τ = 0.1): at a = 0 (α fixed) complete feature learning,
-  an exponent ≥ −τ; at a > 0 (α → ∞ with M) the lazy ODE, an exponent < −τ;
+  **Checked**, three-valued (τ = 0.1): at a = 0 (α fixed) complete feature learning — the limit's share is positive
+  and the finite networks' shares approach it, the gap between them falling with an exponent in M below −τ; at
+  a > 0 (α → ∞ with M) the lazy ODE — the limit's share itself falls, an exponent in M below −τ
+  (:meth:`ChizatAlpha._regime_check`; a share that stays of order one at a = 0 passes for any positive share, which
+  is why the a = 0 rule reads the gap to the limit's, not the finite share alone);
 * the **predictor's change** ‖f_K − f_0‖ over training: reported (stable and non-trivial when its exponent is near 0,
   as the α-scaled learning rates intend).
 
