@@ -589,3 +589,17 @@ def test_fig4_fails_iid_weights_in_place_of_smooth_ones(monkeypatch: pytest.Monk
     checks = {c["check"]: c["verdict"] for c in regimes.run("fig4", **small).numbers["checks"]}
     assert checks["critical β (r_p)"] == "FAIL" and checks["critical β (r_h)"] == "FAIL", checks
     assert checks["class of β = 1 (r_h)"] == "FAIL" and checks["class of β = 0.5 (r_h)"] == "FAIL", checks
+
+
+def test_prop13_is_reported_not_checked_where_no_layer_reads_v0():
+    """Issue 63: with the increments convention no layer reads 𝒱(0), and Prop. 13's checks fell back to the old
+    every-depth event on the first layer (a condition that is not the proposition's). That setting is reported now;
+    the values convention (the preset's) still checks 𝒱(0)."""
+    from validation import regimes
+
+    small = dict(depths=(8, 16, 32), samples=4, betas=(0.25,))
+    values = regimes.run("prop13", **small)
+    increments = regimes.run("prop13", smooth_weights="increments", **small)
+    assert values.numbers["max_over_layers"]["checks"]
+    assert increments.numbers["max_over_layers"]["checks"] == []
+    assert "reported, not checked" in increments.numbers["max_over_layers"]["note"]

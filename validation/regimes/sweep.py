@@ -139,8 +139,9 @@ def _max_over_layers(s: Any, data: dict[str, np.ndarray]) -> dict[str, Any]:
     max_k ‖h_k − h_0‖/‖h_0‖ → ∞ almost surely.
 
     The condition is the proposition's own: the eigenvalues of 𝒱(0), the process at t = 0, one matrix per network
-    and the same at every depth (the layers read 𝒱(k/L), k ≥ 1; with the ``increments`` convention, and for other
-    regimes, the first layer's V_1 at every depth stands in, as labelled). Checked:
+    and the same at every depth (the layers read 𝒱(k/L), k ≥ 1). With the ``increments`` convention, and for other
+    regimes, no layer reads 𝒱(0): the first layer's V_1 at every depth stands in, as labelled, and the proposition's
+    checks are reported, not judged (the stand-in is not its condition). Checked:
 
     * the networks that meet the condition: every β ≤ 1 − 0.2 is an explosion (β ≥ 1 is outside the proposition:
       Prop. 12 bounds it), when the setting is the proposition's;
@@ -171,6 +172,11 @@ def _max_over_layers(s: Any, data: dict[str, np.ndarray]) -> dict[str, Any]:
     }
     if not out["applies"]:
         out["note"] = "Prop. 13 is proved for linear res-1 with smooth weights: reported, not checked"
+        return out
+    if "initial_eigenvalue" not in data:   # the increments convention: no layer reads 𝒱(0) itself
+        out["note"] = ("Prop. 13's condition is on 𝒱(0), which no layer reads under the increments convention: the "
+                       "stand-in (the first layer's V_1 at every depth) is not the proposition's, so reported, not "
+                       "checked")
         return out
     if "initial_eigenvalue" in data:
         p, se = positive_eigenvalue_probability(s.width, GINIBRE_DRAWS, s.seed)
