@@ -282,3 +282,16 @@ def test_cohen_decision_check_fails_when_each_activation_follows_the_other_hypot
     # at the threshold the rule cannot decide: INCONCLUSIVE (it was a FAIL, on 1 default seed of 5), never a verdict
     assert decisions({"tanh": -0.07, "relu": -0.07}) == {"cohen-synthetic, tanh": "INCONCLUSIVE",
                                                        "cohen-synthetic, relu": "INCONCLUSIVE"}
+
+
+def test_the_reported_bias_comparisons_print_as_reported_not_as_verdicts():
+    """App. B's β_b − β_A against ± 0.1 is reported, not in the verdict; its lines printed FAIL under a PASS verdict.
+    They print REPORTED now, with their reading against the margin in the detail (the JSON keeps the reading)."""
+    result = training.run("cohen-scaling", checkpoint_dir=None, depths=(8, 16, 32), replicates=3, epochs=1,
+                          train_size=128, datasets=("cohen-synthetic",), resamples=200)
+    lines = result.experiment.table(result)
+    header = next(i for i, line in enumerate(lines) if line.startswith("reported, not in the verdict"))
+    shown = lines[header + 1:]
+    assert shown and all(line.lstrip().startswith("REPORTED") for line in shown), shown
+    readings = [e["bias_vs_A"]["comparison"]["verdict"] for e in result.numbers["groups"].values()]
+    assert all(f"({reading} against ±0.1)" in line for reading, line in zip(readings, shown))
