@@ -64,7 +64,7 @@ CASES: list[tuple[str, str, list[str]]] = [
                    "depth-transfer", "marion2024-fig2", "chaintron2026-budget", "chizat2025-alpha")],
 ]
 
-#: two sizes per study, each a run of seconds to a minute, whose working memory is a good part of the peak (so that a
+#: two sizes per study (three for the solvers: its Lévy path drawn in blocks and in one), each a run of seconds to a minute, whose working memory is a good part of the peak (so that a
 #: term the estimate leaves out shows): ``tests/test_memory_estimates.py`` checks each within 25 % (slow suite)
 SIZES: list[tuple[str, str, list[str]]] = [
     ("convergence-one-process", "convergence", ["--model", "res1", "--samples", "250", "--workers", "1"]),
@@ -72,6 +72,9 @@ SIZES: list[tuple[str, str, list[str]]] = [
     ("solvers-default", "solvers", ["--model", "res1", "--samples", "250"]),
     ("solvers-levy-areas-500", "solvers", ["--model", "res1", "--width", "2", "--schemes", "euler,milstein_levy_area",
                                            "--samples", "500"]),
+    # a Lévy path drawn in one block (few paths, 272 channels): solvers.study.LEVY_ONE_BLOCK_FACTOR
+    ("solvers-levy-areas-width-16", "solvers", ["--model", "res1", "--width", "16", "--schemes",
+                                                "euler,milstein_levy_area", "--samples", "4", "--depths", "4,8,16"]),
     ("gradients-width-10", "gradients", ["--model", "res1", "--samples", "250", "--workers", "1",
                                          "--reference-steps", "2048"]),
     ("gradients-two-workers", "gradients", ["--model", "res1", "--samples", "500", "--workers", "2",

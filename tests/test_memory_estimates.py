@@ -53,4 +53,4 @@ def test_the_estimate_is_within_a_quarter_of_the_measured_peak(name, study, argu
 def test_the_two_sizes_of_each_study_differ_and_cover_every_study():
     studies = [study for _, study, _ in bench_memory.SIZES]
     assert sorted(set(studies)) == sorted(STUDIES)
-    assert all(studies.count(study) == 2 for study in set(studies))
+    assert all(studies.count(study) >= 2 for study in set(studies))

@@ -48,6 +48,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from limits.brownian import default_block_steps
 from limits.pairs import Pair, SDEPair
 from limits.problems import PROBLEMS, Problem, get_problem
 from limits.schemes import SDE_SCHEMES, SchemeError, get_sde_scheme
@@ -332,6 +333,13 @@ def _resolve(model: str | type[Pair] | Pair, settings: SolversSettings) -> tuple
 #: 1255–1818 at 500 paths (ratios 0.65–0.94: the slow memory test failed on it in CI); 1.35 gives 1476 (ratios
 #: 0.81–1.18) and, at 2000 paths, about 4900 against the 4172 measured (1.17)
 LEVY_PATH_FACTOR = 1.35
+#: the same, for a path drawn in one block (``limits.brownian.default_block_steps`` ≥ the steps: few paths, many
+#: channels): the fine steps' Lévy areas of the whole path are drawn at once, with about six arrays of the path's
+#: size alive in ``limits.brownian.fine_step_areas`` (its areas' conditional mean and deviation from H_i, H_j and the
+#: increments, then the draw). Measured at width 16 (m = 272 channels, 512 steps): 2550, 3816 and 7391 MiB at 2, 4
+#: and 8 paths, 15.9 GB at 20 (the issue's), against 2021, 3776, 7284 and 17 810 with this factor; the factor
+#: 1.35 gave 663, 1058, 1850 and 4224 (ratios down to 0.25: runs were admitted that could not fit)
+LEVY_ONE_BLOCK_FACTOR = 6.0
 
 
 def _one_process_mb(model: str | type[Pair] | Pair, settings: SolversSettings) -> float:
@@ -353,7 +361,9 @@ def _one_process_mb(model: str | type[Pair] | Pair, settings: SolversSettings) -
         # allocator (measured at width 2 for an 844-MiB path at 500 paths: 1255–1818 MiB over 8 runs, 4 of them in
         # CI on busy cores; 4172 MiB for a 3375-MiB path at 2000)
         per_step = 2 * channels + channels * (channels - 1) // 2
-        return base + LEVY_PATH_FACTOR * s.reference_steps * s.samples * per_step * 8 / 2**20
+        path = s.reference_steps * s.samples * per_step * 8 / 2**20
+        one_block = default_block_steps(s.samples, channels, s.reference_steps) >= s.reference_steps
+        return base + (LEVY_ONE_BLOCK_FACTOR if one_block else LEVY_PATH_FACTOR) * path
     record = s.reference_steps if s.width == 1 else s.depths[-1]
     return base + 2 * record * s.samples * channels * 8 / 2**20
 
