@@ -68,7 +68,7 @@ from ..core.settings import SettingsError
 from .experiment import Experiment, number, power_fit
 from .sweep import Configuration
 
-__all__ = ["ChaintronLinear", "ChaintronNonlinear", "ChaintronBudget", "SWEEPS", "NONLINEAR_SWEEPS", "BUDGET_SWEEP", "compare", "CHECKED_STEP", "MARGIN", "BUDGET_MARGIN", "DOMINANCE", "hidden_error", "output_error"]
+__all__ = ["ChaintronLinear", "ChaintronNonlinear", "ChaintronBudget", "SWEEPS", "NONLINEAR_SWEEPS", "BUDGET_SWEEP", "compare", "CHECKED_STEP", "MARGIN", "BUDGET_MARGIN", "DOMINANCE", "hidden_error", "output_error", "UnitDraws", "replicate_megabytes"]
 
 #: the training step at which the exponents are checked (the authors' plotted step, ``id_train = 5``)
 CHECKED_STEP = 5
@@ -112,9 +112,10 @@ def compare(a: Any, b: Any, layers: slice = slice(None), coordinates: slice = sl
     return hidden_error(a.hidden, b.hidden[..., layers, coordinates]).T, output_error(a.output, b.output).T
 
 
-class _Draws:
+class UnitDraws:
     """One sweep's draws on some replicates: the task (x, y), embeddings and units from the streams labelled by the
-    experiment and the sweep, moved to the device; ``train`` runs the settings' steps at their rate."""
+    experiment and the sweep, moved to the device; ``train`` runs the settings' steps at their rate. Shared by the
+    family's entries (this module's, ``chaintron2026_grid``, ``chizat2025``)."""
 
     def __init__(self, experiment: str, s: Any, key: str, replicates: range, device: Any) -> None:
         self.s, self.replicates, self.device, self.label = s, replicates, device, f"{experiment}/{key}"
@@ -162,7 +163,7 @@ CHUNK_UNIT_VALUES = 6
 HELD_UNIT_VALUES = 4
 
 
-def _megabytes(settings: Any, units: int, states: int, held: bool = False) -> float:
+def replicate_megabytes(settings: Any, units: int, states: int, held: bool = False) -> float:
     """One replicate's memory: ``units`` unit weights (:data:`CHUNK_UNIT_VALUES` values each to size a chunk,
     :data:`HELD_UNIT_VALUES` with ``held``: the estimate) and an M = ∞ network of ``states`` = L·D hidden
     coordinates (its basis, coefficients and three trajectories), in MiB."""
@@ -176,17 +177,17 @@ def _megabytes(settings: Any, units: int, states: int, held: bool = False) -> fl
 SWEEPS: tuple[Sweep, ...] = (
     Sweep("width", "M", 0.5, "√(D/(LM))", "finite M against M = ∞", f"LM ≥ {DOMINANCE**2}·D", lambda s: s.hiddens,
           lambda s, m: s.depth * m >= DOMINANCE**2 * s.width,
-          lambda s, held=False: _megabytes(s, s.depth * s.width * max(s.hiddens), s.depth * s.width, held=held)),
+          lambda s, held=False: replicate_megabytes(s, s.depth * s.width * max(s.hiddens), s.depth * s.width, held=held)),
     Sweep("depth-width", "L", 0.5, "√(D/(LM))", "finite M against M = ∞", f"LM ≥ {DOMINANCE**2}·D", lambda s: s.depths,
           lambda s, L: L * s.hidden >= DOMINANCE**2 * s.width,
-          lambda s, held=False: _megabytes(s, max(s.depths) * s.width * s.hidden, max(s.depths) * s.width,
+          lambda s, held=False: replicate_megabytes(s, max(s.depths) * s.width * s.hidden, max(s.depths) * s.width,
                                            held=held)),
     Sweep("depth", "L", 1.0, "1/L", "M = ∞: L against 2L", f"L ≥ {DOMINANCE}", lambda s: s.depths[:-1],
           lambda s, L: L >= DOMINANCE,
-          lambda s, held=False: 2 * _megabytes(s, 0, max(s.depths) * s.width, held=held)),
+          lambda s, held=False: 2 * replicate_megabytes(s, 0, max(s.depths) * s.width, held=held)),
     Sweep("embedding", "D", 0.5, "1/√D", "M = ∞: D against 2D on the first D coordinates", f"D ≥ {DOMINANCE**2}",
           lambda s: s.widths[:-1], lambda s, D: D >= DOMINANCE**2,
-          lambda s, held=False: 2 * _megabytes(s, 0, s.depth * max(s.widths), held=held),
+          lambda s, held=False: 2 * replicate_megabytes(s, 0, s.depth * max(s.widths), held=held),
           replicate_factor=EMBEDDING_FACTOR),
 )
 #: the Monte-Carlo units N of the network at M = ∞ in its n-dimensional form (limits.embedded_resnet.reduced_embedding)
@@ -218,10 +219,10 @@ def _mean_field_megabytes(settings: Any, key: str, depth: int, dim: int) -> floa
 NONLINEAR_SWEEPS: tuple[Sweep, ...] = (
     Sweep("width", "M", 0.5, "√(D/(LM))", "M against 2M (nested units)", f"LM ≥ {DOMINANCE**2}·D",
           lambda s: s.hiddens[:-1], lambda s, m: s.depth * m >= DOMINANCE**2 * s.width,
-          lambda s, held=False: _megabytes(s, s.depth * s.width * max(s.hiddens), 0, held=held)),
+          lambda s, held=False: replicate_megabytes(s, s.depth * s.width * max(s.hiddens), 0, held=held)),
     Sweep("depth-width", "L", 0.5, "√(D/(LM))", "M against 2M (nested units)", f"LM ≥ {DOMINANCE**2}·D",
           lambda s: s.depths, lambda s, L: L * s.hidden >= DOMINANCE**2 * s.width,
-          lambda s, held=False: _megabytes(s, max(s.depths) * s.width * 2 * s.hidden, 0, held=held)),
+          lambda s, held=False: replicate_megabytes(s, max(s.depths) * s.width * 2 * s.hidden, 0, held=held)),
     Sweep("depth", "L", 1.0, "1/L", "M = ∞ (n-dim. form): L against 2L, the same N units", f"L ≥ {DOMINANCE}",
           lambda s: s.depths[:-1], lambda s, L: L >= DOMINANCE,
           lambda s, held=False: _mean_field_megabytes(s, "depth", max(s.depths), s.width)),
@@ -356,7 +357,7 @@ class ChaintronLinear(Experiment):
     def _errors(self, s, key: str, replicates: range, device, progress, shared=None
                 ) -> tuple[torch.Tensor, torch.Tensor]:
         """The embedding-space and output errors (size, R, K) of one sweep (module docstring) on ``replicates``."""
-        draws = _Draws(self.name, s, key, replicates, device)
+        draws = UnitDraws(self.name, s, key, replicates, device)
         embedding, units = draws.embedding, draws.units
 
         def infinite(w_e, w_u, depth):
@@ -615,7 +616,7 @@ class ChaintronNonlinear(ChaintronLinear):
         return None, ({"mean_field_units": MEAN_FIELD_UNITS[key]} if key in MEAN_FIELD_UNITS else {})
 
     def _errors(self, s, key, replicates, device, progress, shared=None):
-        draws = _Draws(self.name, s, key, replicates, device)
+        draws = UnitDraws(self.name, s, key, replicates, device)
         if key in MEAN_FIELD_UNITS:
             return self._mean_field_errors(s, key, draws, progress)
         w_e, w_u = draws.embedding(s.width)
@@ -640,7 +641,7 @@ class ChaintronNonlinear(ChaintronLinear):
                 progress()
         return torch.stack([e[0] for e in errors]), torch.stack([e[1] for e in errors])
 
-    def _mean_field_errors(self, s, key: str, draws: _Draws, progress) -> tuple[torch.Tensor, ...]:
+    def _mean_field_errors(self, s, key: str, draws: UnitDraws, progress) -> tuple[torch.Tensor, ...]:
         """The depth or embedding sweep on the network at M = ∞ in its n-dimensional form
         (:func:`limits.embedded_resnet.reduced_embedding`), read back on the replicate's embedding coordinates. The
         two networks of each comparison share the same N Monte-Carlo units (:data:`MEAN_FIELD_UNITS`): dealt to
@@ -767,7 +768,7 @@ class ChaintronBudget(ChaintronLinear):
                                   "mean_field_units": [self.limit_units(depth) for depth in s.depths]}
 
     def _errors(self, s, key, replicates, device, progress, shared=None):
-        draws = _Draws(self.name, s, key, replicates, device)
+        draws = UnitDraws(self.name, s, key, replicates, device)
         w_e, w_u = draws.embedding(max(s.depths) ** 2)
         errors = []   # per depth: the hidden and output errors (and the hidden error against the half limit)
         for depth in s.depths:

@@ -54,7 +54,7 @@ from limits.embedded_resnet import EmbeddedResNet, Trajectory, depth_limit, limi
 from ..core.checks import FAIL, INCONCLUSIVE, Check, check_line, combine, interval_check
 from ..core.settings import SettingsError
 from .chaintron2026 import (CHUNK_MB, CHUNK_UNIT_VALUES, D_IN, D_OUT, DOMINANCE, HELD_UNIT_VALUES, MARGIN, REFINEMENT,
-                            ChaintronLinear, _Draws, compare)
+                            ChaintronLinear, UnitDraws, compare)
 from .experiment import number
 from .sweep import Configuration
 
@@ -236,7 +236,7 @@ class ChaintronGrid(ChaintronLinear):
         chunks = []
         for start in range(0, s.replicates, per_chunk):
             replicates = range(start, min(start + per_chunk, s.replicates))
-            draws = _Draws(self.name, s, "grid", replicates, device)
+            draws = UnitDraws(self.name, s, "grid", replicates, device)
             # the replicate's embedding at the largest D (every depth's and dimension's first rows), its units at the
             # widest M for this (L, D)
             w_e, w_u = (w[:, :dim] for w in draws.embedding(max(s.widths)))

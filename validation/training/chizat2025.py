@@ -51,7 +51,7 @@ from limits.embedded_resnet import (EmbeddedResNet, InfiniteWidthResNet, dealt_u
 from ..core.checks import FAIL, INCONCLUSIVE, Check, bound_check, check_line, combine
 from ..core.settings import SettingsError
 from ..core.stats import paired_bootstrap, slope
-from .chaintron2026 import DOMINANCE, REDUCED_DIM, ChaintronLinear, Sweep, _Draws, _megabytes, compare
+from .chaintron2026 import DOMINANCE, REDUCED_DIM, ChaintronLinear, Sweep, UnitDraws, replicate_megabytes, compare
 from .experiment import power_fit
 
 __all__ = ["ChizatAlpha", "TAU", "LIMIT_UNITS", "pooled_share_fit"]
@@ -119,7 +119,7 @@ def _sweep(exponent: float) -> Sweep:
                  f"LM ≥ {DOMINANCE**2}·D and √(LM) ≥ {DOMINANCE}α", lambda s: s.hiddens,
                  lambda s, m, a=exponent: (s.depth * m >= DOMINANCE**2 * s.width
                                            and (s.depth * m) ** 0.5 >= DOMINANCE * _alpha(s, a, m)),
-                 lambda s, held=False: _megabytes(
+                 lambda s, held=False: replicate_megabytes(
                      s, s.depth * s.width * max(s.hiddens) * (1 if s.activation == "identity" else 2)
                      + (0 if s.activation == "identity" else REDUCED_DIM * LIMIT_UNITS),     # the limit's units
                      s.depth * s.width, held=held))
@@ -168,7 +168,7 @@ class ChizatAlpha(ChaintronLinear):
 
     def _errors(self, s, key, replicates, device, progress, shared=None):
         exponent = next(0.5 - sweep.exponent for sweep in self.sweeps_of(s) if sweep.key == key)
-        draws = _Draws(self.name, s, key, replicates, device)
+        draws = UnitDraws(self.name, s, key, replicates, device)
         w_e, w_u = draws.embedding(s.width)
         exact = s.activation == "identity"
         u, v = draws.units(s.depth, max(s.hiddens) * (1 if exact else 2), "units")
