@@ -156,6 +156,16 @@ COMMANDS: tuple[CommandCheck, ...] = (
         (Hypothesis("null: the experiment", (), True, 5),),
         seconds=70.0, notes="alternatives of its decision rule: the draw rows below (cohen-decision)"),
     CommandCheck(
+        "gradients-res1", "gradients", ("--workers", "1"),
+        "the backward pass of res-1 converges to the limit's adjoint at rate 1/2 (the planted wrong pair must FAIL)",
+        (Hypothesis("noise scale 1.3x in the limit", ("--model", f"{PLANTS}:NoiseScale130"), False, 5),),
+        seconds=85.0, notes="the right pair's default PASS: docs/results/defaults.md (not yet over seeds)"),
+    CommandCheck(
+        "multilevel-res1", "multilevel", ("--workers", "1"),
+        "multilevel Monte Carlo over depth: the network's coupling rates α, β (the planted wrong pair must FAIL)",
+        (Hypothesis("noise scale 1.3x in the limit", ("--model", f"{PLANTS}:NoiseScale130"), False, 5),),
+        seconds=118.0, notes="the right pair's default PASS: docs/results/defaults.md (not yet over seeds)"),
+    CommandCheck(
         "marion-fig9", "training", ("--experiment", "marion-fig9", "--checkpoint-dir", "none"),
         "Marion et al. Fig. 9: every cell on or above β = max(H, 1/2) trains, some cell 0.2 below it does not "
         "(the shift itself is reported at one depth)",
