@@ -162,7 +162,8 @@ COMMANDS: tuple[CommandCheck, ...] = (
         seconds=85.0, notes="the right pair's default PASS: docs/results/defaults.md (not yet over seeds)"),
     CommandCheck(
         "multilevel-res1", "multilevel", ("--workers", "1"),
-        "multilevel Monte Carlo over depth: the network's coupling rates α, β (the planted wrong pair must FAIL)",
+        "multilevel Monte Carlo over depth: each solver's coupling (β, consistency); a wrong limit is outside what "
+        "it judges; the row measures what its verdict says of one",
         (Hypothesis("noise scale 1.3x in the limit", ("--model", f"{PLANTS}:NoiseScale130"), False, 5),),
         seconds=118.0, notes="the right pair's default PASS: docs/results/defaults.md (not yet over seeds)"),
     CommandCheck(

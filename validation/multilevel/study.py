@@ -36,6 +36,9 @@ straddles an edge. The weak-error rates (α = 1, the extrapolated rate 2) get th
 stored; they decide the verdict only with ``--strict-weak``: res-1's weak error is about 10⁻³ at L = 2 and its
 extrapolated residual below Monte Carlo noise at 10⁵ samples per level, so a mean not resolved at 3 levels is
 INCONCLUSIVE, never a wrong rate. The cost ratio is reported, not judged: it depends on the problem's constants.
+The verdict is about the couplings, not the pair: each solver's β and consistency hold for whatever SDE it solves,
+so a pair whose limit is wrong (res-1 against a noise 1.3× too large) PASSes here (the calibration page counts it);
+``python -m validation.convergence`` is the check of the pair.
 
 Python: ``validation.multilevel.run("res1")`` returns a :class:`MultilevelResult`.
 
@@ -364,7 +367,8 @@ class MultilevelResult(StudyResult):
         for check, weak in self._marked_checks:
             mark = "*" if weak and not s.strict_weak else " "
             lines.append(f" {mark}{check.verdict}: {check.name} — {check.detail}")
-        lines.append(f"verdict: {self.verdict}")
+        lines.append(f"verdict: {self.verdict} (of the solvers' couplings; whether the network converges to this limit "
+                     "is the convergence study's)")
         lines.append(f"time {self.run_info.wall_time_s:.1f} s")
         return "\n".join(lines)
 
