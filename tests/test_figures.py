@@ -289,6 +289,17 @@ def test_pf_function_space_fails_resnet_samples_that_are_constant_in_z(monkeypat
     assert _sc_checks(figures.run("pf-function-space", **FUNCTION_SPACE), "not degenerate") == ["FAIL", "FAIL"]
 
 
+def _constant_network_draws(resnet_outputs):
+    """A plant: ``resnet_outputs`` with every network draw replaced by the constant function of its first value (the
+    SDE's draws kept) — degenerate samples over the inputs."""
+
+    def constant(*args, **keywords):
+        values, sde = resnet_outputs(*args, **keywords)
+        return np.repeat(values[:, :1], values.shape[1], axis=1), sde
+
+    return constant
+
+
 def _checks_of(result, prefix):
     return [c["verdict"] for c in result.checks if c["check"].startswith(prefix)]
 
@@ -304,13 +315,7 @@ def test_pf_correlation_fails_resnet_samples_that_are_constant_in_z(monkeypatch)
     from validation.figures.catalogue import pf_correlation
 
     assert _checks_of(figures.run("pf-correlation", **CORRELATION), "SC_") == ["PASS", "PASS"]
-    original = pf_correlation.resnet_outputs
-
-    def constant_in_z(*args, **keywords):
-        net, sde = original(*args, **keywords)
-        return np.repeat(net[:, :1], net.shape[1], axis=1), sde
-
-    monkeypatch.setattr(pf_correlation, "resnet_outputs", constant_in_z)
+    monkeypatch.setattr(pf_correlation, "resnet_outputs", _constant_network_draws(pf_correlation.resnet_outputs))
     assert _checks_of(figures.run("pf-correlation", **CORRELATION), "SC_") == ["FAIL", "FAIL"]
 
 
@@ -342,13 +347,7 @@ def test_pf_2d_fails_resnet_samples_that_are_constant_over_the_plane(monkeypatch
     from validation.figures.catalogue import pf_2d
 
     assert _checks_of(figures.run("pf-2d", **PF_2D), "SC_") == ["PASS", "PASS"]
-    original = pf_2d.resnet_outputs
-
-    def constant(*args, **keywords):
-        values, sde = original(*args, **keywords)
-        return np.repeat(values[:, :1], values.shape[1], axis=1), sde
-
-    monkeypatch.setattr(pf_2d, "resnet_outputs", constant)
+    monkeypatch.setattr(pf_2d, "resnet_outputs", _constant_network_draws(pf_2d.resnet_outputs))
     assert _checks_of(figures.run("pf-2d", **PF_2D), "SC_") == ["FAIL", "FAIL"]
 
 

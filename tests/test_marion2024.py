@@ -59,12 +59,10 @@ def test_long_training_checks_successive_differences_uniformly_in_time():
     assert 4 in record["iterations"] and 200 in record["iterations"] and len(record["iterations"]) < 60
 
 
-def test_long_training_fails_when_the_depths_do_not_share_their_initial_function(monkeypatch):
-    """Each depth started from its own W⁰ (no common function of t = k/L to discretise): the successive differences
-    do not shrink with L, and every check FAILs — the claim can fail for a real reason."""
-    from validation.training import marion2024
-
-    original = marion2024.MarionFig2.networks
+def _plant_independent_initial_weights(monkeypatch, experiment: type) -> None:
+    """The plant of both entries' tests: each depth's network started from its own W⁰ (constant over the layers, drawn
+    per depth), so there is no common function of t = k/L for the depths to discretise."""
+    original = experiment.networks
 
     def independent(self, settings, depths, device):
         networks = original(self, settings, depths, device)
@@ -75,7 +73,15 @@ def test_long_training_fails_when_the_depths_do_not_share_their_initial_function
                                         dtype=net.W.dtype).expand_as(net.W))
         return networks
 
-    monkeypatch.setattr(marion2024.MarionFig2, "networks", independent)
+    monkeypatch.setattr(experiment, "networks", independent)
+
+
+def test_long_training_fails_when_the_depths_do_not_share_their_initial_function(monkeypatch):
+    """Each depth started from its own W⁰ (no common function of t = k/L to discretise): the successive differences
+    do not shrink with L, and every check FAILs — the claim can fail for a real reason."""
+    from validation.training import marion2024
+
+    _plant_independent_initial_weights(monkeypatch, marion2024.MarionFig2)
     result = training.run("marion2024-fig2", depths=(8, 16, 32, 64, 128), width=4, hidden=8, epochs=50,
                           replicates=3, train_size=10, resamples=200, dtype="float64", checkpoint_dir=None)
     assert result.verdict == "FAIL"
@@ -125,18 +131,7 @@ def test_fig1_fails_when_the_depths_do_not_share_their_initial_function(monkeypa
     unplanted it PASSes (test_trained_weights_converge_at_rate_one_at_every_checked_time, the same size)."""
     from validation.training import marion2024
 
-    original = marion2024.MarionFig1.networks
-
-    def independent(self, settings, depths, device):
-        networks = original(self, settings, depths, device)
-        for index, net in enumerate(networks):
-            with torch.no_grad():
-                generator = torch.Generator().manual_seed(100 + index)
-                net.W.copy_(torch.randn(net.W.shape[0], 1, *net.W.shape[2:], generator=generator,
-                                        dtype=net.W.dtype).expand_as(net.W))
-        return networks
-
-    monkeypatch.setattr(marion2024.MarionFig1, "networks", independent)
+    _plant_independent_initial_weights(monkeypatch, marion2024.MarionFig1)
     result = training.run("marion2024-fig1", depths=(8, 16, 32, 64, 1024), width=4, hidden=6, epochs=10,
                           replicates=4, train_size=20, resamples=200, dtype="float64", checkpoint_dir=None)
     assert result.verdict == "FAIL"
