@@ -75,3 +75,22 @@ def test_every_declared_alternative_names_an_existing_test(name):
 
 def test_every_name_not_yet_planted_is_a_catalogue_entry():
     assert set(NOT_YET_PLANTED) <= set(ENTRIES), sorted(set(NOT_YET_PLANTED) - set(ENTRIES))
+
+
+def test_the_calibration_page_lists_the_declared_alternatives_as_the_code_has_them():
+    """The page's table of alternatives is generated from ``Entry.rejects`` (``python benchmarks/calibrate.py
+    --page``); a declaration changed without regenerating it fails here."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("calibrate_page", ROOT / "benchmarks" / "calibrate.py")
+    calibrate = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = calibrate          # dataclasses resolve their module's names through sys.modules
+    try:
+        spec.loader.exec_module(calibrate)
+        expected = calibrate.alternatives_table()
+    finally:
+        del sys.modules[spec.name]
+    page = (ROOT / "docs" / "results" / "calibration.md").read_text()
+    shown = page.split("<!-- alternatives table -->\n", 1)[1].split("\n<!-- end of the alternatives table -->", 1)[0]
+    assert shown.split("\n") == expected, "run: python benchmarks/calibrate.py --page"
