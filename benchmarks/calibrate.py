@@ -100,13 +100,14 @@ def _budget_exponent(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def _within(centre: float, margin: float) -> Callable[[dict[str, Any]], str]:
-    """The equivalence rule of an interval against centre ± margin (validation.core.checks.interval_check)."""
+    """The verdict of a kept interval against centre ± margin, by the checks' own equivalence rule
+    (:func:`validation.core.checks.interval_check`)."""
+    from validation.core.checks import interval_check
 
     def verdict(measured: dict[str, Any]) -> str:
         low, high = measured["ci"]
-        if centre - margin <= low and high <= centre + margin:
-            return "PASS"
-        return "FAIL" if high < centre - margin or low > centre + margin else "INCONCLUSIVE"
+        estimate = measured.get("exponent", (low + high) / 2)
+        return interval_check("the rule before", estimate, (low, high), (centre - margin, centre + margin), 1).verdict
 
     return verdict
 

@@ -134,15 +134,8 @@ def test_help_carries_no_version_history(name, capsys):
 
 def _help_at_80_columns(name, capsys, monkeypatch) -> str:
     """What ``python -m validation.NAME --help`` prints at COLUMNS=80."""
-    import importlib
-
     monkeypatch.setenv("COLUMNS", "80")
-    module = importlib.import_module(f"validation.{name}")
-    try:
-        module.main(["--help"])
-    except SystemExit:
-        pass
-    return capsys.readouterr().out
+    return _help_text(name, "--help", capsys)
 
 
 @pytest.mark.parametrize("name", STUDY_MODULES)
@@ -504,6 +497,7 @@ def test_a_short_help_default_with_no_space_is_never_cut_inside_it():
 
 
 def _help_text(name: str, flag: str, capsys) -> str:
+    """What ``python -m validation.NAME FLAG`` prints (``--help`` or ``--help-all``)."""
     import importlib
 
     module = importlib.import_module(f"validation.{name}")
