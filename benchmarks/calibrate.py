@@ -27,6 +27,7 @@ docs/results/calibration.md.
     python benchmarks/calibrate.py --workers 2             # run what is missing (resumable)
     python benchmarks/calibrate.py --only convergence --workers 2
     python benchmarks/calibrate.py --page                  # the table, printed and written to the results page
+    python benchmarks/calibrate.py --smoke                 # the smoke calibration of CI: planted alternatives FAIL
 """
 
 from __future__ import annotations
@@ -67,6 +68,9 @@ class Hypothesis:
     seeds: int
     #: a plant of tests/planted_entries.py that changes the model the study runs (None: the study's own)
     plant: str | None = None
+    #: an alternative the check must FAIL at its defaults, so the smoke calibration asserts it (False: a nearer one,
+    #: run to measure the check's power where it is expected to end INCONCLUSIVE)
+    must_fail: bool = True
 
 
 @dataclass(frozen=True)
@@ -135,6 +139,34 @@ COMMANDS: tuple[CommandCheck, ...] = (
         seconds=18.0, in_readme=True,
         notes="alternatives of its bounds check: the draw rows below (fig1-bounds)"),
     CommandCheck(
+        "regimes-fig4", "regimes", ("--preset", "fig4"),
+        "Marion et al. Fig. 4/5: smooth weights' regimes and critical β 1",
+        (Hypothesis("null: the preset", (), True, 20),
+         Hypothesis("i.i.d. weights (critical β 1/2) where smooth ones are claimed", (), False, 10, plant="fig4-iid")),
+        seconds=28.0),
+    CommandCheck(
+        "figures-chizat-backward", "figures", ("--figure", "chizat-backward"),
+        "Chizat's backward pass: E S_b^0 = (1 + cα²M)^L − 1 and E sup S_b of order (MLα²)^1",
+        (Hypothesis("null: the figure", (), True, 20),
+         Hypothesis("output weights of variance 1.15 σ_v² (c 15% off)", (), False, 10,
+                    plant="backward-variance-115")),
+        seconds=10.0),
+    CommandCheck(
+        "figures-pf-relu", "figures", ("--figure", "pf-relu"),
+        "Peluchetti & Favaro's ReLU regimes: a diffusion at γ = 1/2, deterministic at γ = 1, the drift's order",
+        (Hypothesis("null: the figure", (), True, 20),), seconds=14.0,
+        notes="its planted alternatives are test-level (Entry.rejects), not yet commands"),
+    CommandCheck(
+        "figures-pf-qualitative", "figures", ("--figure", "pf-qualitative"),
+        "Peluchetti & Favaro's qualitative figure: the distribution tests of its panels",
+        (Hypothesis("null: the figure", (), True, 20),), seconds=15.0,
+        notes="no planted alternative declared yet"),
+    CommandCheck(
+        "figures-chizat-feature-speed", "figures", ("--figure", "chizat-feature-speed"),
+        "Chizat's feature speed: of order 1 in depth for the ResNet, vanishing for the MLP",
+        (Hypothesis("null: the figure", (), True, 20),), seconds=22.0,
+        notes="its planted alternative is test-level (Entry.rejects), not yet a command"),
+    CommandCheck(
         "chaintron2026-budget", "training", ("--experiment", "chaintron2026-budget", "--checkpoint-dir", "none"),
         "Chaintron, Chizat & Maass 2026: the error at a parameter budget P falls as P^(-1/6) (within 1/6 ± 1/24)",
         (Hypothesis("null: the experiment", (), True, 10),
@@ -162,11 +194,20 @@ COMMANDS: tuple[CommandCheck, ...] = (
         (Hypothesis("noise scale 1.3x in the limit", ("--model", f"{PLANTS}:NoiseScale130"), False, 5),),
         seconds=85.0, notes="the right pair's default PASS: docs/results/defaults.md (not yet over seeds)"),
     CommandCheck(
+        "solvers-res1", "solvers", ("--workers", "1"),
+        "every scheme's strong order on res-1's limit, and the network's row: the network converges to the limit at 1/2",
+        (Hypothesis("null: res1", ("--model", "res1"), True, 20),
+         Hypothesis("noise scale 1.3x in the limit", ("--model", f"{PLANTS}:NoiseScale130"), False, 10)),
+        seconds=20.0),
+    CommandCheck(
         "multilevel-res1", "multilevel", ("--workers", "1"),
-        "multilevel Monte Carlo over depth: each solver's coupling (β, consistency); a wrong limit is outside what "
-        "it judges; the row measures what its verdict says of one",
-        (Hypothesis("noise scale 1.3x in the limit", ("--model", f"{PLANTS}:NoiseScale130"), False, 5),),
-        seconds=118.0, notes="the right pair's default PASS: docs/results/defaults.md (not yet over seeds)"),
+        "multilevel Monte Carlo over depth: each solver's coupling (β, consistency) and the pair check (the "
+        "network's MLMC estimate of E φ(H_1) against the limit's, within ± 6 ε)",
+        (Hypothesis("null: res1", (), True, 20),
+         Hypothesis("noise scale 1.3x in the limit", ("--model", f"{PLANTS}:NoiseScale130"), False, 10),
+         Hypothesis("noise scale 1.05x in the limit", ("--model", f"{PLANTS}:NoiseScale105"), False, 5,
+                    must_fail=False)),
+        seconds=40.0, notes="the rows marked 'before the pair check' ran when β and consistency alone decided"),
     CommandCheck(
         "marion-fig9", "training", ("--experiment", "marion-fig9", "--checkpoint-dir", "none"),
         "Marion et al. Fig. 9: every cell on or above β = max(H, 1/2) trains, some cell 0.2 below it does not "
@@ -327,11 +368,6 @@ def fig1_bounds(data: dict[str, Any], seeds: int = FIG1_SEEDS) -> None:
     under each of :data:`FIG1_HYPOTHESES`, for the rule before (the mean's z band alone) and now (the mean's band or
     Cox's log-normal band, :func:`validation.core.hypothesis.bounds_check`). A seed's check FAILs when a counted
     cell (reliable, outside its bands) exists."""
-    import numpy as np
-
-    from validation import regimes
-    from validation.core.hypothesis import bounds_check, family_z
-
     entry = data["draws"].setdefault("fig1-bounds", {"claim": "Lemma 14 / Prop. 7: (1 + α²/2)^L − 1 ≤ E r² ≤ "
                                                                 "(1 + α²)^L − 1 in every cell of Fig. 1 (42 cells)",
                                                        "command": "python -m validation.regimes --preset fig1",
@@ -339,25 +375,36 @@ def fig1_bounds(data: dict[str, Any], seeds: int = FIG1_SEEDS) -> None:
     for seed in range(seeds):
         if str(seed) in entry["seeds"]:
             continue
-        result = regimes.run("fig1", seed=seed)
-        s = result.settings
-        z = family_z(2 * len(s.betas) * len(s.depths))
-        per: dict[str, dict[str, int]] = {}
-        for name, (lower_variance, upper_variance) in FIG1_HYPOTHESES.items():
-            before = now = 0
-            for j, beta in enumerate(s.betas):
-                for i, depth in enumerate(s.depths):
-                    lower = lemma14_with_variance(beta, depth, lower_variance)[0]
-                    upper = lemma14_with_variance(beta, depth, upper_variance)[1]
-                    for key in ("r_h", "r_p"):
-                        cell = bounds_check(np.asarray(result.data[key][i, j]), lower, upper, z)
-                        before += (not cell["mean_band_passed"]) and cell["reliable"]
-                        now += (not cell["passed"]) and cell["reliable"]
-            per[name] = {"failing_cells_before": before, "failing_cells_now": now}
+        per = fig1_seed(seed)
         entry["seeds"][str(seed)] = per
         print(f"fig1-bounds seed {seed}: " + "; ".join(f"{k}: {v['failing_cells_before']} / {v['failing_cells_now']}"
                                                        for k, v in per.items()), flush=True)
         save(data)
+
+
+def fig1_seed(seed: int) -> dict[str, dict[str, int]]:
+    """One seed of :func:`fig1_bounds`: per hypothesis, the counted failing cells under the rule before and now."""
+    import numpy as np
+
+    from validation import regimes
+    from validation.core.hypothesis import bounds_check, family_z
+
+    result = regimes.run("fig1", seed=seed)
+    s = result.settings
+    z = family_z(2 * len(s.betas) * len(s.depths))
+    per: dict[str, dict[str, int]] = {}
+    for name, (lower_variance, upper_variance) in FIG1_HYPOTHESES.items():
+        before = now = 0
+        for j, beta in enumerate(s.betas):
+            for i, depth in enumerate(s.depths):
+                lower = lemma14_with_variance(beta, depth, lower_variance)[0]
+                upper = lemma14_with_variance(beta, depth, upper_variance)[1]
+                for key in ("r_h", "r_p"):
+                    cell = bounds_check(np.asarray(result.data[key][i, j]), lower, upper, z)
+                    before += (not cell["mean_band_passed"]) and cell["reliable"]
+                    now += (not cell["passed"]) and cell["reliable"]
+        per[name] = {"failing_cells_before": before, "failing_cells_now": now}
+    return per
 
 
 def fig1_summary(entry: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -387,6 +434,25 @@ def cohen_decision(data: dict[str, Any], seeds: int = COHEN_SEEDS) -> None:
     confidence and resamples, on planted weights whose hypothesis is known (:data:`COHEN_FAMILIES`, width 10 as the
     synthetic set's, β = 0.3). A decision for the planted hypothesis is a PASS, for the other a FAIL, undecided
     INCONCLUSIVE."""
+    from validation.training import cohen
+
+    entry = data["draws"].setdefault("cohen-decision", {
+        "claim": "Cohen et al. §2.3 Step 3 as the package's rule: Hypothesis 1 when the interval of −ν lies below "
+                 f"−{cohen.DECISION_THRESHOLD:g}, Hypothesis 2 when above",
+        "command": "python -m validation.training --experiment cohen-scaling (its decision, on planted weights)",
+        "seeds": {}})
+    for seed in range(seeds):
+        if str(seed) in entry["seeds"]:
+            continue
+        per = cohen_seed(seed)
+        entry["seeds"][str(seed)] = per
+        print(f"cohen-decision seed {seed}: " + "; ".join(f"{v['truth'][-1]}@{v['minus_nu']:.2f}: {v['decision']}"
+                                                          for v in per.values()), flush=True)
+        save(data)
+
+
+def cohen_seed(seed: int) -> dict[str, dict[str, Any]]:
+    """One seed of :func:`cohen_decision`: per family, the rule's decision, the truth, −ν and its interval."""
     sys.path.insert(0, str(ROOT / "tests"))
     from planted_entries import cohen_weights
 
@@ -396,28 +462,17 @@ def cohen_decision(data: dict[str, Any], seeds: int = COHEN_SEEDS) -> None:
 
     settings = cohen.CohenScaling.defaults
     depths, replicates, width, beta = settings["depths"], settings["replicates"], 10, 0.3
-    entry = data["draws"].setdefault("cohen-decision", {
-        "claim": "Cohen et al. §2.3 Step 3 as the package's rule: Hypothesis 1 when the interval of −ν lies below "
-                 f"−{cohen.DECISION_THRESHOLD:g}, Hypothesis 2 when above",
-        "command": "python -m validation.training --experiment cohen-scaling (its decision, on planted weights)",
-        "seeds": {}})
-    for seed in range(seeds):
-        if str(seed) in entry["seeds"]:
-            continue
-        per = {}
-        for name, (exponent, truth) in COHEN_FAMILIES.items():
-            statistics = [[cohen._statistics(cohen_weights(depth, width, beta, exponent,
-                                                           generator(seed, "calibrate-cohen", name, depth, r)))
-                           for r in range(replicates)] for depth in depths]
-            fit = lambda values, offset, seed=seed: power_fit(depths, values, confidence=0.95,  # noqa: E731
-                                                              resamples=2000, seed=seed + offset)
-            out = cohen._procedure(statistics, fit)
-            per[name] = {"decision": out["decision"], "truth": truth, "minus_nu": out["scaled_increments"]["value"],
-                         "ci": out["scaled_increments"]["ci"]}
-        entry["seeds"][str(seed)] = per
-        print(f"cohen-decision seed {seed}: " + "; ".join(f"{v['truth'][-1]}@{v['minus_nu']:.2f}: {v['decision']}"
-                                                          for v in per.values()), flush=True)
-        save(data)
+    per = {}
+    for name, (exponent, truth) in COHEN_FAMILIES.items():
+        statistics = [[cohen._statistics(cohen_weights(depth, width, beta, exponent,
+                                                       generator(seed, "calibrate-cohen", name, depth, r)))
+                       for r in range(replicates)] for depth in depths]
+        fit = lambda values, offset, seed=seed: power_fit(depths, values, confidence=0.95,  # noqa: E731
+                                                          resamples=2000, seed=seed + offset)
+        out = cohen._procedure(statistics, fit)
+        per[name] = {"decision": out["decision"], "truth": truth, "minus_nu": out["scaled_increments"]["value"],
+                     "ci": out["scaled_increments"]["ci"]}
+    return per
 
 
 def cohen_summary(entry: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -432,6 +487,51 @@ def cohen_summary(entry: dict[str, Any]) -> dict[str, dict[str, Any]]:
         # claim and, read the other way, a false PASS of the wrong one; the page counts it once, as a wrong verdict
         out[name] = {**summarise(runs, True), "null": True}
     return out
+
+
+# ------------------------------------------------------------------------------------------------ smoke
+#: the smoke calibration CI runs (tests/test_calibration_smoke.py, marked slow): every planted alternative of the rows
+#: whose run takes under SMOKE_SECONDS, and of the draw rows, on seeds 0 … SMOKE_SEEDS − 1; each run must FAIL
+SMOKE_SEEDS, SMOKE_SECONDS = 3, 60.0
+SMOKE_DRAWS = ("fig1-bounds", "cohen-decision")
+
+
+def smoke_commands() -> list[tuple[CommandCheck, Hypothesis]]:
+    """The command rows' alternatives the smoke calibration runs: those that must FAIL, of rows under
+    :data:`SMOKE_SECONDS` a run."""
+    return [(check, hypothesis) for check in COMMANDS if check.seconds < SMOKE_SECONDS
+            for hypothesis in check.hypotheses if not hypothesis.null and hypothesis.must_fail]
+
+
+def smoke_draw_verdicts(key: str, seed: int) -> dict[str, str]:
+    """The verdicts of a draw row's planted alternatives on one seed: for ``fig1-bounds``, the misstated bounds under
+    the rule now; for ``cohen-decision``, the claim of the other hypothesis on each planted family (it FAILs when the
+    rule names the planted hypothesis, is INCONCLUSIVE when the rule is undecided)."""
+    if key == "fig1-bounds":
+        return {name: "FAIL" if per["failing_cells_now"] else "PASS" for name, per in fig1_seed(seed).items()
+                if not name.startswith("null")}
+    if key == "cohen-decision":
+        return {f"{name}: the other hypothesis claimed": ("FAIL" if per["decision"] == per["truth"] else
+                                                          "INCONCLUSIVE" if per["decision"] == "undecided" else "PASS")
+                for name, per in cohen_seed(seed).items()}
+    raise ValueError(f"{key!r}: not a draw row (allowed: {', '.join(SMOKE_DRAWS)})")
+
+
+def smoke() -> int:
+    """Run the smoke calibration here and print each run's verdict: 0 when every planted alternative FAILs, else 1."""
+    wrong = 0
+    for check, hypothesis in smoke_commands():
+        for seed in range(SMOKE_SEEDS):
+            run = run_one(check, hypothesis, seed)
+            wrong += run["verdict"] != "FAIL"
+            print(f"{check.key} | {hypothesis.name} | seed {seed}: {run['verdict']} ({run['seconds']} s)", flush=True)
+    for key in SMOKE_DRAWS:
+        for seed in range(SMOKE_SEEDS):
+            for name, verdict in smoke_draw_verdicts(key, seed).items():
+                wrong += verdict != "FAIL"
+                print(f"{key} | {name} | seed {seed}: {verdict}", flush=True)
+    print("every planted alternative FAILed" if not wrong else f"{wrong} run(s) did not FAIL a planted alternative")
+    return int(bool(wrong))
 
 
 # ------------------------------------------------------------------------------------------------ report
@@ -504,6 +604,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", default=None, help="the rows whose key starts with one of these")
     parser.add_argument("--workers", type=int, default=1, help="command runs side by side (each one process)")
     parser.add_argument("--page", action="store_true", help="print the table and write it into the results page")
+    parser.add_argument("--smoke", action="store_true",
+                        help=f"the smoke calibration CI runs: every planted alternative of the rows under "
+                             f"{SMOKE_SECONDS:g} s a run and of the draw rows, on {SMOKE_SEEDS} seeds, must FAIL "
+                             "(exit 1 if one does not); nothing is written")
     args = parser.parse_args(argv)
     if args.workers < 1:
         parser.error(f"--workers {args.workers}: at least 1")
@@ -525,6 +629,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{'cohen-decision':28s} {COHEN_SEEDS:4d} runs × {1.5:5.1f} s: " + ", ".join(COHEN_FAMILIES))
         print(f"about {total / 60 / args.workers:.0f} min on {args.workers} worker(s) (2-core machine)")
         return 0
+    if args.smoke:
+        return smoke()
     data = load()
     if args.page:
         lines = table(data)

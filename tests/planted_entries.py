@@ -19,6 +19,10 @@ Plants:
   and the fitted exponent is 0.098 [0.088, 0.109] (seed 0; 0.092 at c = 2): near 1/12, not an outsized error.
   (A residual scale α = 1 + c/√L was tried first and rejected as a plant: the trained hidden states depend on α
   too weakly, and the fitted exponent *rose*, to 0.160 at c = 0.5 and 0.183 at c = 2.)
+* ``fig4-iid`` — ``regimes --preset fig4`` with its weights drawn i.i.d. uniform (critical β ½) where the preset
+  claims smooth weights (critical β 1): tests/test_regimes.py's planted test, as a command.
+* ``backward-variance-115`` — ``figures --figure chizat-backward`` with its output weights drawn at variance
+  1.15 σ_v², a 15% error in the constant of E S_b^0 = (1 + cα²M)^L − 1: tests/test_chizat_plants.py's, as a command.
 """
 
 from __future__ import annotations
@@ -63,7 +67,31 @@ def _budget_depth_half() -> Callable[[list[str]], int]:
     return study.main
 
 
-PLANTS: dict[str, Callable[[], Callable[[list[str]], int]]] = {"budget-depth-half": _budget_depth_half}
+def _fig4_iid() -> Callable[[list[str]], int]:
+    from limits.initialisation import IIDRegime
+    from validation.regimes import study, sweep
+
+    sweep.regime_of = lambda settings: IIDRegime("uniform")     # the sweep builds its weights' regime by this name
+    return study.main
+
+
+def _backward_variance_115() -> Callable[[list[str]], int]:
+    from limits import chizat
+    from validation.figures import study
+    from validation.figures.catalogue import chizat_backward
+
+    for name in ("chizat_backward_spread", "chizat_frozen_backward_spread"):   # the real and the simplified backward
+        real = getattr(chizat, name)
+
+        def planted(alphas, real=real, **kwargs):
+            return real(alphas, **{**kwargs, "sigma_v": kwargs["sigma_v"] * math.sqrt(1.15)})
+
+        setattr(chizat_backward, name, planted)
+    return study.main
+
+
+PLANTS: dict[str, Callable[[], Callable[[list[str]], int]]] = {
+    "budget-depth-half": _budget_depth_half, "fig4-iid": _fig4_iid, "backward-variance-115": _backward_variance_115}
 
 
 def main(argv: list[str]) -> int:

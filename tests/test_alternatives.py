@@ -21,12 +21,6 @@ ROOT = Path(__file__).resolve().parent.parent
 #: entry name → why no test plants an alternative its verdict must reject yet
 NOT_YET_PLANTED: dict[str, str] = {
     "pf-qualitative": "its FAIL tests change the verdict's rule (alpha 0.999, POWER_DRAWS), not the model or data; no plant yet",
-    "chizat-kernel": "tests/ runs it only to a PASS; no planted kernel or misstated exponent yet",
-    "chizat-phase": "its only FAIL test tightens exponent_tolerance to 1e-4, a verdict rule, not a plant; none yet",
-    "chizat-backward": "its only FAIL test tightens exponent_tolerance to 1e-4, a verdict rule, not a plant; none yet",
-    "depth-transfer": "tests check the transfer fit on known exponents, never the entry's check on a planted alternative",
-    "sander2022-linear": "tests/ runs it only to a PASS; marion2024's independent-W⁰ plant is not carried over yet",
-    "trained-ode-convergence": "tests/ runs it only to a PASS; its checks read the data only through the training run",
     "prop3": "its lower bound is shown to FAIL only through core.hypothesis.exceedance_check; the preset needs L ≥ 1024, d = 64",
     "chizat": "its §2.1 hidden sweep is tested only to a PASS; no planted weight scale for the preset yet",
 }

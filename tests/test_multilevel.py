@@ -299,3 +299,19 @@ def test_a_pair_instance_is_not_shared_out():
     pair = get_pair("res1")(ModelConfig(width=2), 100, seed=0)
     with pytest.raises(SettingsError, match="workers"):
         multilevel.run(pair, samples=1000, workers=2)
+
+
+def test_the_pair_check_fails_a_limit_with_a_wrong_noise_scale_and_passes_the_right_one():
+    """β and consistency hold for any SDE a solver solves, so they PASSed res-1 against a noise 1.3× too large
+    (tests/wrong_noise_scale.py) on 4 seeds of 5. The pair check compares the network's MLMC estimate of E φ(H_1)
+    with the limit's: the planted pair's differ by about 0.037 and it FAILs; the right pair's agree and it PASSes."""
+    from pathlib import Path
+
+    small = dict(samples=4000, depths=(1, 2, 4, 8, 16, 32), accuracies=(2e-3,), resamples=200)
+    right = multilevel.run("res1", **small)
+    wrong = multilevel.run(str(Path(__file__).parent / "wrong_noise_scale.py") + ":NoiseScale130", **small)
+    [right_check], [wrong_check] = right.pair_checks(), wrong.pair_checks()
+    assert right_check.verdict == PASS, right_check.detail
+    assert wrong_check.verdict == FAIL and wrong.verdict == FAIL, wrong_check.detail
+    assert wrong_check in wrong.deciding_checks
+    assert multilevel.run("res1", schemes=("network",), **small).pair_checks() == []

@@ -128,6 +128,11 @@ class DepthTransfer(Experiment):
              "not move with depth: η* ∝ L^γ with γ within ±0.1 of 0")
     smoke = dict(depths=(4, 8, 16), width=8, betas=(0.0, 0.5), epochs=1, replicates=2,
                  learning_rates=(1e-3, 1e-2, 1e-1), train_size=256, batch_size=64, resamples=200)
+    rejects = {
+        "CompleteP's learning rates on a residual branch without its depth scaling L^-β (an SP network), whose "
+        "optimal rate moves with depth":
+            "tests/test_training_plants.py::test_depth_transfer_fails_when_the_branch_loses_its_depth_scaling",
+    }
     defaults = dict(dataset="digits", depths=(4, 8, 16, 32, 64, 128), width=32, activation="tanh", betas=(0.0, 0.5, 1.0),
                   epochs=4, batch_size=64, optimizer="adam",
                   learning_rates=tuple(float(f"{10 ** e:.3g}") for e in np.arange(-3.5, 0.01, 0.5)), replicates=6)

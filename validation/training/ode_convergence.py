@@ -136,6 +136,12 @@ class TrainedODEConvergence(Experiment):
              "it as N grows at β = 1, and stays at distance of order 1 from it for i.i.d. weights at β = ½")
     smoke = dict(depths=(4, 8, 16), width=6, epochs=2, replicates=3, betas=(0.5, 1.0), inits=("iid", "smooth"),
                  activations=("tanh",), resamples=200)
+    rejects = {
+        "i.i.d. weights at β = ½ whose depth-2N layers come in equal pairs (no independent half of the noise), so "
+        "that the trained depths converge":
+            "tests/test_training_plants.py::"
+            "test_ode_convergence_fails_when_the_iid_deep_network_repeats_its_layers_in_pairs",
+    }
     defaults = dict(depths=(8, 16, 32, 64, 128, 256), width=40, epochs=5, optimizer="adam", learning_rates=(0.01,),
                   replicates=8, betas=(0.5, 1.0), inits=("iid", "smooth"), activations=("relu", "sigmoid", "tanh"),
                   train_size=1)

@@ -136,6 +136,11 @@ class ChizatKernel(ChizatFigure):
         inputs=2,
         resamples=50,
     )
+    rejects = {
+        "the same initial network with α moved from a multiplier into v's initial variance (W = αV trained): its "
+        "tangent kernel and first gradient are the shallow network's at scale α anyway":
+            "tests/test_chizat_plants.py::test_chizat_kernel_fails_with_alpha_in_the_initial_variance_not_a_multiplier",
+    }
 
     def estimate_mb(self, s: Any) -> float:
         """A chunk's Jacobian rows (inputs · d of them, each over every block weight)."""
