@@ -309,7 +309,9 @@ def run_one(check: CommandCheck, hypothesis: Hypothesis, seed: int) -> dict[str,
         clock = time.perf_counter()
         proc = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
         seconds = time.perf_counter() - clock
-        verdict = VERDICTS.get(proc.returncode, "error")
+        # a verdict is an exit status *and* the result file the run wrote: a process that died before it ran (an
+        # import error exits 1, too) is an error, never a FAIL
+        verdict = VERDICTS.get(proc.returncode, "error") if output.exists() else "error"
         run = {"verdict": verdict, "exit": proc.returncode, "seconds": round(seconds, 1)}
         if check.measured is not None and verdict != "error":
             run["measured"] = check.measured(json.loads(output.read_text()))

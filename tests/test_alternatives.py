@@ -21,8 +21,6 @@ ROOT = Path(__file__).resolve().parent.parent
 #: entry name → why no test plants an alternative its verdict must reject yet
 NOT_YET_PLANTED: dict[str, str] = {
     "pf-qualitative": "its FAIL tests change the verdict's rule (alpha 0.999, POWER_DRAWS), not the model or data; no plant yet",
-    "prop3": "its lower bound is shown to FAIL only through core.hypothesis.exceedance_check; the preset needs L ≥ 1024, d = 64",
-    "chizat": "its §2.1 hidden sweep is tested only to a PASS; no planted weight scale for the preset yet",
 }
 
 ENTRIES = {entry.name: entry for catalogue in (FIGURES, EXPERIMENTS, PRESETS) for entry in catalogue.values()}

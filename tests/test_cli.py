@@ -493,7 +493,46 @@ def test_a_short_help_default_with_no_space_is_never_cut_inside_it():
 
     value = "0.001,0.0001,1e-05,1e-06,1e-07,1e-08,1e-09"
     assert brief(value, 20, start=3, marks=(": ", "; ", " (", ", ")) == value
-    assert brief("one two three four five six", 12) == "one two …"
+    assert brief("one two three four; five six seven", 12) == "one two three four …"
+
+
+def test_a_short_help_description_is_a_whole_clause_never_cut_mid_sentence():
+    """Issue 66: the short help cut descriptions at the last space within 64 characters ("running the SDE schemes
+    side by …") and defaults at their first comma or colon ("(default: the model's …)" where the text goes on
+    "; SDE 4:256, ODE 8:1024"). Every flag of every study, as the short help shows it: its description is the whole
+    text or ends where a clause does; its default is the whole stated default, or ends where a clause does after
+    its value. Fails on the planted rule of cutting at a space."""
+    import dataclasses
+    import importlib
+
+    from validation.core import cli
+
+    def cut_at_a_clause(shown: str, text: str, marks: tuple[str, ...]) -> bool:
+        if shown == text:
+            return True
+        head = shown.removesuffix(" …")
+        return shown.endswith(" …") and any(text.startswith(head + mark.rstrip(), 0) or
+                                            text[len(head):].lstrip(",;:").startswith(mark.lstrip())
+                                            for mark in marks) and text.startswith(head)
+
+    checked = 0
+    for name in STUDY_MODULES:
+        settings = importlib.import_module(f"validation.{name}").COMMAND.settings
+        for field in dataclasses.fields(settings):
+            text = field.metadata.get("help")
+            if not text:
+                continue
+            checked += 1
+            assert cut_at_a_clause(cli.brief(text), text, cli.CLAUSE_MARKS), (name, field.name, cli.brief(text))
+            default = field.metadata.get("default_text")
+            if default:
+                shown = cli.brief_default(default)
+                assert cut_at_a_clause(shown, default, cli.DEFAULT_MARKS), (name, field.name, shown)
+                assert shown != "the model's …", (name, field.name, default)
+    assert checked > 100
+    planted = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen"
+    assert cli.brief(planted) == planted
+    assert not cut_at_a_clause(planted[:planted.rfind(" ", 0, 65)] + " …", planted, cli.CLAUSE_MARKS)
 
 
 def _help_text(name: str, flag: str, capsys) -> str:

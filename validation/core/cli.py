@@ -206,20 +206,17 @@ def _flag(field: dataclasses.Field) -> str:
 BRIEF_CHARS = 64
 
 
-def brief(text: str, limit: int = BRIEF_CHARS, start: int = 15,
-          marks: tuple[str, ...] = ("; ", " (", ". ", ": ")) -> str:
+def brief(text: str, limit: int = BRIEF_CHARS, start: int = 15, marks: tuple[str, ...] | None = None) -> str:
     """The first clause of a text longer than ``limit``, for the short ``--help``: up to the first of ``marks`` past
-    its ``start``-th character, or else the last space within ``limit`` — never inside a word — then " …" (an open
-    parenthesis cut off is not left open)."""
+    its ``start``-th character, then " …" (an open parenthesis cut off is not left open). A text with no such mark
+    is one clause and is shown whole: a short description is never cut mid-sentence, a default never inside its
+    value (a value like ``1e-06,1e-07,…`` or ``network,milstein_levy_area``)."""
     if len(text) <= limit:
         return text
-    cuts = [i for i in (text.find(mark, start) for mark in marks) if i > 0]
-    cut = min(cuts) if cuts else len(text)
-    if cut > limit:  # no clause ends in time
-        cut = text.rfind(" ", 0, limit + 1)
-        if cut <= 0:  # no space within the limit: one long word (a default like 1e-06,1e-07,…), never cut inside it
-            return text
-    return text[:cut].rstrip(" ,;:") + " …"
+    cuts = [i for i in (text.find(mark, start) for mark in (CLAUSE_MARKS if marks is None else marks)) if i > 0]
+    if not cuts:
+        return text
+    return text[:min(cuts)].rstrip(" ,;:") + " …"
 
 
 def _help(field: dataclasses.Field, short: bool = False) -> str:
@@ -233,12 +230,52 @@ def _help(field: dataclasses.Field, short: bool = False) -> str:
             default = ",".join(map(str, default)) if default else "none"
         text = "none" if default is None else str(default)
     if short:
-        text = brief(text, BRIEF_DEFAULT_CHARS, start=3, marks=(": ", "; ", " (", ", "))
+        text = brief_default(text)
     return f"{brief(meta['help']) if short else meta['help']} (default: {text})"
 
 
-#: a stated default longer than this is cut to its first clause in the short ``--help``
+#: a stated default longer than this is cut after its value in the short ``--help``
 BRIEF_DEFAULT_CHARS = 24
+#: where a stated default's value ends: "none: h_0 = x …", "8,32,128,512; chizat-feature-speed …", "1e-10 in
+#: float64, 1e-6 in float32" (a comma ends a value only after a number)
+DEFAULT_MARKS = (": ", "; ", " (", ", ")
+
+
+def brief_default(text: str) -> str:
+    """A stated default as the short ``--help`` shows it: up to the end of its first value (:data:`DEFAULT_MARKS`),
+    then " …". A default that names no value before its first mark ("the model's") keeps the value that follows —
+    "the model's: 0.3 for cohen-ode …", "the model's; SDE 4:256 …", "the model's; none …" — unless what follows
+    names an entry, not a value ("the experiment's; cohen-scaling: 32 …": the entry's ``--help`` shows it).
+    Never cut inside a value."""
+    if len(text) <= BRIEF_DEFAULT_CHARS:
+        return text
+    cuts = sorted(i for mark in DEFAULT_MARKS for i in _find_all(text, mark) if i >= 3)
+    head_start = 0
+    for cut in cuts:
+        head = text[:cut]
+        if head.startswith("the ") and head.endswith("'s") and head_start == 0:   # where the value is, not what
+            following = text[cut + 2:]
+            first = following.split(": ")[0].split("; ")[0].split(", ")[0]
+            if not (any(c.isdigit() for c in first) or first == "none"):
+                return head + " …"
+            head_start = cut + 2
+            continue
+        if text.startswith(", ", cut) and not any(c.isdigit() for c in text[head_start:cut]):
+            continue                                      # a comma inside words, not after a value
+        return head.rstrip(" ,;:") + " …"
+    return text
+
+
+def _find_all(text: str, mark: str) -> list[int]:
+    found, i = [], text.find(mark)
+    while i >= 0:
+        found.append(i)
+        i = text.find(mark, i + 1)
+    return found
+
+
+#: where a flag's description's first clause ends
+CLAUSE_MARKS = ("; ", " (", ". ", ": ")
 
 
 def _examples(epilog: str) -> str:

@@ -105,7 +105,7 @@ class PairSettings(CommonSettings):
                                              default_text="the model's; SDE 4:256, ODE 8:1024")
     samples: int | None = setting(None, "number N of independent weight draws (paths)", parse=int,
                                   default_text="the model's; SDE 500, ODE 200")
-    noise_dtype: str | None = setting(None, "SDE pairs: the type the Brownian path's normals are drawn in, then cast "
+    noise_dtype: str | None = setting(None, "SDE pairs: the type the Brownian path's normals are drawn in; then cast "
                                             "to --dtype; float32 draws them ~4× faster and leaves the strong error "
                                             "unaffected (network and limit read the same increments), but it is "
                                             "another path: the seed's numbers change (docs/theory.md §6)",
@@ -164,7 +164,7 @@ class ReferenceSettings(CommonSettings):
     tolerances. A study that measures against no reference (the multilevel study's levels compare depth L with
     L/2) does not declare this mixin, so it has none of these flags."""
 
-    reference_steps: int | None = setting(None, "SDE pairs: steps of the fine Euler reference on the same path, a "
+    reference_steps: int | None = setting(None, "SDE pairs: steps of the fine Euler reference on the same path; a "
                                                 "power of two finer than the deepest depth; a second reference "
                                                 "uses half", parse=int, default_text="32 × the deepest depth")
     rtol: float | None = setting(None, "ODE pairs: relative tolerance of the adaptive dopri5 reference (second "
@@ -230,8 +230,8 @@ class ShardingSettings(CommonSettings):
                                               "--scheduler", parse=int, group="run and output")
     workers: int | None = setting(None, "processes (each single-threaded) sharing the blocks of samples; the numbers "
                                         "never depend on it", parse=int, group="run and output",
-                                  default_text=f"every core this process may use, {default_workers()} here, at most "
-                                               "one per block; 1 on a GPU or for a Pair instance")
+                                  default_text=f"every core this process may use, {default_workers()} here; at most "
+                                               "one per block, 1 on a GPU or for a Pair instance")
     scheduler: str | None = setting(None, "run the blocks of samples on Dask instead: local:N (a local cluster of N "
                                           "single-threaded workers) or tcp://HOST:PORT (a running scheduler)",
                                     group="run and output", default_text="none: --workers local processes")

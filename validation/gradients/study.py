@@ -1,9 +1,7 @@
 """``python -m validation.gradients``: the backward pass of a depth-L ResNet against the gradients of its limit.
 
-For the chosen pair (``--list``; or your own, ``--model package.module:ClassName``) and a loss ℓ of the last state
-(``--loss``: half-square ℓ = ½‖h_L‖², or sum ℓ = Σ_i h_{L,i}), on the same weights and Brownian path as the
-convergence study with the same seed (by default the same samples, block by block), the study measures
-(docs/theory.md §7):
+For a pair (``--model``) and a loss ℓ of the last state (``--loss``), on the convergence study's weights and Brownian
+path of the same seed (the same samples, block by block), the study measures (docs/theory.md §7):
 
 * **the network's gradients against the limit's**, at every depth L, with a rate, a 95% paired-bootstrap interval and
   a verdict each: the input gradient ∂ℓ/∂h_0 against the limit's a(0); the backward state p(s) = ∂ℓ/∂h_{sL} at each
@@ -107,22 +105,22 @@ class GradientSettings(ShardingSettings, RateFitSettings, ReferenceSettings, Pai
     least :data:`SDE_DEFAULT_SAMPLES`)."""
 
     samples: int | None = setting(None, "number N of independent weight draws (paths)", parse=int,
-                                  default_text=f"the model's, as in the convergence study; SDE pairs at least "
-                                               f"{SDE_DEFAULT_SAMPLES}")
-    reference_steps: int | None = setting(None, "SDE pairs: steps of the fine Euler reference on the same path, a "
+                                  default_text=f"the model's; at least {SDE_DEFAULT_SAMPLES} for an SDE pair (the "
+                                               "convergence study's count otherwise)")
+    reference_steps: int | None = setting(None, "SDE pairs: steps of the fine Euler reference on the same path; a "
                                                 "power of two finer than the deepest depth; a second reference "
                                                 "uses half", parse=int,
                                           default_text=f"{REFERENCE_FACTOR} × the deepest depth")
     loss: str = setting("half-square", "the loss of the last state: half-square = ½‖h_L‖², sum = Σ_i h_L,i",
                         choices=tuple(LOSSES), group="gradients")
-    backward_times: tuple[float, ...] = setting((0.5,), "times s in (0, 1) of the backward states p(s) = ∂ℓ/∂h_sL "
-                                                        "compared with the adjoint a(s), dyadic, as '0.25,0.5'",
+    backward_times: tuple[float, ...] = setting((0.5,), "times s of the backward states p(s) = ∂ℓ/∂h_sL compared "
+                                                        "with the adjoint a(s); dyadic, in (0, 1), as '0.25,0.5'",
                                                 parse=parse_float_list, group="gradients")
     methods: tuple[str, ...] | None = setting(None, "the limit's gradient computed other ways: SDE pairs "
                                                     f"{', '.join(SDE_METHODS)}; ODE pairs {', '.join(ODE_METHODS)}; "
                                                     "'none' for none", parse=_parse_methods, group="gradients",
                                               default_text="every method of the pair's kind but euler (slow: run when named)")
-    method_samples: int = setting(64, "samples the methods of --methods run on, drawn from the seed as a study of that "
+    method_samples: int = setting(64, "samples the methods of --methods run on; drawn from the seed as a study of that "
                                       "size draws them, against their own reference on the same path (their rates are "
                                       "reported, not judged; torchsde's adjoints cost about 0.1 s per sample)",
                                   parse=int, group="gradients")

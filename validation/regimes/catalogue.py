@@ -38,12 +38,18 @@ PRESETS: Catalogue[Preset] = Catalogue("preset", (
                    "tests/test_regimes.py::test_prop13_condition_is_on_v0_and_fails_on_shifted_eigenvalues"}),
     Sweep("prop3", "Prop. 3: res-3, i.i.d. uniform, d = 64, L ≥ 1024 (where its lower bound (i) applies)",
           regime="iid", law="uniform", block="res3", betas=(0.4, 0.45, 0.5, 0.6), depths=(1024, 2048, 4096), width=64,
-          n_in=64, samples=50, inputs=1),
+          n_in=64, samples=50, inputs=1,
+          rejects={"i.i.d. weights of variance 0.4/d (E m₂ = 0.08, below (A₂)'s ½), r_h² under Prop. 3's lower bound (i)":
+                   "tests/test_regimes_plants.py::test_prop3_lower_bound_fails_on_weights_of_variance_0_4_over_d"}),
     AssumptionsPreset("assumptions", "Marion et al. (A₂), (A₄): Props. 1 and 5, Lemma 16, the eighth moment",
                       width=40, samples=20_000,
                       rejects={"a symmetric Rademacher draw in place of the centred two-point law: E m₂ ½, not p = 0.1":
                                "tests/test_regimes.py::test_centred_two_point_counterexample_is_measured_and_fails_on_a_symmetric_draw"}),
     ChizatPreset("chizat", "Chizat Prop. 2.1: ResNet with ReLU 2LP blocks", width=40, hidden=16, layers=100,
                  kappas=(0.25, 1.0, 4.0), betas=(0.25, 0.5, 1.0), depths=PAPER_DEPTHS, samples=1000, sweep_samples=100,
-                 hiddens=(4, 16, 64), hidden_samples=400, sigma_u=None, sigma_v=1.0),
+                 hiddens=(4, 16, 64), hidden_samples=400, sigma_u=None, sigma_v=1.0,
+                 rejects={"u_j of variance 1.3/d in place of σ_u² = 1/d: c = 0.65, not dσ_v²σ_u²/2 = ½":
+                          "tests/test_regimes_plants.py::test_chizat_exact_spread_fails_on_a_wrong_sigma_u",
+                          "a mean-field output scale, v_j of variance σ_v²·16/M: the spread set by Lα², not MLα²":
+                          "tests/test_regimes_plants.py::test_chizat_hidden_sweep_fails_on_a_mean_field_output_scale"}),
 ), aliases={"fig3": "fig1", "fig5": "fig4"})
