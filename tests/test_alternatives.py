@@ -20,7 +20,6 @@ ROOT = Path(__file__).resolve().parent.parent
 
 #: entry name → why no test plants an alternative its verdict must reject yet
 NOT_YET_PLANTED: dict[str, str] = {
-    "pf-qualitative": "its FAIL tests change the verdict's rule (alpha 0.999, POWER_DRAWS), not the model or data; no plant yet",
 }
 
 ENTRIES = {entry.name: entry for catalogue in (FIGURES, EXPERIMENTS, PRESETS) for entry in catalogue.values()}
