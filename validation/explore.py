@@ -91,7 +91,27 @@ def _strong_errors(model: str, width: int, seed: int, samples: int, depths: Sequ
     low, high = result.rate_ci
     return {"depths": list(depths), "rms": rms.tolist(), "half_width": (1.96 * spread).tolist(), "rate": result.rate,
             "rate_ci": [low, high], "theory_rate": result.theory_rate, "verdict": result.verdict,
-            "verdict_detail": result.check.detail, "samples": samples}
+            "verdict_detail": result.check.detail, "verdict_words": _in_words(model, result, samples),
+            "samples": samples}
+
+
+def _in_words(model: str, result: Any, samples: int) -> str:
+    """The verdict as a class reads it: what the fitted rate says against the theory's, and, when it does not settle,
+    why and what the full study runs instead."""
+    from validation.core.pair_study import _defaults, pair_class
+
+    theory, tolerance = result.theory_rate, result.settings.tolerance
+    low, high = result.rate_ci
+    full = _defaults(pair_class(model))
+    if result.verdict == "PASS":
+        return (f"the fitted rate {result.rate:.2f} agrees with the theory's {theory:g}: its 95% interval "
+                f"[{low:.2f}, {high:.2f}] lies within {theory:g} ± {tolerance:g}.")
+    if result.verdict == "FAIL":
+        return (f"the fitted rate {result.rate:.2f} disagrees with the theory's {theory:g}: its 95% interval "
+                f"[{low:.2f}, {high:.2f}] lies outside {theory:g} ± {tolerance:g}.")
+    return (f"{samples} draws are not enough to tell the fitted {result.rate:.2f} from the theory's {theory:g}: its 95% "
+            f"interval [{low:.2f}, {high:.2f}] reaches past {theory:g} ± {tolerance:g}. The full study, python -m "
+            f"validation.convergence --model {model}, uses {full['samples']} draws at width {full['width']}.")
 
 
 def _regimes(seed: int, networks: int) -> dict[str, Any]:
@@ -209,8 +229,10 @@ const NS = "http://www.w3.org/2000/svg";
 function el(svg, tag, attrs, text){const e=document.createElementNS(NS,tag);for(const k in attrs)e.setAttribute(k,attrs[k]);
  if(text!==undefined)e.textContent=text;svg.appendChild(e);return e;}
 function chart(svg, series, opts){
+ // axes with a handful of ticks, the legend in the top margin (never over the data), every label inside the svg
  while(svg.firstChild)svg.removeChild(svg.firstChild);
- const W=+svg.getAttribute("width"),H=+svg.getAttribute("height"),m={l:62,r:12,t:28,b:44};
+ const labelled=series.filter(s=>s.label), rows=Math.ceil(labelled.length/2);
+ const W=+svg.getAttribute("width"),H=+svg.getAttribute("height"),m={l:62,r:16,t:30+15*rows,b:44};
  const tx=v=>opts.logx?Math.log10(v):v, ty=v=>opts.logy?Math.log10(v):v;
  let xs=[],ys=[];series.forEach(s=>{s.x.forEach(v=>xs.push(tx(v)));s.y.forEach(v=>{if(isFinite(ty(v)))ys.push(ty(v));});});
  if(opts.ylim){ys.push(ty(opts.ylim[0]),ty(opts.ylim[1]));}
@@ -221,19 +243,24 @@ function chart(svg, series, opts){
  el(svg,"line",{x1:m.l,y1:H-m.b,x2:W-m.r,y2:H-m.b,stroke:"#444"});el(svg,"line",{x1:m.l,y1:m.t,x2:m.l,y2:H-m.b,stroke:"#444"});
  const ticks=(a,b,log)=>{const out=[];if(log){for(let e=Math.ceil(a);e<=Math.floor(b);e++)out.push(Math.pow(10,e));
    if(out.length<2){out.length=0;for(let j=0;j<=3;j++)out.push(+Math.pow(10,a+(b-a)*(0.05+0.3*j)).toPrecision(2));}}
-  else{const step=Math.pow(10,Math.floor(Math.log10((b-a)/4||1)));for(let v=Math.ceil(a/step)*step;v<=b+1e-12;v+=step)out.push(+v.toPrecision(6));}
+  else{const raw=(b-a)/5,p=Math.pow(10,Math.floor(Math.log10(raw||1)));const step=[1,2,2.5,5,10].find(f=>f*p>=raw)*p;
+   for(let v=Math.ceil(a/step)*step;v<=b+1e-12;v+=step)out.push(+v.toPrecision(6));}
   return out;};
- (opts.xticks||ticks(x0,x1,opts.logx)).forEach(v=>{const x=X(v);el(svg,"line",{x1:x,y1:H-m.b,x2:x,y2:H-m.b+4,stroke:"#444"});
-  el(svg,"text",{x:x,y:H-m.b+16,"text-anchor":"middle","font-size":11},String(v));});
+ const xt=opts.xticks||ticks(x0,x1,opts.logx), every=Math.ceil(xt.length/7);
+ xt.forEach((v,j)=>{const x=X(v);el(svg,"line",{x1:x,y1:H-m.b,x2:x,y2:H-m.b+4,stroke:"#444"});
+  if(j%every===0)el(svg,"text",{x:x,y:H-m.b+16,"text-anchor":x>W-m.r-14?"end":"middle","font-size":11,"class":"tick"},String(v));});
  ticks(y0,y1,opts.logy).forEach(v=>{const y=Y(v);el(svg,"line",{x1:m.l-4,y1:y,x2:m.l,y2:y,stroke:"#444"});
-  el(svg,"text",{x:m.l-6,y:y+4,"text-anchor":"end","font-size":11},opts.logy?v.toExponential(1):String(v));});
+  el(svg,"text",{x:m.l-6,y:y+4,"text-anchor":"end","font-size":11,"class":"tick"},opts.logy?v.toExponential(1):String(v));});
  el(svg,"text",{x:(W+m.l)/2,y:H-8,"text-anchor":"middle","font-size":12},opts.xlabel);
  el(svg,"text",{x:14,y:(H-m.b+m.t)/2,"text-anchor":"middle","font-size":12,transform:`rotate(-90 14 ${(H-m.b+m.t)/2})`},opts.ylabel);
  series.forEach((s,i)=>{const pts=s.x.map((v,j)=>[X(v),Y(s.y[j])]).filter(p=>isFinite(p[1]));
   if(s.line!==false)el(svg,"polyline",{points:pts.map(p=>p.join(",")).join(" "),fill:"none",stroke:s.color,"stroke-width":s.width||1.6,
    "stroke-dasharray":s.dash||"","class":"series-"+(s.name||i)});
-  if(s.markers)pts.forEach(p=>el(svg,"circle",{cx:p[0],cy:p[1],r:s.markers,fill:s.color}));
-  if(s.label){el(svg,"text",{x:W-m.r-8,y:m.t+14+15*i,"text-anchor":"end","font-size":11,fill:s.color},s.label);}});
+  if(s.markers)pts.forEach(p=>el(svg,"circle",{cx:p[0],cy:p[1],r:s.markers,fill:s.color}));});
+ labelled.forEach((s,i)=>{const x=m.l+(i%2)*(W-m.l-m.r)/2, y=30+15*Math.floor(i/2);
+  el(svg,"line",{x1:x,y1:y-4,x2:x+18,y2:y-4,stroke:s.color,"stroke-width":2,"stroke-dasharray":s.dash||""});
+  el(svg,"text",{x:x+23,y:y,"text-anchor":"start","font-size":11,fill:s.color,"class":"legend"},s.label);});
+ svg.dataset.plot=[m.l,m.t,W-m.r,H-m.b].join(",");
 }
 const P=DATA.paths, E=DATA.errors, R=DATA.regimes, depths=Object.keys(P.networks).map(Number);
 document.getElementById("about").textContent=`Model ${DATA.model} (width d = ${DATA.width}, seed ${DATA.seed}): ${P.description} Black: ${P.limit_how}. Coloured: the ResNet of depth L, layer k at depth time t = k/L, read from the same draw.`;
@@ -253,7 +280,7 @@ function draw(){
   {x:shown,y:rms,color:"#1f77b4",markers:4,label:`RMS error over ${E.samples} draws`,name:"rms"}],
   {title:"strong error at the output against depth",xlabel:"depth L",ylabel:"RMS ‖h_L − H_1‖",logx:true,logy:true,xticks:E.depths,
    ylim:[Math.min(...E.rms)*0.8,Math.max(...E.rms)*1.25]});
- document.getElementById("rateText").textContent=`fitted rate over all depths: ${E.rate.toFixed(3)} [${E.rate_ci[0].toFixed(3)}, ${E.rate_ci[1].toFixed(3)}] (95%), theory ${E.theory_rate}; the convergence study's verdict on these ${E.samples} draws at width ${DATA.width}: ${E.verdict} (${E.verdict_detail}).`;
+ document.getElementById("rateText").textContent=`fitted rate over all depths: ${E.rate.toFixed(3)} [${E.rate_ci[0].toFixed(3)}, ${E.rate_ci[1].toFixed(3)}] (95%), theory ${E.theory_rate}; the convergence study's verdict on these ${E.samples} draws at width ${DATA.width}: ${E.verdict}. In words: ${E.verdict_words} One draw's error (left) is noisy from depth to depth; the RMS over the draws is what converges.`;
 }
 const beta=document.getElementById("beta"); beta.max=R.betas.length-1; beta.value=R.betas.indexOf(0.5);
 function drawRegime(){

@@ -260,6 +260,13 @@ class ChaintronLinear(Experiment):
     rejects = {
         "a residual scale α/L without the width M, so wider networks do not approach the limit":
             "tests/test_embedded_resnet.py::test_a_residual_scale_without_the_width_fails_the_width_check",
+        "a depth error of order L^(-1/2), not 1/L (the M = ∞ network's input embedding scaled by 1 + 1/√L)":
+            "tests/test_chaintron_sweep_plants.py::"
+            "test_the_depth_check_fails_a_depth_error_of_order_one_over_root_depth",
+        "an embedding error of order D^(-0.2), not 1/√D: N(0, 1) embedding rows with long memory (Hurst index 0.9), "
+        "whose Gram matrix EᵀE/D escapes the central limit theorem":
+            "tests/test_chaintron_sweep_plants.py::"
+            "test_the_embedding_check_fails_draws_whose_gram_matrix_escapes_the_central_limit",
     }
     defaults = dict(depths=(4, 8, 16, 32, 64, 128, 256), hiddens=(16, 32, 64, 128, 256, 512, 1024, 2048),
                     widths=(16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192), depth=16, width=16, hidden=256,
@@ -584,6 +591,13 @@ class ChaintronNonlinear(ChaintronLinear):
             "tests/test_embedded_resnet.py::test_the_nonlinear_entry_measures_every_term",
         "layer l of depth L matched with layer l, not layer 2l, of depth 2L":
             "tests/test_embedded_resnet.py::test_the_nonlinear_depth_check_fails_on_misread_layers_and_sees_uncoupled_units",
+        "a depth error of order L^(-1/2), not 1/L (the M = ∞ network's input embedding scaled by 1 + 1/√L)":
+            "tests/test_chaintron_sweep_plants.py::"
+            "test_the_nonlinear_depth_check_fails_a_depth_error_of_order_one_over_root_depth",
+        "an embedding error of order D^(-0.2), not 1/√D: N(0, 1) embedding rows with long memory (Hurst index 0.9), "
+        "whose Gram matrix EᵀE/D escapes the central limit theorem":
+            "tests/test_chaintron_sweep_plants.py::"
+            "test_the_nonlinear_embedding_check_fails_draws_whose_gram_matrix_escapes_the_central_limit",
     }
     defaults = dict(depths=(4, 8, 16, 32, 64, 128), hiddens=(16, 32, 64, 128, 256, 512, 1024, 2048, 4096),
                     widths=(16, 32, 64, 128, 256, 512, 1024, 2048, 4096), depth=16, width=16, hidden=256, epochs=15,
