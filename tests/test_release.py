@@ -106,9 +106,35 @@ def test_the_wheel_carries_the_license_and_the_schema(tmp_path):
         (metadata,) = [n for n in names if n.endswith(".dist-info/METADATA")]
         dist_info = metadata.rsplit("/", 1)[0]
         headers = z.read(metadata).decode("utf-8").split("\n\n", 1)[0].splitlines()
+        entry_points = z.read(f"{dist_info}/entry_points.txt").decode("utf-8")
     assert "License-Expression: MIT" in headers
     assert "License-File: LICENSE" in headers
     assert f"Version: {_package_version()}" in headers
     assert not any(h.startswith("Classifier: License ::") for h in headers)
     assert f"{dist_info}/licenses/LICENSE" in names
     assert "validation/core/schemas/result.schema.json" in names
+    assert "resnet-limits = validation.__main__:main" in entry_points        # the console script
+
+
+def test_the_console_script_runs_a_study_as_python_m_does():
+    """``resnet-limits STUDY …`` (``python -m validation STUDY …``, what the console script calls) prints what
+    ``python -m validation.STUDY …`` prints and exits with its status; an unknown study is one line and status 2."""
+    args = ["--model", "res1", "--samples", "20", "--depths", "4:16", "--quiet"]
+    runs = [subprocess.run([sys.executable, "-m", *module, *args], capture_output=True, text=True, timeout=300,
+                           cwd=ROOT) for module in (["validation", "convergence"], ["validation.convergence"])]
+    assert runs[0].returncode == runs[1].returncode and runs[0].returncode in (0, 1, 4), runs[0].stderr
+    assert [line for line in runs[0].stdout.splitlines() if not line.startswith("time ")] == \
+        [line for line in runs[1].stdout.splitlines() if not line.startswith("time ")]
+    wrong = subprocess.run([sys.executable, "-m", "validation", "nope"], capture_output=True, text=True, timeout=60,
+                           cwd=ROOT)
+    assert wrong.returncode == 2 and len(wrong.stderr.strip().splitlines()) == 1 and "nope" in wrong.stderr
+
+
+def test_every_progress_bar_is_tqdm_auto():
+    """Issue 67: one progress-bar import, ``tqdm.auto`` (a widget in Jupyter, text in a terminal); five modules
+    imported plain ``tqdm``, which prints text bars in a notebook."""
+    import re
+
+    plain = [str(path.relative_to(ROOT)) for folder in ("limits", "validation") for path in (ROOT / folder).rglob("*.py")
+             if re.search(r"^\s*(from tqdm import|import tqdm\b)", path.read_text(encoding="utf-8"), re.M)]
+    assert not plain, plain

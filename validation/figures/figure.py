@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import torch
-from tqdm import tqdm
+from tqdm.auto import tqdm
 
 from limits.seeding import stream_seed
 from validation.core.catalogue import Entry

@@ -52,7 +52,7 @@ from typing import Any, Sequence
 
 import numpy as np
 import torch
-from tqdm import tqdm
+from tqdm.auto import tqdm
 
 from limits.fractional import check_hurst
 from limits.initialisation import Block, FractionalRegime, measure_ratios, ratio_chunk

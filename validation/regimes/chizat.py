@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from tqdm import tqdm
+from tqdm.auto import tqdm
 
 from limits.chizat import chizat_constant, chizat_expected_spread, chizat_spread
 from validation.core.checks import Check

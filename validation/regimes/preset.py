@@ -17,7 +17,7 @@ import math
 from typing import Any, ClassVar, Mapping, Sequence
 
 import torch
-from tqdm import tqdm
+from tqdm.auto import tqdm
 
 from limits.initialisation import Block, FractionalRegime, IIDRegime, Regime, SmoothRegime
 from limits.regime_theory import fractional_critical_beta

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import torch
-from tqdm import tqdm
+from tqdm.auto import tqdm
 
 from ..core import cli, runtime
 from ..core.results import RunInfo, StudyResult, git_commit, to_jsonable
