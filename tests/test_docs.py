@@ -458,3 +458,12 @@ def test_a_newcomer_has_one_path_through_the_docs():
     assert "navigation.footer" in mkdocs and "Ten minutes: ten_minutes.md" in mkdocs
     tutorial = (ROOT / "docs" / "tutorial" / "index.md").read_text()
     assert "python -m validation.explore --model res1" in tutorial.split("## One command for the class", 1)[1].split("\n## ")[0]
+
+
+def test_every_results_page_links_the_calibration_page():
+    """Issue 62: the page of the verdicts' error rates is linked from every results page (and the README's verdict
+    paragraph), so a reader of a PASS can find how often such a PASS is wrong."""
+    pages = [p for p in (ROOT / "docs" / "results").glob("*.md") if p.name != "calibration.md"]
+    assert len(pages) > 10
+    assert [p.name for p in pages if "calibration.md" not in p.read_text(encoding="utf-8")] == []
+    assert "docs/results/calibration.md" in (ROOT / "README.md").read_text(encoding="utf-8")

@@ -156,3 +156,12 @@ def test_the_chart_check_fails_on_the_layout_it_replaced():
     assert any("legend" in p and "over the plot area" in p for p in problems), problems
     assert any("'1024' clipped" in p for p in problems), problems
     assert any("tick labels" in p for p in problems) and any("overlaps" in p for p in problems), problems
+
+
+def test_the_page_is_estimated_before_it_is_computed():
+    """Issue 65: `explore --width 64 --samples 100000` started with no estimate. The page's memory and time are
+    estimated from the convergence study's own estimates before anything runs: memory that does not grow with the
+    draws, and a time that warns above ten minutes."""
+    mb, seconds = explore.estimate("res1")
+    big_mb, big_seconds = explore.estimate("res1", width=64, samples=100_000)
+    assert 0 < mb <= big_mb < 4096 and seconds < 600 < big_seconds

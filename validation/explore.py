@@ -34,6 +34,7 @@ import torch
 
 from validation.core import cli
 from validation.core.results import plan_outputs, write_text
+from validation.core.runtime import memory_limits_mb
 from validation.core.settings import UsageError
 
 __all__ = ["build", "write_page", "main", "DEPTHS", "BETAS"]
@@ -124,6 +125,20 @@ def _regimes(seed: int, networks: int) -> dict[str, Any]:
             "networks": networks}
 
 
+def estimate(model: str = "res1", *, width: int = 4, seed: int = 0, samples: int = 200,
+             depths: Sequence[int] = DEPTHS) -> tuple[float, float]:
+    """The page's peak memory in MiB and its time in seconds, estimated before anything is computed: the convergence
+    study's run behind the strong-error curve (its own estimates, :func:`validation.core.pair_study.estimate_mb` and
+    ``estimate_seconds``: the largest part; its memory does not grow with ``samples``) and one draw's paths at every
+    depth on the fine grid (16 × the deepest depth, ``width`` coordinates, a few copies)."""
+    from validation import convergence
+
+    settings = convergence.ConvergenceSettings(samples=samples, depths=tuple(depths), width=width, seed=seed)
+    paths = 8 * 4 * width * (16 * max(depths) + sum(depths)) / 2**20
+    return (float(convergence.COMMAND.estimate_mb(model, settings) + paths),
+            float(convergence.COMMAND.estimate_seconds(model, settings)))
+
+
 def build(model: str = "res1", *, width: int = 4, seed: int = 0, samples: int = 200,
           depths: Sequence[int] = DEPTHS, regime_networks: int = 40) -> dict[str, Any]:
     """The page's data: one draw's paths at every depth, the strong errors and the regimes view (module docstring)."""
@@ -184,7 +199,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.out == "":
             raise UsageError("--out '': give a file name")
         out = plan_outputs({"out": args.out}).paths["out"]
-    except UsageError as exc:
+        if not 1 <= args.width <= 64 or not 10 <= args.samples <= 100_000:
+            raise UsageError(f"width {args.width} (1 … 64) or samples {args.samples} (10 … 100000) is out of range")
+        (needed, seconds), available = (estimate(args.model, width=args.width, seed=args.seed, samples=args.samples),
+                                        min(memory_limits_mb().values()))
+        if needed > available:
+            raise UsageError(f"this page needs about {needed:,.0f} MiB of memory, more than the {available:,.0f} MiB "
+                             "available here; lower --samples or --width")
+        if seconds > cli.LONG_RUN_SECONDS:
+            print(f"warning: this page's strong-error curve is estimated to take about {seconds / 60:.0f} minutes on "
+                  "a 2-core machine (Ctrl-C stops it cleanly, writing nothing)", file=sys.stderr)
+    except (UsageError, ValueError, KeyError) as exc:   # a bad path, size or model: one line, before any computing
         print(f"error: {cli.one_line(str(exc))}", file=sys.stderr)
         return 2
     try:
