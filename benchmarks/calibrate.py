@@ -466,12 +466,12 @@ def cohen_seed(seed: int) -> dict[str, dict[str, Any]]:
     depths, replicates, width, beta = settings["depths"], settings["replicates"], 10, 0.3
     per = {}
     for name, (exponent, truth) in COHEN_FAMILIES.items():
-        statistics = [[cohen._statistics(cohen_weights(depth, width, beta, exponent,
+        statistics = [[cohen.weight_statistics(cohen_weights(depth, width, beta, exponent,
                                                        generator(seed, "calibrate-cohen", name, depth, r)))
                        for r in range(replicates)] for depth in depths]
         fit = lambda values, offset, seed=seed: power_fit(depths, values, confidence=0.95,  # noqa: E731
                                                           resamples=2000, seed=seed + offset)
-        out = cohen._procedure(statistics, fit)
+        out = cohen.decision_procedure(statistics, fit)
         per[name] = {"decision": out["decision"], "truth": truth, "minus_nu": out["scaled_increments"]["value"],
                      "ci": out["scaled_increments"]["ci"]}
     return per

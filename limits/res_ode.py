@@ -25,7 +25,7 @@ from .smooth import SmoothGaussianProcess
 __all__ = ["Res1ODE", "Res2ODE", "Res3ODE"]
 
 
-class _SmoothResNet(ODEPair):
+class SmoothResNet(ODEPair):
     """Shared machinery of res-1/2/3 with smooth weights. Uses ``width``, ``activation``,
     ``lengthscale`` (ℓ, default 0.1), ``weight_var`` (s²: entries have variance s²/d, default 1) and
     ``input_dim``."""
@@ -73,18 +73,18 @@ class _SmoothResNet(ODEPair):
         return self.block(h, tuple(w[0] for w in self.weights(t)))
 
 
-class Res1ODE(_SmoothResNet):
+class Res1ODE(SmoothResNet):
     name = "res1-ode"
     description = "res-1 g(h) = sigma(h), smooth weights, 1/L scaling  <->  neural ODE dH = V_t sigma(H) dt"
     uses_inner_weights = False
 
 
-class Res2ODE(_SmoothResNet):
+class Res2ODE(SmoothResNet):
     name = "res2-ode"
     description = "res-2 g(h, W) = sigma(W h), smooth weights, 1/L  <->  neural ODE dH = V_t sigma(W_t H) dt"
 
 
-class Res3ODE(_SmoothResNet):
+class Res3ODE(SmoothResNet):
     name = "res3-ode"
     description = "res-3 g(h, W) = ReLU(W h), smooth weights, 1/L  <->  neural ODE dH = V_t ReLU(W_t H) dt"
     default_activation = "relu"

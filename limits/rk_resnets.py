@@ -45,12 +45,12 @@ from typing import Any, ClassVar
 import torch
 
 from .pairs import ModelConfig, PairError
-from .res_ode import _SmoothResNet
+from .res_ode import SmoothResNet
 
 __all__ = ["Res2Midpoint", "Res2RK4"]
 
 
-class _RungeKuttaResNet(_SmoothResNet):
+class _RungeKuttaResNet(SmoothResNet):
     """A smooth ResNet whose block is one explicit Runge–Kutta step of order ``order`` of its own limit."""
 
     order: ClassVar[int]

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from validation import training
 from validation.core.settings import SettingsError
 from validation.training import data as data_module
-from validation.training.cohen import _procedure
+from validation.training.cohen import decision_procedure
 from validation.training.cohen_conv import CohenConv, kernel_statistics, layouts
 from validation.training.conv_network import AUTHORS_LAYOUTS, CohenConvNet, stage_sizes
 from validation.training.experiment import power_fit
@@ -94,7 +94,7 @@ def test_checks_on_planted_statistics(exponent, verdicts):
     (a smooth limit, Hypothesis 1): both Fig. 8 checks FAIL; β = 0 is found either way."""
     depths = [8, 16, 32, 64]
     fit = lambda values, offset: power_fit(depths, values, confidence=0.95, resamples=400, seed=offset)  # noqa: E731
-    trained = {kind: _procedure(_planted(depths, exponent, seed=i), fit, beta_from="max_norm")
+    trained = {kind: decision_procedure(_planted(depths, exponent, seed=i), fit, beta_from="max_norm")
                for i, kind in enumerate(("delta", "A"))}
     assert abs(trained["A"]["beta"]["value"]) < 0.05
     assert "cumsum_norm" not in trained["A"]

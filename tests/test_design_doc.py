@@ -165,3 +165,52 @@ def test_the_api_reference_documents_each_module_once_and_each_study_by_its_publ
     core = sorted(f"validation.core.{p.stem}" for p in (ROOT / "validation" / "core").glob("*.py")
                   if p.stem != "__init__")
     assert not [m for m in core if m not in targets], [m for m in core if m not in targets]
+
+
+def _private_imports(source: str, here: str) -> list[str]:
+    """The private names (one leading underscore) that the module ``here`` (dotted) takes from another module of the
+    package: ``from M import _name`` and ``M._name`` where ``M`` was imported as a module of limits or validation."""
+    import ast
+
+    tree = ast.parse(source)
+    package = here.rsplit(".", 1)[0]
+    found, modules = [], set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            origin = node.module or ""
+            if node.level:                                  # relative: from .x import … inside ``package``
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                origin = ".".join([*base, *([origin] if origin else [])])
+            if origin.split(".")[0] not in ("limits", "validation") or origin == here:
+                continue
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    found.append(f"from {origin} import {alias.name}")
+                elif alias.name[:1].islower():
+                    modules.add(alias.asname or alias.name)  # maybe a module: from validation.training import cohen
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] in ("limits", "validation"):
+                    modules.add(alias.asname or alias.name.split(".")[0])
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules
+                and node.attr.startswith("_") and not node.attr.startswith("__")):
+            found.append(f"{node.value.id}.{node.attr}")
+    return found
+
+
+def test_no_module_takes_a_private_name_of_another():
+    """Issue 64: a private name (``_procedure``) is a module's own; another module that needs it needs a public name.
+    cohen_conv took cohen's ``_procedure``, ``_ci``, ``_plain``; the explorer took pair_study's ``_defaults``. Every
+    module of limits and validation is read; the check fails on a planted import."""
+    wrong = {}
+    for folder in ("limits", "validation"):
+        for path in (ROOT / folder).rglob("*.py"):
+            dotted = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+            found = _private_imports(path.read_text(encoding="utf-8"), dotted)
+            if found:
+                wrong[dotted] = found
+    assert not wrong, wrong
+    planted = "from .cohen import DECISION_THRESHOLD, _procedure\nfrom validation.training import cohen\ncohen._ci(1)\n"
+    assert _private_imports(planted, "validation.training.cohen_conv") == [
+        "from validation.training.cohen import _procedure", "cohen._ci"]

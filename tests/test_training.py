@@ -282,7 +282,7 @@ def test_cohen_procedure_on_untrained_iid_weights_finds_hypothesis_2_and_on_smoo
     """Cohen et al. Remark 2.1 as a negative control of the §2.3 procedure: i.i.d. N(0, L⁻¹d⁻²) weights (a matrix
     Brownian motion's increments) give Hypothesis 2, max norm ~ L^-1/2, root sum of squares ~ L^0 — and Step 2's β̂
     is 1, not ½ (no trend). The same procedure on smooth weights L^-0.3 Ā(k/L) decides Hypothesis 1."""
-    from validation.training.cohen import _procedure, _statistics, remark21_control
+    from validation.training.cohen import decision_procedure, weight_statistics, remark21_control
 
     depths = (8, 16, 32, 64, 128, 256)
     control = remark21_control(depths, 12, 5, 0, confidence=0.95, resamples=500)
@@ -295,10 +295,10 @@ def test_cohen_procedure_on_untrained_iid_weights_finds_hypothesis_2_and_on_smoo
         for r in range(5):
             phase = torch.randn((12, 12), generator=torch.Generator().manual_seed(r), dtype=torch.float64)
             trend = 1.0 + 0.5 * torch.sin(2 * torch.pi * (1 + r) * s[:, None, None] + phase)   # Ā: smooth, mean 1
-            rows.append(_statistics(depth ** -0.3 * trend))
+            rows.append(weight_statistics(depth ** -0.3 * trend))
         smooth.append(rows)
     from validation.training.experiment import power_fit
-    decided = _procedure(smooth, lambda v, o: power_fit(depths, v, confidence=0.95, resamples=500, seed=o))
+    decided = decision_procedure(smooth, lambda v, o: power_fit(depths, v, confidence=0.95, resamples=500, seed=o))
     assert decided["decision"] == "Hypothesis 1"
     assert decided["beta"]["value"] == pytest.approx(0.3, abs=0.05)
 
@@ -326,7 +326,7 @@ def test_cohen_delta_sign_changes_on_planted_sequences():
 def test_cohen_bias_check_fails_on_biases_that_scale_differently():
     """Cohen et al. App. B: the comparison of β_b with β_A PASSes on biases planted with A's β and FAILs on biases
     planted with another β (0.3 against 0.8); the check of the decision on b against A's decides the verdict."""
-    from validation.training.cohen import _procedure, _statistics, bias_against_A
+    from validation.training.cohen import decision_procedure, weight_statistics, bias_against_A
     from validation.training.experiment import power_fit
 
     depths = (8, 16, 32, 64, 128, 256)
@@ -338,13 +338,13 @@ def test_cohen_bias_check_fails_on_biases_that_scale_differently():
             rows = []
             for rep in range(r):
                 phase = torch.randn(shape, generator=torch.Generator().manual_seed(rep), dtype=torch.float64)
-                rows.append(_statistics(depth ** -beta * (1.0 + 0.5 * torch.sin(2 * torch.pi * s.reshape(-1, *[1] * len(shape)) + phase))))
+                rows.append(weight_statistics(depth ** -beta * (1.0 + 0.5 * torch.sin(2 * torch.pi * s.reshape(-1, *[1] * len(shape)) + phase))))
             statistics.append(rows)
         return statistics
 
     fit = lambda v: power_fit(depths, v, confidence=0.95, resamples=300, seed=50)  # noqa: E731
     A = planted(0.3, (6, 6), 5)
-    decide = lambda st: _procedure(st, lambda v, o: power_fit(depths, v, confidence=0.95, resamples=300, seed=o))["decision"]  # noqa: E731
+    decide = lambda st: decision_procedure(st, lambda v, o: power_fit(depths, v, confidence=0.95, resamples=300, seed=o))["decision"]  # noqa: E731
     for beta_b, verdict in ((0.3, "PASS"), (0.8, "FAIL")):
         b = planted(beta_b, (6,), 5)
         out = bias_against_A(A, b, decide(A), decide(b), fit, samples=30, confidence=0.95, name="planted")

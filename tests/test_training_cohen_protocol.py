@@ -250,7 +250,7 @@ def _planted_statistics(depths, replicates, width, exponent, seed):
     from limits.seeding import generator
     from validation.training import cohen
 
-    return [[cohen._statistics(cohen_weights(L, width, 0.3, exponent, generator(seed, "plant", L, r)))
+    return [[cohen.weight_statistics(cohen_weights(L, width, 0.3, exponent, generator(seed, "plant", L, r)))
              for r in range(replicates)] for L in depths]
 
 

@@ -99,11 +99,12 @@ def _strong_errors(model: str, width: int, seed: int, samples: int, depths: Sequ
 def _in_words(model: str, result: Any, samples: int) -> str:
     """The verdict as a class reads it: what the fitted rate says against the theory's, and, when it does not settle,
     why and what the full study runs instead."""
-    from validation.core.pair_study import _defaults, pair_class
+    from validation import convergence
+    from validation.core.pair_study import pair_class, resolve_settings
 
     theory, tolerance = result.theory_rate, result.settings.tolerance
     low, high = result.rate_ci
-    full = _defaults(pair_class(model))
+    full = resolve_settings(pair_class(model), convergence.ConvergenceSettings())
     if result.verdict == "PASS":
         return (f"the fitted rate {result.rate:.2f} agrees with the theory's {theory:g}: its 95% interval "
                 f"[{low:.2f}, {high:.2f}] lies within {theory:g} ± {tolerance:g}.")
@@ -112,7 +113,7 @@ def _in_words(model: str, result: Any, samples: int) -> str:
                 f"[{low:.2f}, {high:.2f}] lies outside {theory:g} ± {tolerance:g}.")
     return (f"{samples} draws are not enough to tell the fitted {result.rate:.2f} from the theory's {theory:g}: its 95% "
             f"interval [{low:.2f}, {high:.2f}] reaches past {theory:g} ± {tolerance:g}. The full study, python -m "
-            f"validation.convergence --model {model}, uses {full['samples']} draws at width {full['width']}.")
+            f"validation.convergence --model {model}, uses {full.samples} draws at width {full.width}.")
 
 
 def _regimes(seed: int, networks: int) -> dict[str, Any]:

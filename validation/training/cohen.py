@@ -87,7 +87,8 @@ from .trainer import STOP_REASONS, evaluate, train
 from .weights import noise_quadratic_variation, table1, trend, window
 
 __all__ = ["CohenScaling", "DECISION_THRESHOLD", "BIAS_MARGIN", "PER_DATASET", "remark21_control", "bias_against_A",
-           "stopping_summary", "sign_change_fraction", "delta_sign_summary", "fig1_paths"]
+           "stopping_summary", "sign_change_fraction", "delta_sign_summary", "fig1_paths", "weight_statistics",
+           "decision_procedure", "plain_interval", "interval_text"]
 
 #: the paper's epochs and batch size per data set (§3.1, Table 2: synthetic N_epochs 5, B 32; MNIST 10, 50), used
 #: where ``--epochs`` / ``--batch-size`` are not given
@@ -109,7 +110,7 @@ def _effective(net: CohenNet, params: dict[str, torch.Tensor]) -> tuple[torch.Te
     return params["A"] * scale[:, :, None, None], params["b"] * scale[:, :, None]
 
 
-def _statistics(tensor: torch.Tensor) -> dict[str, float]:
+def weight_statistics(tensor: torch.Tensor) -> dict[str, float]:
     return {**table1(tensor), "noise_qv": noise_quadratic_variation(tensor)}
 
 
@@ -197,8 +198,8 @@ class CohenScaling(Experiment):
         loss_denoised, _ = evaluate(net, dataset.x_train, dataset.y_train, dataset.task,
                                     forward=lambda x: net.forward(x, denoised))
         record = {"dataset": p["dataset"], "activation": p["activation"], "depth": p["depth"], "width": dataset.n_in,
-                  "A": [_statistics(A[r]) for r in range(net.replicates)],
-                  "b": [_statistics(b[r]) for r in range(net.replicates)],
+                  "A": [weight_statistics(A[r]) for r in range(net.replicates)],
+                  "b": [weight_statistics(b[r]) for r in range(net.replicates)],
                   "delta_max": deltas.double().cpu().tolist(),
                   "train_loss": history.final_train_loss, "denoised_loss": loss_denoised.tolist(),
                   "updates": history.updates, "diverged": history.diverged,
@@ -231,7 +232,7 @@ class CohenScaling(Experiment):
                 statistics = {}
                 for t_index, tensor in enumerate(("A", "b")):
                     statistics[tensor] = [[rep for rep in row[tensor]] for row in rows]
-                    entry[tensor] = _procedure(statistics[tensor], lambda values, offset: fit(values, offset + 10 * t_index))  # noqa: B023
+                    entry[tensor] = decision_procedure(statistics[tensor], lambda values, offset: fit(values, offset + 10 * t_index))  # noqa: B023
                 ratios = []
                 for row in rows:
                     r = [dn / tr for dn, tr in zip(row["denoised_loss"], row["train_loss"])
@@ -253,7 +254,7 @@ class CohenScaling(Experiment):
                                     PASS if decision == entry["expected"] else
                                     INCONCLUSIVE if decision == "undecided" else FAIL,
                                     f"{decision} (paper: {entry['expected']}); exponent of the β̂-scaled norm of "
-                                    f"increments {_ci(entry['A']['scaled_increments'], 0)}").to_dict())
+                                    f"increments {interval_text(entry['A']['scaled_increments'], 0)}").to_dict())
                 # Cohen et al. App. B (Figs. 9–10): the biases scale like A — β_b − β_A in one paired bootstrap (a new
                 # seed offset), and the same decision
                 bias = bias_against_A(statistics["A"], statistics["b"], entry["A"]["decision"], entry["b"]["decision"],
@@ -304,8 +305,8 @@ class CohenScaling(Experiment):
                      f"{'−ν (scaled incr.) [CI]':>24s} {'q (noise QV) [CI]':>24s}  decision on A (paper)")
         for key, e in n["groups"].items():
             A = e["A"]
-            lines.append(f"{key:28s} {_ci(e['alpha'])} {_ci(A['beta'])} {number(e['paper_beta']):>8s} "
-                         f"{_ci(A['scaled_increments'], 24)} {_ci(_plain(A['noise_qv']), 24)}  "
+            lines.append(f"{key:28s} {interval_text(e['alpha'])} {interval_text(A['beta'])} {number(e['paper_beta']):>8s} "
+                         f"{interval_text(A['scaled_increments'], 24)} {interval_text(plain_interval(A['noise_qv']), 24)}  "
                          f"{A['decision']} ({e['expected']})")
         lines.append("")
         lines.append(f"{'data / set-up':28s} {'β_b [CI]':>22s} {'−ν_b [CI]':>24s}  decision on b   "
@@ -313,8 +314,8 @@ class CohenScaling(Experiment):
         for key, e in n["groups"].items():
             B = e["b"]
             ratio = e["denoised_loss_ratio"][-1]
-            difference = _ci(e["bias_vs_A"]["beta_difference"]) if "bias_vs_A" in e else ""
-            lines.append(f"{key:28s} {_ci(B['beta'])} {_ci(B['scaled_increments'], 24)}  {B['decision']:14s}  "
+            difference = interval_text(e["bias_vs_A"]["beta_difference"]) if "bias_vs_A" in e else ""
+            lines.append(f"{key:28s} {interval_text(B['beta'])} {interval_text(B['scaled_increments'], 24)}  {B['decision']:14s}  "
                          f"{number(ratio['geometric_mean'])} [{number(ratio['ci'][0])}, {number(ratio['ci'][1])}]"
                          f"{'':25s}{difference}")
         for key, e in n["groups"].items():  # Cohen et al. Fig. 4 (right)
@@ -322,15 +323,15 @@ class CohenScaling(Experiment):
                 continue
             deepest = e["delta_signs"]["deepest"]
             lines.append(f"{key:28s} sign changes of δ_k between consecutive layers at L = {deepest['depth']}: trained "
-                         f"{_ci(_mean(deepest['trained']), 0)}, at initialisation {_ci(_mean(deepest['initial']), 0)} "
+                         f"{interval_text(_mean(deepest['trained']), 0)}, at initialisation {interval_text(_mean(deepest['initial']), 0)} "
                          f"(independent signs: ½, one sign: 0); layers keeping their initial sign "
-                         f"{_ci(_mean(deepest['sign_kept']), 0)}; trained, by depth: "
+                         f"{interval_text(_mean(deepest['sign_kept']), 0)}; trained, by depth: "
                          + ", ".join(f"{number(d['trained']['mean'], 2)}" for d in e["delta_signs"]["by_depth"]))
         for dataset, c in n.get("controls", {}).items():
             A = c["A"]
-            lines.append(f"{'control: i.i.d. (Rem. 2.1), ' + dataset:28s} β̂_A {_ci(A['beta'])}  max norm "
-                         f"{_ci(_plain(A['max_norm']))}  root sum sq. {_ci(_plain(A['root_sum_squares']))}  −ν "
-                         f"{_ci(A['scaled_increments'], 0)}  decision on A {A['decision']}, on b {c['b']['decision']}")
+            lines.append(f"{'control: i.i.d. (Rem. 2.1), ' + dataset:28s} β̂_A {interval_text(A['beta'])}  max norm "
+                         f"{interval_text(plain_interval(A['max_norm']))}  root sum sq. {interval_text(plain_interval(A['root_sum_squares']))}  −ν "
+                         f"{interval_text(A['scaled_increments'], 0)}  decision on A {A['decision']}, on b {c['b']['decision']}")
         lines.append("")
         lines.append(f"rule (Cohen et al. Step 3): Hypothesis 1 when the interval of −ν, the exponent of "
                      f"L^β̂ max_k ||A_(k+1) − A_k||, lies below −{DECISION_THRESHOLD:g} (the rescaled weights become "
@@ -364,7 +365,7 @@ class CohenScaling(Experiment):
             increments, scaled, beta = A["max_increment"], A["scaled_increments"], A["beta"]["value"]
             if increments["geometric_mean"] is not None and beta is not None:
                 axes[2].loglog(s.depths, np.array(increments["geometric_mean"]) * np.array(s.depths, float) ** beta,
-                               "o" + style, color=colour, ms=3, label=f"{key}: −ν {_ci(scaled, 0)}")
+                               "o" + style, color=colour, ms=3, label=f"{key}: −ν {interval_text(scaled, 0)}")
             axes[2].set_xlabel("depth L")
             axes[2].set_title("β̂-scaled norm of increments of A", fontsize=9)
             ratio = [r["geometric_mean"] for r in e["denoised_loss_ratio"]]
@@ -410,7 +411,7 @@ class CohenScaling(Experiment):
         ax.plot(np.arange(deepest), record["delta"], ".", color=colours["relu"], ms=2)
         ax.axhline(0.0, color="grey", lw=0.8)
         signs = n["groups"].get(f"{dataset}/relu", {}).get("delta_signs")
-        text = "" if signs is None else (f"\nsign changes between layers {_ci(_mean(signs['deepest']['trained']), 0)} "
+        text = "" if signs is None else (f"\nsign changes between layers {interval_text(_mean(signs['deepest']['trained']), 0)} "
                                          f"(½: independent)")
         ax.set_xlabel("layer k")
         ax.set_title(f"trained δ_k, ReLU ({dataset}, L = {deepest}){text}", fontsize=9)
@@ -535,7 +536,7 @@ def remark21_control(depths: Sequence[int], width: int, replicates: int, seed: i
                      resamples: int, name: str = "") -> dict[str, Any]:
     """Cohen et al. Remark 2.1 as a negative control of the §2.3 procedure: untrained i.i.d. weights
     A_k,mn ~ N(0, L⁻¹d⁻²), b_k,n ~ N(0, L⁻¹d⁻¹) — the increments of a matrix Brownian motion, d⁻¹(W^A_{(k+1)/L} −
-    W^A_{k/L}): Hypothesis 2 with no trend (Ā = 0) — put through the same :func:`_procedure` as trained weights.
+    W^A_{k/L}): Hypothesis 2 with no trend (Ā = 0) — put through the same :func:`decision_procedure` as trained weights.
 
     Expected: the decision is Hypothesis 2; max_k ‖A_k‖ ~ L^-1/2 (each weight is of order L^-1/2) and the root sum
     of squares ~ L^0 (finite quadratic variation, their Step 5). Step 2's β̂ = 1 − slope(‖Σ_k A_k‖) is about 1, not
@@ -549,19 +550,19 @@ def remark21_control(depths: Sequence[int], width: int, replicates: int, seed: i
             gen = generator(seed, "cohen-remark-2.1", depth, r)
             A = torch.randn((depth, width, width), generator=gen, dtype=torch.float64) / (math.sqrt(depth) * width)
             b = torch.randn((depth, width), generator=gen, dtype=torch.float64) / math.sqrt(depth * width)
-            rows["A"].append(_statistics(A))
-            rows["b"].append(_statistics(b))
+            rows["A"].append(weight_statistics(A))
+            rows["b"].append(weight_statistics(b))
         for tensor in rows:
             statistics[tensor].append(rows[tensor])
     fit = lambda values, offset: power_fit(depths, values, confidence=confidence, resamples=resamples,  # noqa: E731
                                            seed=seed + offset)
-    out: dict[str, Any] = {"width": width, **{t: _procedure(statistics[t], lambda v, o: fit(v, o + 10 * i))  # noqa: B023
+    out: dict[str, Any] = {"width": width, **{t: decision_procedure(statistics[t], lambda v, o: fit(v, o + 10 * i))  # noqa: B023
                                               for i, t in enumerate(("A", "b"))}}
     A, samples = out["A"], replicates * len(depths)
     level = f"the {int(round(100 * confidence))}% interval"
     label = f"Remark 2.1 control{', ' + name if name else ''} (i.i.d. weights, d = {width})"
     checks = [Check.of(f"{label}: decision on A is Hypothesis 2", A["decision"] == "Hypothesis 2",
-                       f"{A['decision']}; −ν {_ci(A['scaled_increments'], 0)}")]
+                       f"{A['decision']}; −ν {interval_text(A['scaled_increments'], 0)}")]
     for quantity, theory, words in (("max_norm", -0.5, "max_k ‖A_k‖ ~ L^-1/2"),
                                     ("root_sum_squares", 0.0, "root sum of squares ~ L^0")):
         f = A[quantity]
@@ -575,9 +576,9 @@ def remark21_control(depths: Sequence[int], width: int, replicates: int, seed: i
     return out
 
 
-def _procedure(statistics: list[list[dict[str, float]]], fit, *, beta_from: str = "cumsum_norm") -> dict[str, Any]:
+def decision_procedure(statistics: list[list[dict[str, float]]], fit, *, beta_from: str = "cumsum_norm") -> dict[str, Any]:
     """Steps 2–5 of Cohen et al. §2.3 on one weight tensor: ``statistics[depth][replicate]`` are its Table 1
-    quantities (:func:`_statistics`), ``fit(values, offset)`` the power fit over the depths (a bootstrap seed
+    quantities (:func:`weight_statistics`), ``fit(values, offset)`` the power fit over the depths (a bootstrap seed
     offset per quantity). β̂ comes from ``beta_from``:
 
     * ``cumsum_norm`` (§2.3 Step 2, fully connected layers): β̂ = 1 − the slope of the cumulative-sum norm, and −ν,
@@ -635,11 +636,11 @@ def _mean(summary: dict[str, Any]) -> dict[str, Any]:
     return {"value": summary["mean"], "ci": summary["ci"]}
 
 
-def _plain(fit: dict[str, Any]) -> dict[str, Any]:
+def plain_interval(fit: dict[str, Any]) -> dict[str, Any]:
     return {"value": fit["slope"], "ci": fit["ci"]}
 
 
 
-def _ci(entry: dict[str, Any], width: int = 22) -> str:
+def interval_text(entry: dict[str, Any], width: int = 22) -> str:
     text = f"{number(entry['value'])} [{number(entry['ci'][0])}, {number(entry['ci'][1])}]"
     return f"{text:>{width}s}"

@@ -28,7 +28,7 @@ The measurement, per replicate and depth:
 * the test error (their Table 5).
 
 Then the paper's procedure, the same code as the fully connected experiment
-(:func:`validation.training.cohen._procedure` with β̂ from the maximum norm, their Fig. 7): α from
+(:func:`validation.training.cohen.decision_procedure` with β̂ from the maximum norm, their Fig. 7): α from
 max_k ‖Δ_k‖ ~ L^{-α}, β from max_k ‖A_k‖ ~ L^{-β}, and −ν the exponent of the α- (β-)scaled norm of increments
 L^α max_k ‖Δ_{k+1} − Δ_k‖ (Fig. 8), each with a paired-bootstrap interval over replicates.
 
@@ -55,7 +55,7 @@ from ..core.checks import INCONCLUSIVE, Check, check_line, combine, interval_che
 from ..core.plots import decade_ticks
 from ..core.settings import SettingsError
 from ..core.workers import PROCESS_MB
-from .cohen import DECISION_THRESHOLD, _ci, _plain, _procedure
+from .cohen import DECISION_THRESHOLD, interval_text, plain_interval, decision_procedure
 from .data import Dataset
 from .conv_network import AUTHORS_LAYOUTS, CohenConvNet, KernelRun
 from .experiment import EVALUATION_ROWS, SAVED_PER_LAYER, Experiment, depth_axis, mean_interval, number, power_fit
@@ -206,7 +206,7 @@ class CohenConv(Experiment):
                                                resamples=settings.resamples, seed=settings.seed + offset)
         groups: dict[str, Any] = {}
         for w_index, when in enumerate(("trained", "initial")):
-            groups[when] = {kind: _procedure([row[when][kind] for row in rows],
+            groups[when] = {kind: decision_procedure([row[when][kind] for row in rows],
                                              lambda v, o: fit(v, o + 10 * k_index + 100 * w_index),  # noqa: B023
                                              beta_from="max_norm")
                             for k_index, kind in enumerate(KERNELS)}
@@ -240,7 +240,7 @@ class CohenConv(Experiment):
             entry = trained[kind]
             name = "Δ" if kind == "delta" else "A"
             title = f"{name}: the {symbol}-scaled norm of increments does not vanish (Hypothesis 1 fails, Fig. 8)"
-            detail = f"−ν {_ci(entry['scaled_increments'], 0)}: {entry['decision']}"
+            detail = f"−ν {interval_text(entry['scaled_increments'], 0)}: {entry['decision']}"
             if entry["decision"] == "undecided":
                 checks.append(Check(title, INCONCLUSIVE, detail + f" (the interval straddles −{DECISION_THRESHOLD:g})"))
             else:
@@ -271,8 +271,8 @@ class CohenConv(Experiment):
         for kind, symbol in KERNELS.items():
             t, i = trained[kind], initial[kind]
             paper = PAPER["alpha" if kind == "delta" else "beta"]
-            lines.append(f"{('Δ' if kind == 'delta' else 'A') + ': ' + symbol:18s} {_ci(t['beta'])} {paper:6.1f} "
-                         f"{_ci(i['beta'])} {_ci(t['scaled_increments'], 24)} {_ci(_plain(t['root_sum_squares']))}  "
+            lines.append(f"{('Δ' if kind == 'delta' else 'A') + ': ' + symbol:18s} {interval_text(t['beta'])} {paper:6.1f} "
+                         f"{interval_text(i['beta'])} {interval_text(t['scaled_increments'], 24)} {interval_text(plain_interval(t['root_sum_squares']))}  "
                          f"{t['decision']} (at init: {i['decision']})")
         lines += ["", f"exponents: α, β = −slope of the largest spectral norm over k in L (Fig. 7); −ν = slope of the "
                       f"scaled norm of increments, Hypothesis 1 when its interval lies below −{DECISION_THRESHOLD:g}, "
@@ -306,7 +306,7 @@ class CohenConv(Experiment):
                             label=f"root sum of squares, {when}")
                 fig8.loglog(depths, scaled, "s" + style, color="tab:orange" if when == "trained" else "darkgrey",
                             ms=3, label=f"{symbol}-scaled norm of increments, {when}")
-            fig8.set_title(f"Fig. 8: Hypothesis 1 for {name} (−ν {_ci(n['groups']['trained'][kind]['scaled_increments'], 0)})",
+            fig8.set_title(f"Fig. 8: Hypothesis 1 for {name} (−ν {interval_text(n['groups']['trained'][kind]['scaled_increments'], 0)})",
                            fontsize=9)
             fig7.set_ylabel("spectral norm of the operator")
             fig8.set_ylabel("norm")
