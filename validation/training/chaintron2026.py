@@ -13,7 +13,7 @@ and they call it empirically tight in embedding space.
 
 **One term at a time.** With identity blocks every hidden unit of a block moves by the same linear map, so the
 network depends on its units only through their second moments, and the network at M = ∞ (same L, D and
-embedding) is computed exactly (:class:`limits.embedded_resnet.InfiniteWidthResNet`). Hence four sweeps, each isolating
+embedding) is computed exactly (:class:`limits.embedded_resnet.InfiniteWidthResNet`). Hence five sweeps, each isolating
 one term, on R replicates (own embedding and units each):
 
 * ``width`` — M = ``hiddens`` at L = ``depth``, D = ``width``: the finite network against the M = ∞ network on the
@@ -25,18 +25,30 @@ one term, on R replicates (own embedding and units each):
   depth term alone: exponent 1.
 * ``embedding`` — the M = ∞ network at D against 2D on the first D coordinates (a smaller embedding holds the first
   rows of a larger one, the authors' coupling), L = ``depth``: the embedding term alone: exponent ½.
+* ``dim-width`` — D = ``widths`` at L = ``depth``, M = :data:`DIM_HIDDEN_FACTOR` × ``hidden``, the finite network
+  against M = ∞ at each D: the finite-width term √(D/(LM)) as a function of D, which GROWS as D^½ (exponent −½ in
+  the convention error ∝ size^−p). Its √D is the units' scale: U, V have N(0, D) entries, so a block's increment
+  α/(LM) Σ_m v_m (u_mᵀh/D) sums LM terms of mean zero (at M = ∞: C = 0 before training) and variance ‖h‖² ≈ D‖x‖²
+  per coordinate: a fluctuation of sd ‖x‖√(D/(LM)) per coordinate before training, carried by the training steps
+  (written with standard-normal units, the residual scale √D/(LM) of the maximal local update). The alternative it
+  must reject (tests/test_chaintron_dim_sweep.py): the residual scale α/(LM) in standard-normal units, i.e. α/(LM√D)
+  here, trained by the same gradient descent — its error α/√(LM) does not depend on D (exponent 0: FAIL). Only the
+  widths where LM ≥ 64·D are measured (each is fitted; a larger D costs L·M·D per step and would not be); a smaller
+  D holds the first rows of the largest embedding and the first coordinates of its units, rescaled to N(0, D). The
+  output f = W_uᵀh_L/D averages D coordinates' errors of √(D/(LM)) each: its error is about 1/√(LM), flat in D
+  (reported, not checked, as for every sweep).
 
 **The error** is the authors' (``max_hs_track``): the largest over the layers l of the mean over the coordinates d of
 |h_{l,d} − h'_{l,d}|, after k gradient steps; at the output, the mean over the outputs of |f − f'|.
 
 **Checked** (fixed before any run): at the step the authors plot (:data:`CHECKED_STEP` = 5), the exponent p of the
-embedding-space error ∝ size^−p — the least-squares slope of the replicates' mean log error over the fitted sizes,
-with a paired bootstrap interval over replicates — PASSes when its interval lies within the paper's exponent
-± :data:`MARGIN` (0.1; the budget entry's 1/6 ± :data:`BUDGET_MARGIN` = 1/24, half the way to the 1/12 of a
-term with half its exponent), FAILs when it lies outside, and is INCONCLUSIVE otherwise. A size is fitted where the
-measured term dominates the next order of its own expansion by the factor :data:`DOMINANCE` = 8 with unit
-constants: √(D/(LM)) ≥ 8·D/(LM), i.e. LM ≥ 64·D (the finite-width sweeps); 1/L ≥ 8/L², i.e. L ≥ 8 (depth); 1/√D
-≥ 8/D, i.e. D ≥ 64 (embedding). The output-space exponents are reported beside, not checked (the 2026 paper's
+embedding-space error ∝ size^−p (p = −½ for ``dim-width``: the error grows with D) — the least-squares slope of the
+replicates' mean log error over the fitted sizes, with a paired bootstrap interval over replicates — PASSes when its
+interval lies within the paper's exponent ± :data:`MARGIN` (0.1; the budget entry's 1/6 ± :data:`BUDGET_MARGIN` =
+1/24, half the way to the 1/12 of a term with half its exponent), FAILs when it lies outside, and is INCONCLUSIVE
+otherwise. A size is fitted where the measured term dominates the next order of its own expansion by the factor
+:data:`DOMINANCE` = 8 with unit constants: √(D/(LM)) ≥ 8·D/(LM), i.e. LM ≥ 64·D (the three finite-width sweeps);
+1/L ≥ 8/L², i.e. L ≥ 8 (depth); 1/√D ≥ 8/D, i.e. D ≥ 64 (embedding). The output-space exponents are reported beside, not checked (the 2026 paper's
 tightness claim is about embedding space).
 
 **Sizes.** The authors' grid (15 × 15 × 15 cells of L, M, D from 10 to 500, 5 replicates, K = 15) measures the sum
@@ -68,7 +80,8 @@ from ..core.settings import SettingsError
 from .experiment import Experiment, number, power_fit
 from .sweep import Configuration
 
-__all__ = ["ChaintronLinear", "ChaintronNonlinear", "ChaintronBudget", "SWEEPS", "NONLINEAR_SWEEPS", "BUDGET_SWEEP", "compare", "CHECKED_STEP", "MARGIN", "BUDGET_MARGIN", "DOMINANCE", "hidden_error", "output_error", "UnitDraws", "replicate_megabytes"]
+__all__ = ["ChaintronLinear", "ChaintronNonlinear", "ChaintronBudget", "SWEEPS", "NONLINEAR_SWEEPS", "BUDGET_SWEEP", "compare", "CHECKED_STEP", "MARGIN", "BUDGET_MARGIN", "DOMINANCE", "hidden_error", "output_error", "UnitDraws", "replicate_megabytes",
+           "DIM_HIDDEN_FACTOR", "dim_width_hidden", "dim_width_sizes"]
 
 #: the training step at which the exponents are checked (the authors' plotted step, ``id_train = 5``)
 CHECKED_STEP = 5
@@ -174,6 +187,28 @@ def replicate_megabytes(settings: Any, units: int, states: int, held: bool = Fal
     return values * settings.torch_dtype.itemsize / 2**20
 
 
+#: the ``dim-width`` sweep's hidden width M is this many times ``hidden``: at the preset (L = 16, M = 4 × 256) the
+#: rule LM ≥ 64·D holds up to D = 256, five embedding dimensions 16 … 256 (p = −0.525, −0.527, −0.538 at seeds 0–2,
+#: all PASS; about 25 s alone, one process; the largest chunk one replicate of 136 MiB, below the embedding sweep's).
+#: At M = ``hidden`` only D = 16, 32, 64 (seed 0: −0.537 [−0.616, −0.470], INCONCLUSIVE); at 2 × ``hidden``
+#: D = 16 … 128 (seed 2: −0.560 [−0.610, −0.495], INCONCLUSIVE)
+DIM_HIDDEN_FACTOR = 4
+
+
+def dim_width_hidden(settings: Any) -> int:
+    """The hidden width M of the ``dim-width`` sweep: :data:`DIM_HIDDEN_FACTOR` × ``hidden``."""
+    return DIM_HIDDEN_FACTOR * settings.hidden
+
+
+def dim_width_sizes(settings: Any) -> tuple[int, ...]:
+    """The embedding dimensions of the ``dim-width`` sweep: the ``widths`` where the finite-width term dominates
+    (L·M ≥ :data:`DOMINANCE`²·D at L = ``depth``, M = :func:`dim_width_hidden`), all of them fitted — a larger D
+    costs L·M·D per replicate and step and would not be fitted —, or the smallest width alone where none does (the
+    check is then INCONCLUSIVE)."""
+    limit = settings.depth * dim_width_hidden(settings)
+    return tuple(D for D in settings.widths if limit >= DOMINANCE**2 * D) or tuple(settings.widths[:1])
+
+
 SWEEPS: tuple[Sweep, ...] = (
     Sweep("width", "M", 0.5, "√(D/(LM))", "finite M against M = ∞", f"LM ≥ {DOMINANCE**2}·D", lambda s: s.hiddens,
           lambda s, m: s.depth * m >= DOMINANCE**2 * s.width,
@@ -189,6 +224,11 @@ SWEEPS: tuple[Sweep, ...] = (
           lambda s: s.widths[:-1], lambda s, D: D >= DOMINANCE**2,
           lambda s, held=False: 2 * replicate_megabytes(s, 0, s.depth * max(s.widths), held=held),
           replicate_factor=EMBEDDING_FACTOR),
+    Sweep("dim-width", "D", -0.5, "√(D/(LM))", "finite M against M = ∞, growing as D^½",
+          f"LM ≥ {DOMINANCE**2}·D", lambda s: dim_width_sizes(s),
+          lambda s, D: s.depth * dim_width_hidden(s) >= DOMINANCE**2 * D,
+          lambda s, held=False: replicate_megabytes(s, s.depth * max(dim_width_sizes(s)) * dim_width_hidden(s),
+                                                    s.depth * max(dim_width_sizes(s)), held=held)),
 )
 #: the Monte-Carlo units N of the network at M = ∞ in its n-dimensional form (limits.embedded_resnet.reduced_embedding)
 #: for the nonlinear depth and embedding sweeps. Halving N moves the depth sweep's differences (≈ 1e-4, small) by
@@ -267,6 +307,9 @@ class ChaintronLinear(Experiment):
         "whose Gram matrix EᵀE/D escapes the central limit theorem":
             "tests/test_chaintron_sweep_plants.py::"
             "test_the_embedding_check_fails_draws_whose_gram_matrix_escapes_the_central_limit",
+        "a finite-width error α/√(LM) that does not grow with D, not √(D/(LM)): the residual scale α/(LM) in "
+        "standard-normal units (α/(LM√D) in N(0, D) ones) instead of √D/(LM), trained by the same gradient descent":
+            "tests/test_chaintron_dim_sweep.py::test_the_dim_width_check_fails_a_residual_scale_without_the_root_dim",
     }
     defaults = dict(depths=(4, 8, 16, 32, 64, 128, 256), hiddens=(16, 32, 64, 128, 256, 512, 1024, 2048),
                     widths=(16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192), depth=16, width=16, hidden=256,
@@ -393,6 +436,19 @@ class ChaintronLinear(Experiment):
                     errors.append(compare(previous, current, layers=slice(None, None, depth // s.depths[len(errors)])))
                 previous = current
                 progress()
+        elif key == "dim-width":   # finite M against M = ∞ at each D; a smaller D holds the first coordinates
+            dims, hidden = list(dim_width_sizes(s)), dim_width_hidden(s)
+            w_e, w_u = embedding(max(dims))
+            u, v = units(s.depth, hidden, "units", dim=max(dims))
+            for dim in dims:         # the first D coordinates of N(0, D_max) units, rescaled to N(0, D)
+                scale = math.sqrt(dim / max(dims))
+                u_d, v_d = ((u, v) if dim == max(dims) else
+                            (u[..., :dim, :] * scale, v[..., :dim, :] * scale))
+                w_e_d, w_u_d = w_e[:, :dim], w_u[:, :dim]
+                errors.append(compare(draws.train(EmbeddedResNet(w_e_d, w_u_d, u_d, v_d)),
+                                      infinite(w_e_d, w_u_d, s.depth)))
+                del u_d, v_d
+                progress()
         else:  # embedding
             w_e, w_u = embedding(max(s.widths))
             previous = None
@@ -484,12 +540,15 @@ class ChaintronLinear(Experiment):
                      "depth-width": f"M = {s.hidden}{' against ' + str(2 * s.hidden) if not self.exact else ''}, "
                                     f"D = {s.width}",
                      "depth": f"M = ∞, D = {s.width}", "embedding": f"M = ∞, L = {s.depth}",
+                     "dim-width": f"L = {s.depth}, M = {dim_width_hidden(s) if s.hidden else None}",
                      "budget": "M = L³, D = L²"}[sweep.key]
             record = result.records[sweep.key]
             hidden = np.asarray(record["hidden_error"], dtype=float)[:, :, step].mean(axis=1)
             output = np.asarray(record["output_error"], dtype=float)[:, :, step].mean(axis=1)
             lines.append(f"{sweep.key}: {sweep.term} in {sweep.symbol}, {sweep.how} ({fixed}); paper: "
-                         f"{sweep.exponent:.3g}; fitted where {sweep.rule}")
+                         f"{sweep.exponent:.3g}; fitted where {sweep.rule}"
+                         + (f" (p < 0 in error ∝ {sweep.symbol}^−p: the error grows with {sweep.symbol})"
+                            if sweep.exponent < 0 else ""))
             column = max(6, *(len(str(size)) for size in entry["sizes"]))
             remainders = entry.get("monte_carlo")     # the mean-field sweeps' Monte-Carlo remainder, per size
             lines.append(f"  {sweep.symbol:>{column}}  {'embedding error':>16}  {'output error':>13}  fitted"
@@ -533,7 +592,7 @@ class ChaintronLinear(Experiment):
                 anchor = np.exp(np.log(np.asarray(record["hidden_error"], dtype=float)[:, :, step]).mean(axis=1))
                 start = anchor[list(entry["sizes"]).index(int(fitted[0]))]
                 ax.loglog(fitted, start * (fitted / fitted[0]) ** -sweep.exponent, "k--", lw=1,
-                          label=f"paper: {sweep.symbol}^-{sweep.exponent:.3g}")
+                          label=f"paper: {sweep.symbol}^{-sweep.exponent:.3g}")
             if sizes.max() < 1e5:      # the sizes themselves as ticks (not 4×10⁰, 6×10⁰, …)
                 ax.set_xticks(sizes, [str(int(size)) for size in sizes], fontsize=7)
                 ax.xaxis.set_minor_locator(NullLocator())
@@ -545,14 +604,16 @@ class ChaintronLinear(Experiment):
 
     def estimate_seconds(self, settings):
         # per sweep, coefficients from the preset's measured times (2-core machine, the other core busy): width 8.5 s,
-        # depth-width 39.6 s, depth 8.8 s, embedding 143.6 s
+        # depth-width 39.6 s, depth 8.8 s, embedding 143.6 s; dim-width 25 s (measured alone, one process)
         s = settings
         steps, replicates = s.epochs, s.replicates
         width = 1.7e-8 * steps * replicates * s.depth * s.width * sum(s.hiddens)
         depth_width = 4.0e-8 * steps * replicates * s.width * s.hidden * sum(s.depths)
         depth = 2.3e-6 * steps * replicates * s.width * sum(s.depths)
         embedding = 2.9e-7 * steps * replicates * EMBEDDING_FACTOR * s.depth * sum(s.widths)
-        return width + depth_width + depth + embedding + 2.0
+        dim_width = (6.5e-9 * steps * replicates * s.depth * dim_width_hidden(s) * sum(dim_width_sizes(s))
+                     if any(sweep.key == "dim-width" for sweep in self.sweeps_of(s)) else 0.0)
+        return width + depth_width + depth + embedding + dim_width + 2.0
 
     def estimate_mb(self, settings):
         chunks = [min(settings.replicates * sweep.replicate_factor, self._per_chunk(settings, sweep))
