@@ -742,6 +742,7 @@ def test_an_explorer_model_that_gives_nan_is_one_line(monkeypatch, places, capsy
     monkeypatch.setattr(explore, "build", lambda *args, **kwargs: {
         "model": "nan-model", "paths": {"networks": {"2": [[0.0, nan]]}, "final_error": {"2": nan}},
         "errors": {"rms": [1.0, 0.5], "rate": nan}})
+    monkeypatch.setattr(explore, "estimate", lambda *args, **kwargs: (1.0, 1.0))   # a model of no catalogue
     code = explore.main(["--model", "nan-model", "--out", f"{places['folder']}/x.html"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1, err
