@@ -45,6 +45,9 @@ DEPTHS = (2, 4, 8, 16, 32, 64, 128, 256)
 BETAS = tuple(round(0.2 + 0.05 * i, 2) for i in range(17))          # 0.2 … 1.0
 #: depths of the regimes view
 REGIME_DEPTHS = (10, 30, 100, 300, 1000)
+#: the memory of one chunk of the regimes view's networks, in MiB (measure_ratios's own default): the page's peak
+#: (measured: 730 MiB for the regimes view alone, 270 for the strong errors, 5–6 s in all on 2 cores)
+REGIME_CHUNK_MB = 512.0
 
 
 def _pair(model: str, width: int, seed: int):
@@ -120,7 +123,8 @@ def _regimes(seed: int, networks: int) -> dict[str, Any]:
     """Marion et al. Fig. 1: the median of ‖h_L − h_0‖/‖h_0‖ over networks, res-3 with i.i.d. weights, per β and L."""
     from limits.initialisation import IIDRegime, measure_ratios
 
-    ratios = [measure_ratios(IIDRegime(), L, list(BETAS), networks, seed=seed, backward=False).r_h for L in REGIME_DEPTHS]
+    ratios = [measure_ratios(IIDRegime(), L, list(BETAS), networks, seed=seed, backward=False,
+                             memory_mb=REGIME_CHUNK_MB).r_h for L in REGIME_DEPTHS]
     medians = torch.stack([r.flatten(1).median(dim=1).values for r in ratios], dim=1)     # betas × depths
     return {"betas": list(BETAS), "depths": list(REGIME_DEPTHS), "median_ratio": medians.tolist(),
             "networks": networks}
@@ -134,9 +138,12 @@ def estimate(model: str = "res1", *, width: int = 4, seed: int = 0, samples: int
     depth on the fine grid (16 × the deepest depth, ``width`` coordinates, a few copies)."""
     from validation import convergence
 
+    from validation.core.workers import run_memory_mb
+
     settings = convergence.ConvergenceSettings(samples=samples, depths=tuple(depths), width=width, seed=seed)
     paths = 8 * 4 * width * (16 * max(depths) + sum(depths)) / 2**20
-    return (float(convergence.COMMAND.estimate_mb(model, settings) + paths),
+    regimes = run_memory_mb(REGIME_CHUNK_MB)     # the regimes view: measure_ratios's chunks of networks
+    return (float(max(convergence.COMMAND.estimate_mb(model, settings), regimes) + paths),
             float(convergence.COMMAND.estimate_seconds(model, settings)))
 
 
