@@ -269,7 +269,9 @@ def test_no_command_in_a_table_breaks_inside_a_word_at_1400_px(built_site, chrom
     """Issue 45: at a lecture hall's 1400 px, a command in a narrow table cell wraps at its spaces, never inside a
     word or a flag (the table scrolls sideways instead), and no code block hides its end (a comment) behind a
     scrollbar. Checked in chromium: each word of the code in a table cell lies on one line; each visible code block
-    is as wide as its text."""
+    is as wide as its text. Issue 66: a long identifier with no hyphen (a test's node id, a path) may break after a
+    "/", "::" or "_", where docs/hooks/table_code.py puts a <wbr>; the <wbr> ends a text node, so each piece between
+    two is a word here."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -283,6 +285,69 @@ def test_no_command_in_a_table_breaks_inside_a_word_at_1400_px(built_site, chrom
         browser.close()
     assert not broken, broken[:10]
     assert not cut, cut[:5]
+
+
+#: every table wider than the column it sits in (the reader must scroll it sideways), as "index: table px > column px";
+#: the column is the table's scroll wrapper (Material's .md-typeset__scrollwrap), or the content column without one
+_TABLES_WIDER_THAN_THE_COLUMN = """() => Array.from(document.querySelectorAll('.md-content__inner table'))
+  .flatMap((table, i) => {
+  const column = table.closest('.md-typeset__scrollwrap') || table.closest('.md-content__inner');
+  const width = Math.max(table.scrollWidth, Math.ceil(table.getBoundingClientRect().width), column.scrollWidth);
+  return width > column.clientWidth + 1 ? [`table ${i}: ${width} px > ${column.clientWidth} px`] : [];
+})"""
+
+
+@pytest.mark.parametrize("page_path", ["papers.html", *(f"results/{md.stem}.html"
+                                                          for md in sorted((ROOT / "docs" / "results").glob("*.md")))])
+def test_every_table_fits_its_column_at_1400_px(built_site, chromium, page_path):
+    """Issue 66: at a lecture hall's 1400 px (a column of about 900 px between the navigation and the contents), every
+    table of the papers page and of the results pages fits its column, so that its last columns ("measured",
+    "verdict") are on screen; the papers page's tables were up to 2,160 px wide. Checked in chromium once MathJax has
+    typeset the formulas (which widens their cells): no table is wider than its scroll wrapper."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.goto((built_site / page_path).as_uri())
+        page.wait_for_load_state("load")
+        page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
+        page.wait_for_timeout(200)
+        tables = page.evaluate("() => document.querySelectorAll('.md-content__inner table').length")
+        wide = page.evaluate(_TABLES_WIDER_THAN_THE_COLUMN)
+        browser.close()
+    assert tables > 0, page_path
+    assert not wide, wide
+
+
+def test_the_search_previews_show_no_raw_tex(built_site):
+    """Issue 66: the search results' previews read as text: the index holds the formulas rewritten in Unicode by
+    docs/hooks/search_maths.py, not the TeX source that arithmatex leaves for MathJax ("\\(\\tfrac12\\sigma''(0)Q\\)"),
+    which the search box does not typeset. No formula delimiter is left in any entry, no TeX in any title (a
+    heading), and no TeX command or $-delimited TeX in the text of the theory and papers pages, the pages of
+    formulas (inline code aside; the index keeps no mark of code blocks, where a backslash or a $ is shell or
+    Python, so the other pages' texts are checked for delimiters only)."""
+    import json
+
+    index = json.loads((built_site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    script = (built_site / "search" / "search_index.js").read_text(encoding="utf-8")
+    assert json.loads(script.removeprefix("var __index = ")) == index      # the offline index is the same one
+    code = re.compile(r"<code\b.*?</code>", re.DOTALL)
+    delimiter, tex = re.compile(r"\\[()\[\]]"), re.compile(r"\\[A-Za-z]+|\$[^$\s][^$]*\$")
+    entries = index["docs"]
+    formulas = [e for e in entries if e["location"].split("#")[0] in ("theory.html", "papers.html")]
+    raw = [f"{e['location']}: {m.group(0)[:60]}" for e in entries
+           for m in delimiter.finditer(code.sub(" ", e["title"] + " " + e["text"]))]
+    raw += [f"{e['location']} (title): {m.group(0)[:60]}" for e in entries
+            for m in tex.finditer(code.sub(" ", e["title"]))]
+    raw += [f"{e['location']}: {m.group(0)[:60]}" for e in formulas for m in tex.finditer(code.sub(" ", e["text"]))]
+    assert not raw, (len(raw), raw[:10])
+    for page in ("theory.html", "papers.html"):                 # their formulas are in the index, as text
+        on_page = [e for e in formulas if e["location"].split("#")[0] == page]
+        assert len(on_page) > 5 and sum("α" in e["text"] or "β" in e["text"] for e in on_page) > 3, page
+    titles = {e["location"].split("#")[1]: e["title"] for e in entries
+              if e["location"].startswith("results/regimes.html#")}
+    assert titles["fig-2"] == "Fig. 2: the distribution at β = 1/2, L = 1000, d = 100", titles["fig-2"]
 
 
 def test_the_pages_state_the_default_tolerance_the_code_uses():
