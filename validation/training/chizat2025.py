@@ -1,11 +1,16 @@
-"""Chizat (arXiv 2509.10167 v1, 12 Sep 2025), the residual scale α: complete feature learning at α = Θ(1), the lazy
-ODE as α → ∞ — a phase diagram along α = (M/M₀)^a. (v2, 2 Mar 2026, states the α = Θ(1) bound as O(1/L + 1/√(LM))
-and gives the lazy regime a rate of its own: the a > 0 rows check v1's α/√(LM); docs/papers.md.)
+"""Chizat, *The hidden width of deep ResNets* (arXiv 2509.10167), the residual scale α: complete feature learning at
+α = Θ(1), the lazy ODE as α → ∞ — a phase diagram along α = (M/M₀)^a.
 
-**The claims.** With the residual scale α/(LM) (and the maximal-local-update learning rates, which move every unit
-by O(1/α)), the error between the trained network and its limit after a bounded number of steps is
-O(1/L + α/√(LM)), tight; at α = Θ(1) the limit is genuinely non-linearly parametrised (complete feature learning),
-as α → ∞ it is linearly parametrised (the lazy ODE).
+**The claims, and which version states them.** With the residual scale α/(LM) (and the maximal-local-update learning
+rates, which move every unit by O(1/α)), after a bounded number of steps:
+
+* at α = Θ(1) the error between the trained network and its limit is O(1/L + 1/√(LM)) and the limit is genuinely
+  non-linearly parametrised (complete feature learning) — v1 (12 Sep 2025) and v2 (2 Mar 2026; v2's abstract names
+  it "maximal local feature updates"): the a = 0 sweep;
+* for any α the error is O(1/L + α/√(LM)), tight — v1 only; v2 states the bound at α = Θ(1) and gives the lazy
+  regime a rate of its own, which the package has not read (its text was not available): the a > 0 sweeps' width
+  checks are v1's, and named so;
+* as α → ∞ the limit is linearly parametrised (the lazy ODE) — both versions: the a > 0 sweeps' regime checks.
 
 **The diagram.** Along α = (M/M₀)^a for a in ``--alpha-exponents`` (M₀ the smallest of ``--hiddens``, so that α
 grows with the width as M^a, i.e. as (LM)^a at fixed L), the same model, task and training as
@@ -114,8 +119,15 @@ def _alpha(settings: Any, exponent: float, hidden: int) -> float:
     return (hidden / min(settings.hiddens)) ** exponent
 
 
+def _term(exponent: float) -> str:
+    """The bound's term a sweep checks, with the version of arXiv 2509.10167 that states it: at α fixed (a = 0) the
+    1/√(LM) of v1 and v2 (v2's bound for α = Θ(1)); as α grows with M, v1's α/√(LM), which v2 does not state in
+    that form (docs/papers.md, "Which version of each paper")."""
+    return "1/√(LM) at α fixed (v1, v2)" if exponent == 0 else "α/√(LM) (v1)"
+
+
 def _sweep(exponent: float) -> Sweep:
-    return Sweep(f"a={exponent:g}", "M", 0.5 - exponent, "α/√(LM)", f"α = (M/M₀)^{exponent:g}",
+    return Sweep(f"a={exponent:g}", "M", 0.5 - exponent, _term(exponent), f"α = (M/M₀)^{exponent:g}",
                  f"LM ≥ {DOMINANCE**2}·D and √(LM) ≥ {DOMINANCE}α", lambda s: s.hiddens,
                  lambda s, m, a=exponent: (s.depth * m >= DOMINANCE**2 * s.width
                                            and (s.depth * m) ** 0.5 >= DOMINANCE * _alpha(s, a, m)),
@@ -128,9 +140,11 @@ def _sweep(exponent: float) -> Sweep:
 class ChizatAlpha(ChaintronLinear):
     name = "chizat2025-alpha"
     title = "the residual scale α: complete feature learning at α = Θ(1), the lazy ODE as α → ∞"
-    paper = "Chizat (arXiv 2509.10167, 2025), the residual scale α/(LM)"
-    claim = ("with residual scale α/(LM) the error to the limit is O(1/L + α/√(LM)), tight; at α = Θ(1) the limit "
-             "learns features (non-linearly parametrised), as α → ∞ it is the lazy ODE (linearly parametrised)")
+    paper = ("Chizat (arXiv 2509.10167 v1, 12 Sep 2025; v2, 2 Mar 2026, for the bound at α = Θ(1)), the residual "
+             "scale α/(LM)")
+    claim = ("with residual scale α/(LM): at α = Θ(1) the error to the limit is O(1/L + 1/√(LM)) and the limit learns "
+             "features (v1 and v2); for any α the error is O(1/L + α/√(LM)), tight (v1); as α → ∞ the limit is the "
+             "lazy ODE (linearly parametrised; v1 and v2)")
     smoke = dict(hiddens=(8, 16, 32), depth=4, width=4, epochs=6, replicates=3, resamples=200,
                  alpha_exponents=(0.0, 0.5))
     rejects = {
