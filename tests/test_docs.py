@@ -532,3 +532,26 @@ def test_every_results_page_links_the_calibration_page():
     assert len(pages) > 10
     assert [p.name for p in pages if "calibration.md" not in p.read_text(encoding="utf-8")] == []
     assert "docs/results/calibration.md" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_every_display_formula_is_a_paragraph_of_its_own():
+    """A display formula ``$$…$$`` inside a paragraph (no blank line before or after it) rendered as an inline formula
+    between two stray dollar signs on the theory page (six of them). Each display formula opens at the start of a line
+    after a blank line and closes at the end of a line before one."""
+    offenders = []
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        lines = page.read_text(encoding="utf-8").splitlines() + [""]
+        inside = False
+        for number, line in enumerate(lines[:-1], 1):
+            text = line.strip()
+            if "$$" not in text:
+                continue
+            where = f"{page.relative_to(ROOT)}:{number}: {text[:50]}"
+            opens = not inside
+            closes = text.count("$$") == 2 or inside
+            if opens and (not text.startswith("$$") or (number > 1 and lines[number - 2].strip())):
+                offenders.append(where + " (not a paragraph's start)")
+            if closes and (not text.endswith("$$") or lines[number].strip()):
+                offenders.append(where + " (not a paragraph's end)")
+            inside = opens and not closes
+    assert not offenders, "\n".join(offenders)

@@ -4,6 +4,8 @@ redraw the plots with no console error."""
 
 from __future__ import annotations
 
+import os
+
 import json
 import re
 from pathlib import Path
@@ -131,6 +133,10 @@ def test_in_a_browser_no_label_is_clipped_covers_the_data_or_overlaps_another(mo
     from playwright.sync_api import sync_playwright
 
     path = explore.write_page(explore.build(model, **SMALL), tmp_path / "page.html")
+    # the screenshots: in the test's folder, or where EXPLORER_SCREENSHOTS says (the committed ones in
+    # docs/explorer/screenshots/: EXPLORER_SCREENSHOTS=docs/explorer/screenshots python -m pytest -n0 -k browser …)
+    shots = Path(os.environ.get("EXPLORER_SCREENSHOTS", tmp_path))
+    slug = model.rsplit(":", 1)[-1].lower()
     problems = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
@@ -140,7 +146,7 @@ def test_in_a_browser_no_label_is_clipped_covers_the_data_or_overlaps_another(mo
             for depth in range(int(page.get_attribute("#depth", "max")) + 1):
                 page.eval_on_selector("#depth", f"e => {{ e.value = {depth}; e.dispatchEvent(new Event('input')); }}")
                 problems += [f"{width} px, depth {depth}: {p}" for p in _chart_problems(page.evaluate(_GEOMETRY))]
-            page.screenshot(path=str(tmp_path / f"explorer-{width}.png"), full_page=True)
+            page.screenshot(path=str(shots / f"{slug}-{width}px.png"), full_page=True)
         browser.close()
     assert not problems, problems[:10]
 
