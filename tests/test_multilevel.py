@@ -315,3 +315,16 @@ def test_the_pair_check_fails_a_limit_with_a_wrong_noise_scale_and_passes_the_ri
     assert wrong_check.verdict == FAIL and wrong.verdict == FAIL, wrong_check.detail
     assert wrong_check in wrong.deciding_checks
     assert multilevel.run("res1", schemes=("network",), **small).pair_checks() == []
+
+
+def test_the_time_estimate_grows_with_the_requested_accuracy_and_the_command_warns_first():
+    """Issue 65: ``--accuracies 1e-8`` was estimated like the default (168 s) and started without a word; an MLMC
+    estimate costs about ε⁻² (log 1/ε)², so the estimate must grow by that much and the command line warn."""
+    from validation.core import cli
+
+    default = cli.estimate(multilevel.COMMAND, ["--model", "res1"])[1]
+    finer = cli.estimate(multilevel.COMMAND, ["--model", "res1", "--accuracies", "1e-4"])[1]
+    finest = cli.estimate(multilevel.COMMAND, ["--model", "res1", "--accuracies", "1e-8"])[1]
+    assert 50 * default < finer < 500 * default        # ≈ 72×: the MLMC half scaled by about 140
+    assert finest > 1e9 * default
+    assert cli.LONG_RUN_SECONDS < finer

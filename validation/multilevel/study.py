@@ -96,6 +96,8 @@ NETWORK_WEAK_ORDER = EulerMaruyama.weak_order
 DEFAULT_DEPTHS = (1, 2, 4, 8, 16, 32, 64, 128)
 DEFAULT_SAMPLES = 100_000
 DEFAULT_WIDTH = 2
+#: the MLMC runs' root-mean-square accuracies ε
+DEFAULT_ACCURACIES = (4e-3, 2e-3, 1e-3)
 
 
 @dataclass(frozen=True)
@@ -114,7 +116,7 @@ class MultilevelSettings(PairSettings):
     function: str = setting("cos", "the test function φ: " + "; ".join(f"{k}: {v[1]}" for k, v in
                                                                       TEST_FUNCTIONS.items()),
                             choices=tuple(TEST_FUNCTIONS))
-    accuracies: tuple[float, ...] = setting((4e-3, 2e-3, 1e-3), "root-mean-square accuracies ε of the MLMC estimator, "
+    accuracies: tuple[float, ...] = setting(DEFAULT_ACCURACIES, "root-mean-square accuracies ε of the MLMC estimator, "
                                             "each in (0, 1), comma-separated", parse=parse_float_list)
     max_levels: int = setting(12, "the MLMC estimator's most levels (its deepest depth is L_0 2^(max_levels − 1)); "
                                   "2 to 20", parse=int)
@@ -630,12 +632,22 @@ def run(model: str | type[Pair] | Pair = "res1", settings: MultilevelSettings | 
                             solvers=solvers)
 
 
+def _mlmc_cost(accuracy: float) -> float:
+    """Giles's cost of an MLMC estimate at root-mean-square accuracy ε when the level variances fall as fast as the
+    level costs grow (β = γ, the network's and Euler's coupling): ε⁻² (log₂ 1/ε)², in units of its value at
+    ε = 10⁻³ (a faster coupling, β > γ, costs ε⁻², less: an upper estimate then)."""
+    return (1e-3 / accuracy) ** 2 * (math.log2(1 / accuracy) / math.log2(1e3)) ** 2
+
+
 def estimate_seconds(model: str | type[Pair] | Pair, settings: MultilevelSettings) -> float:
-    """A rough estimate: the complexity test's sample-steps at ~0.2 µs (network) or ~2 µs (a scheme) each, times 2
-    for the MLMC runs (measured on 2 cores: the default takes about 45 s)."""
+    """A rough estimate: the complexity test's sample-steps at ~0.2 µs (network) or ~2 µs (a scheme) each, and the
+    MLMC runs as long again at the default accuracies (measured on 2 cores: the default takes about 45 s), scaled by
+    :func:`_mlmc_cost` for others: ``--accuracies 1e-4`` costs about 140 times the default's MLMC part, 1e-8 about
+    10¹⁰ times (the command line warns before such a run)."""
     settings = _with_defaults(settings)
     steps = settings.samples * sum(1.5 * L for L in settings.depths)
-    return sum(2 * steps * (2e-7 if solver == "network" else 2e-6) for solver in settings.schemes)
+    scale = sum(map(_mlmc_cost, settings.accuracies)) / sum(map(_mlmc_cost, DEFAULT_ACCURACIES))
+    return sum(steps * (1 + scale) * (2e-7 if solver == "network" else 2e-6) for solver in settings.schemes)
 
 
 def estimate_mb(model: str | type[Pair] | Pair, settings: MultilevelSettings) -> float:

@@ -39,6 +39,7 @@ Exit status: 0 PASS, 1 FAIL, 2 bad input, 3 internal error, 4 INCONCLUSIVE.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import functools
 import math
@@ -329,10 +330,11 @@ def _resolve(model: str | type[Pair] | Pair, settings: SolversSettings) -> tuple
 
 
 #: the recorded path with its areas as the run holds it at its peak, in units of the path: the path and a share of the
-#: block being drawn and merged beside it. 1.0 (the path alone) put the estimate at 1181 MiB against peaks of
-#: 1255–1818 at 500 paths (ratios 0.65–0.94: the slow memory test failed on it in CI); 1.35 gives 1476 (ratios
-#: 0.81–1.18) and, at 2000 paths, about 4900 against the 4172 measured (1.17)
-LEVY_PATH_FACTOR = 1.35
+#: block being drawn and merged beside it. Measured with the run's large arrays unmapped when freed (:func:`_heap_for`):
+#: 1191–1217 MiB at 500 paths (an 844-MiB path; estimate 1266) and 3863 at 2000 (3375; estimate 4066). In the reused
+#: heap before, the same command peaked anywhere in 1253–1456 (and 1818 once: counted by a measurement that added a
+#: ``git`` child's view of the parent's pages), for which this factor was 1.35
+LEVY_PATH_FACTOR = 1.1
 #: the same, for a path drawn in one block (``limits.brownian.default_block_steps`` ≥ the steps: few paths, many
 #: channels): the fine steps' Lévy areas of the whole path are drawn at once, with about six arrays of the path's
 #: size alive in ``limits.brownian.fine_step_areas`` (its areas' conditional mean and deviation from H_i, H_j and the
@@ -357,9 +359,7 @@ def _one_process_mb(model: str | type[Pair] | Pair, settings: SolversSettings) -
     names = s.schemes if s.schemes is not None else sde_scheme_names(build_pair(model, settings)[0], s)
     if any(get_sde_scheme(name).needs_levy_area for name in names if name in SDE_SCHEMES):
         # recorded at the reference's n steps with space-time and Lévy areas: 2m + m(m − 1)/2 numbers per step, held
-        # once, and LEVY_PATH_FACTOR for the block being drawn and merged beside it, which comes and goes with the
-        # allocator (measured at width 2 for an 844-MiB path at 500 paths: 1255–1818 MiB over 8 runs, 4 of them in
-        # CI on busy cores; 4172 MiB for a 3375-MiB path at 2000)
+        # once, and LEVY_PATH_FACTOR for the block being drawn and merged beside it
         per_step = 2 * channels + channels * (channels - 1) // 2
         path = s.reference_steps * s.samples * per_step * 8 / 2**20
         one_block = default_block_steps(s.samples, channels, s.reference_steps) >= s.reference_steps
@@ -395,6 +395,19 @@ def estimate_seconds(model: str | type[Pair] | Pair, settings: SolversSettings) 
         problem, s = _resolve_problem(settings)
         return 1e-7 * s.reference_steps * s.samples * problem.channels ** 2 + 1e-6 * sum(s.depths) * s.samples
     return 1.5 * pair_estimate_seconds(model, settings)
+
+
+def _heap_for(pair: SDEPair, settings: SolversSettings) -> contextlib.AbstractContextManager:
+    """Large arrays unmapped when freed (:func:`validation.core.runtime.large_blocks_unmapped`) for a run that records
+    a path with Lévy areas: that path is drawn in blocks merged by Chen's relation and each scheme coarsens it depth
+    by depth, arrays that change shape all the time, and in the reused heap the peak followed the order in which they
+    came free (``solvers --model res1 --width 2 --schemes euler,milstein_levy_area --samples 500``: 1253, 1394, 1425,
+    1456 MiB from run to run; 1191–1217 unmapped, at the cost of page faults: 12.6 s against 10.1). Other runs keep
+    the reused heap; the numbers computed never change."""
+    names = settings.schemes if settings.schemes is not None else sde_scheme_names(pair, settings)
+    if any(get_sde_scheme(name).needs_levy_area for name in names if name in SDE_SCHEMES):
+        return runtime.large_blocks_unmapped()
+    return contextlib.nullcontext()
 
 
 def run(model: str | type[Pair] | Pair = "res1", settings: SolversSettings | None = None, /, *,
@@ -433,8 +446,9 @@ def run(model: str | type[Pair] | Pair = "res1", settings: SolversSettings | Non
         started, clock = utc_now(), time.perf_counter()
         if isinstance(pair, SDEPair):
             try:
-                shared = shared_inputs(model, settings, progress, pair)
-                runs, info = sde_runs(pair, settings, shared, scheme_runner(model, settings))
+                with _heap_for(pair, settings):
+                    shared = shared_inputs(model, settings, progress, pair)
+                    runs, info = sde_runs(pair, settings, shared, scheme_runner(model, settings))
             finally:
                 forget_inputs()
             adaptive: list[SchemeRun] = []
