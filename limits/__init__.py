@@ -28,7 +28,21 @@ from .pairs import ModelConfig, ODEPair, OptionSpec, Pair, PairError, SDEPair, n
 from .registry import PAIRS, get_pair, make_pair, pair_names
 from .smooth import SmoothGaussianProcess
 
-__version__ = "0.5.0"
+# The version moves with the code (issue 67): setuptools-scm writes it into _version.py at build time and at
+# `pip install -e` (pyproject.toml [tool.setuptools_scm]: 0.5.1.devN+g<hash> after the 0.5.0 release); a static
+# string here named every later commit "0.5.0". In a checkout the file dates from the last install, which is why a
+# result file records git's commit too (validation.core.results.git_commit). Without the file (a source tree never
+# built): the installed distribution's version, else "0+unknown", not a release's number.
+try:
+    from ._version import __version__
+except ImportError:
+    from importlib import metadata as _metadata
+
+    try:
+        __version__ = _metadata.version("resnet-limits")
+    except _metadata.PackageNotFoundError:
+        __version__ = "0+unknown"
+    del _metadata
 
 __all__ = [
     "get_pair", "make_pair", "pair_names", "PAIRS", "ModelConfig", "Pair", "SDEPair", "ODEPair", "OptionSpec", "number_option",

@@ -11,7 +11,8 @@ layout for all studies, checked against the JSON Schema shipped in ``validation/
 * ``result`` — the study's numbers, always with ``verdict`` (``PASS``, ``FAIL`` or ``INCONCLUSIVE``); every rate fit has
   one form (:meth:`validation.core.rate_fit.RateFit.to_dict`);
 * ``run`` — provenance (:class:`RunInfo`): seed, dtype of each part, device, threads, the command as typed
-  (``null`` from the Python API), wall time, the package version and git commit, library versions.
+  (``null`` from the Python API), wall time, the package version and git commit (installed from a wheel, outside
+  any checkout: the commit it was built from, ``build_commit``), library versions.
 
 NaN and ±inf have no JSON form: they are written as ``null``, and every place where one can occur also
 carries a count or flag saying so (never a silent number).
@@ -35,6 +36,7 @@ import json
 import math
 import os
 import platform
+import re
 import signal
 import subprocess
 import sys
@@ -54,6 +56,7 @@ from .settings import UsageError, settings_dict
 __all__ = [
     "SCHEMA_VERSION", "RunInfo", "StudyResult", "to_jsonable", "schema", "validate", "OutputPlan", "plan_outputs",
     "write_outputs", "FigureNotWritten", "write_text", "write_json", "save_figure", "FIGURE_SUFFIXES", "utc_now", "rows_from_columns", "git_commit",
+    "build_commit",
 ]
 
 #: 2 since 0.4: a verdict may be INCONCLUSIVE, and verdicts judged with a margin carry their check
@@ -92,6 +95,23 @@ def git_commit() -> dict[str, Any] | None:
     return {"commit": commit, "dirty": dirty}
 
 
+def build_commit() -> dict[str, Any] | None:
+    """The commit the installed package was built from (its git hash, and whether that tree had uncommitted changes),
+    as setuptools-scm wrote it into ``limits/_version.py`` at build time; None where it was built without git (a copy
+    of the sources) or never built. Issue 67: a wheel installed outside any checkout has no git for
+    :func:`git_commit` to read, so its result files named no code at all, and its version said "0.5.0"."""
+    try:
+        from limits import _version
+    except ImportError:
+        return None
+    node = getattr(_version, "commit", None)
+    if not isinstance(node, str) or not node:
+        return None
+    # setuptools-scm writes git's node as in the version's local part: "g" and the hash
+    commit = node[1:] if re.fullmatch(r"g[0-9a-f]{4,40}", node) else node
+    return {"commit": commit, "dirty": bool(getattr(_version, "dirty", False))}
+
+
 @dataclass(frozen=True)
 class RunInfo:
     """Where a result came from: enough to reproduce it.
@@ -108,6 +128,9 @@ class RunInfo:
         package_version: the version of this package; git: its commit and dirtiness when run from a checkout.
         versions: Python and the numerical libraries.
         platform: the operating system and processor.
+        build_commit: where there is no checkout (an installed wheel), the commit the package was built from
+            (:func:`build_commit`); None in a checkout, where ``git`` names the code, and then left out of
+            :meth:`to_dict`, so that a checkout's result files record what they recorded before.
     """
 
     seed: int
@@ -122,22 +145,29 @@ class RunInfo:
     git: dict[str, Any] | None
     versions: dict[str, str | None]
     platform: str
+    build_commit: dict[str, Any] | None = None
 
     @classmethod
     def capture(cls, *, seed: int, dtype: str, device: torch.device | str, started: _dt.datetime,
                 wall_time_s: float, command: str | None = None, dtypes: dict[str, str] | None = None) -> "RunInfo":
         from limits import __version__
 
+        # the build's commit only where no checkout names the code: in a checkout the generated file dates from the
+        # last (editable) install and may name an older commit than the one running
+        git = git_commit()
         return cls(
             seed=int(seed), dtype=str(dtype), device=str(device), dtypes=dict(dtypes or {"all": str(dtype)}),
             threads=torch.get_num_threads(), command=command, wall_time_s=float(wall_time_s),
-            started_utc=started.isoformat(timespec="seconds"), package_version=__version__, git=git_commit(),
+            started_utc=started.isoformat(timespec="seconds"), package_version=__version__, git=git,
             versions={"python": platform.python_version(), **{name: _version(name) for name in _PACKAGES}},
-            platform=platform.platform(),
+            platform=platform.platform(), build_commit=build_commit() if git is None else None,
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        data = dataclasses.asdict(self)
+        if data["build_commit"] is None:
+            del data["build_commit"]
+        return data
 
 
 # ------------------------------------------------------------------------------------------------ JSON
