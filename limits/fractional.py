@@ -170,6 +170,9 @@ def estimate_hurst(x: torch.Tensor | np.ndarray, max_block: int | None = None) -
     For m = 1, 2, 4, … ≤ ``max_block`` (default n/8), the series is cut into disjoint blocks of length m,
     each block summed, and v_m = mean(S_m²) pooled over blocks and batch; then H = slope/2 of the
     least-squares line of log v_m on log m (E S_m² = m^{2H} exactly for unit-variance fGn).
+
+    The line is ``np.polyfit``'s, not the package's core slope fit (``validation.core.stats``): ``limits`` is the
+    lower layer and imports nothing of ``validation``, and this is one point estimate with no interval to bootstrap.
     """
     sizes, moments = block_moments(x, max_block)
     values = moments.mean(axis=0)

@@ -498,7 +498,10 @@ def _with_defaults(settings: MultilevelSettings) -> MultilevelSettings:
 
 def _gamma(levels: Sequence[LevelSamples], first: int, per_sample: Callable[[LevelSamples], float],
            confidence: float) -> tuple[float, tuple[float, float]]:
-    """The slope of log2 cost per sample on levels ≥ ``first``, with the regression's t interval."""
+    """The slope of log2 cost per sample on levels ≥ ``first``, with the regression's t interval. Not the core
+    bootstrap fit (``validation.core.stats.slope_fit``) nor :mod:`~validation.multilevel.mlmc`'s rate fits: a
+    level's cost is one measured number (seconds or operations per sample), not a sample to resample, so the
+    interval is the regression's own."""
     from scipy import stats
 
     x = np.array([s.level for s in levels[first:]], float)

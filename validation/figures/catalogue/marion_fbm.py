@@ -31,6 +31,9 @@ def _fbm(s: Any, device: torch.device, progress: bool) -> tuple[dict, dict]:
         estimate = estimate_hurst(increments)
         sizes, moments = block_moments(increments)
         logm = np.log(sizes)
+        # np.polyfit, as limits.fractional.estimate_hurst fits the pooled line (this is its per-realisation
+        # twin), not the core slope: the core's centred formula differs in the last bits, and every number of
+        # this figure would move (output digest figures/marion-fbm); the interval is resampled_interval's
 
         def pooled(i: np.ndarray) -> float:
             return float(np.polyfit(logm, np.log(moments[i].mean(axis=0)), 1)[0] / 2)  # noqa: B023 (called within this iteration)
