@@ -56,7 +56,7 @@ from validation.core import cli, runtime
 from validation.core.checks import Check, combine, rate_check
 from validation.core.one_pass import sample_blocks, sde_pass
 from validation.core.plots import new_grid
-from validation.core.results import RunInfo, StudyResult, utc_now
+from validation.core.results import RunInfo, StudyResult, to_jsonable, utc_now
 from validation.core.settings import (
     CommonSettings, SettingsError, check_depths, check_float, check_int, check_power_of_two, distinct_names,
     make_settings, parse_float_list, parse_power_of_two_list, resolve_device, setting,
@@ -399,6 +399,45 @@ class WeakResult(StudyResult):
                 "weak_rate_checks": [check.to_dict() for check in self.weak_rate_checks],
                 "weak_finite": self.weak_finite}
 
+    def csv_rows(self) -> list[dict[str, Any]]:
+        """The CSV: the two-sample tests of part 1, one row each, then (with part 2) the weak errors, one row per
+        (model, test function, scheme, depth) — the numbers of the JSON's ``models`` section. Columns:
+
+        * ``model`` — ``tanh`` or ``swish`` (SC_tanh, SC_swish);
+        * ``part`` — ``two-sample test`` or ``weak error``;
+        * ``name`` — the test (``ks_z0``, ``ks_z1``, ``energy_joint``) or the test function (``sqnorm``, ``cos``);
+        * ``scheme`` — ``network`` (the ResNet) or ``euler`` (Euler with step 1/L); empty for a test;
+        * ``depth`` — the depth L (a test: ``--depth``, the network's);
+        * ``statistic``, ``p_value`` — a test's statistic and p-value (empty for a weak error);
+        * ``weak_error``, ``signed_error``, ``standard_error`` — |E f(h_L) − E f(H_1)|, its sign kept, and its
+          standard error (empty for a test);
+        * ``fitted`` — whether the depth enters the rate fit;
+        * ``rate``, ``rate_ci_low``, ``rate_ci_high`` — the weak-rate fit of the (model, function, scheme) and its
+          95% interval, repeated on each of its depths.
+
+        NaN and ±inf are empty cells, as they are ``null`` in the JSON."""
+        columns = ("model", "part", "name", "scheme", "depth", "statistic", "p_value", "weak_error", "signed_error",
+                   "standard_error", "fitted", "rate", "rate_ci_low", "rate_ci_high")
+        models = to_jsonable(self.summary()["models"])
+        rows: list[dict[str, Any]] = []
+        for phi, entry in models.items():
+            for key, test in entry["tests"].items():
+                rows.append(dict.fromkeys(columns) | {"model": phi, "part": "two-sample test", "name": key,
+                                                       "depth": self.settings.depth, "statistic": test["statistic"],
+                                                       "p_value": test["p_value"]})
+        for phi, entry in models.items():
+            for name, functions in entry.get("weak", {}).get("functions", {}).items():
+                for kind in ("network", "euler"):
+                    fit = functions[kind]
+                    low, high = fit["ci"]
+                    for i, depth in enumerate(fit["depths"]):
+                        rows.append(dict.fromkeys(columns) | {
+                            "model": phi, "part": "weak error", "name": name, "scheme": kind, "depth": depth,
+                            "weak_error": fit["errors"][i], "signed_error": fit["signed_errors"][i],
+                            "standard_error": fit["standard_errors"][i], "fitted": fit["fitted"][i],
+                            "rate": fit["rate"], "rate_ci_low": low, "rate_ci_high": high})
+        return rows
+
     def table(self) -> str:
         s = self.settings
         lines = [f"Peluchetti-Favaro SC checks: D = {s.width}, L = {s.depth}, SDE Euler {s.sde_steps} steps, "
@@ -611,7 +650,8 @@ COMMAND = cli.Command(
     run=run,
     estimate_mb=estimate_mb,
     estimate_seconds=estimate_seconds,
-    outputs=("json", "plot"),
+    csv_help="write the two-sample tests and the weak errors per depth, with their rate fits, as CSV to this file "
+             "(one row each)",
 )
 
 

@@ -178,6 +178,7 @@ class Command:
             measured on a 2-core machine, docs/design.md); a run estimated at over 10 minutes starts with a
             warning.
         outputs: which of ``json``, ``csv``, ``plot`` the study writes.
+        csv_help: the ``--help`` of ``--csv``: what the study's CSV holds (None: its per-depth table).
         catalogue: for a study of a catalogue (figures, presets, experiments), the catalogue its first positional
             flag names an entry of: the short ``--help`` then shows the settings every entry takes, or with
             ``--figure NAME --help`` those NAME takes (:meth:`validation.core.catalogue.Entry.takes`).
@@ -195,6 +196,7 @@ class Command:
     estimate_seconds: Callable[..., float] | None = None
     outputs: tuple[str, ...] = ("json", "csv", "plot")
     catalogue: Catalogue | None = None
+    csv_help: str | None = None
 
 
 # ------------------------------------------------------------------------------------------------ parser
@@ -367,7 +369,7 @@ def build_parser(command: Command, *, short: bool = True, argv: Sequence[str] | 
     cut = brief if short else (lambda text: text)
     run.add_argument("--threads", type=_argparse_type(_threads), default=1, help=cut(THREADS_HELP) + " (default: 1)")
     outputs = {"json": "write the result (settings, numbers, verdict, run metadata) as JSON to this file",
-               "csv": "write the per-depth table as CSV to this file",
+               "csv": command.csv_help or "write the per-depth table as CSV to this file",
                "plot": "write the figure to this file (.png, .pdf, .svg; no suffix: .png is added)"}
     for key in command.outputs:
         run.add_argument(f"--{key}", type=Path, default=None, metavar="PATH", help=cut(outputs[key]))

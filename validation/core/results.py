@@ -56,7 +56,7 @@ from .settings import UsageError, settings_dict
 __all__ = [
     "SCHEMA_VERSION", "RunInfo", "StudyResult", "to_jsonable", "schema", "validate", "OutputPlan", "plan_outputs",
     "write_outputs", "FigureNotWritten", "write_text", "write_json", "save_figure", "FIGURE_SUFFIXES", "utc_now", "rows_from_columns", "git_commit",
-    "build_commit",
+    "build_commit", "long_rows", "LONG_COLUMNS", "csv_columns",
 ]
 
 #: 2 since 0.4: a verdict may be INCONCLUSIVE, and verdicts judged with a margin carry their check
@@ -218,8 +218,10 @@ class StudyResult(abc.ABC):
         run_info: provenance (:class:`RunInfo`).
 
     Subclasses hold the study's numbers and implement :attr:`verdict`, :meth:`summary` (the ``result``
-    section of the JSON), :meth:`table` (the console report) and :meth:`plot`; a study with a per-depth
-    table also implements :meth:`csv_rows`.
+    section of the JSON), :meth:`table` (the console report), :meth:`plot` and :meth:`csv_rows` (the study's main
+    table, one row per depth, cell or number, read from the numbers :meth:`summary` reports; a catalogue study's is
+    the long format of :func:`long_rows`), which :meth:`to_csv` writes and :meth:`to_frame` returns as a pandas
+    DataFrame.
     """
 
     settings: Any
@@ -270,7 +272,8 @@ class StudyResult(abc.ABC):
         of Axes for a figure with several panels) or, when ``ax`` is None, on a new figure."""
 
     def csv_rows(self) -> list[dict[str, Any]] | None:
-        """The per-depth table as rows for CSV (None: this study writes no CSV)."""
+        """The study's main table as rows for CSV, every row with the same keys (the columns); the subclass's
+        docstring names them. None: this study writes no CSV (every study of the package writes one)."""
         return None
 
     def to_dict(self) -> dict[str, Any]:
@@ -288,17 +291,37 @@ class StudyResult(abc.ABC):
         validate(payload)
         return json.dumps(payload, indent=2, allow_nan=False) + "\n"
 
-    def to_csv(self) -> str:
+    def _table_rows(self) -> list[dict[str, Any]]:
         rows = self.csv_rows()
         if rows is None:
-            raise ValueError(f"the {self.study} study has no per-depth table to write as CSV")
+            raise ValueError(f"the {self.study} study has no table to write as CSV (its result class defines no "
+                             "csv_rows)")
+        return list(rows)
+
+    def to_csv(self) -> str:
+        """The table of :meth:`csv_rows` as CSV text: a header of the columns, then one line per row; a missing or
+        non-finite number (None, NaN, ±inf: ``null`` in the JSON) is an empty cell."""
+        rows = self._table_rows()
         buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+        writer = csv.DictWriter(buffer, fieldnames=csv_columns(rows), lineterminator="\n")
         writer.writeheader()
         for row in rows:
-            writer.writerow({k: "" if v is None or (isinstance(v, float) and not math.isfinite(v)) else v
-                             for k, v in row.items()})
+            writer.writerow({k: _csv_cell(v) for k, v in row.items()})
         return buffer.getvalue()
+
+    def to_frame(self) -> Any:
+        """The table of :meth:`csv_rows` as a pandas ``DataFrame``: the CSV's columns in its order, one row per CSV
+        row (a missing number is NaN or None; a non-finite one, an empty cell in the CSV, keeps its value).
+
+        pandas is not a dependency of the package: this raises ImportError (saying ``pip install pandas``) where it
+        is not installed."""
+        try:
+            import pandas as pd
+        except ImportError as exc:
+            raise ImportError("StudyResult.to_frame() needs pandas, which this package does not install: "
+                              "pip install pandas") from exc
+        rows = self._table_rows()
+        return pd.DataFrame(rows, columns=csv_columns(rows))
 
     def save(self, path: str | Path) -> Path:
         """Write the JSON (validated against the schema) atomically; returns the path."""
@@ -563,6 +586,75 @@ class _signals_blocked:
         if self.previous is not None:
             signal.pthread_sigmask(signal.SIG_SETMASK, self.previous)
         return False
+
+
+def _csv_cell(value: Any) -> Any:
+    """A CSV cell: a missing or non-finite number is empty; numpy scalars as Python numbers."""
+    if isinstance(value, (np.generic,)):
+        value = value.item()
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return ""
+    return value
+
+
+def csv_columns(rows: Iterable[dict[str, Any]]) -> list[str]:
+    """The columns of a table's rows: every key, in the order of first appearance."""
+    return list(dict.fromkeys(key for row in rows for key in row))
+
+
+#: the columns of the long format (:func:`long_rows`) of a catalogue study's CSV
+LONG_COLUMNS = ("entry", "section", "record", "quantity", "index", "value")
+#: the keys whose values name an element of a list of records (``per_beta[0](beta=0.25)``), in this order
+_LABEL_KEYS = ("check", "quantity", "bound_kind", "dataset", "activation", "init", "hurst", "beta", "gamma", "kappa",
+               "hidden", "width", "depth", "delta")
+
+
+def long_rows(entry: str, result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every number of a ``result`` section, one row each: the CSV of a catalogue study (regimes presets, training
+    experiments, figures), whose entries' results differ in shape. ``result`` is made JSON-ready first
+    (:func:`to_jsonable`), so each number is the one the JSON holds (NaN and ±inf: None, an empty cell).
+
+    Columns (:data:`LONG_COLUMNS`):
+
+    * ``entry`` — the preset, experiment or figure;
+    * ``section`` — the top-level key of the JSON's ``result`` holding the number (``per_beta``, ``groups``,
+      ``checks``, …);
+    * ``record`` — the path below the section to the object holding it, ``/``-separated: a key, or a list
+      position ``[i]`` followed, for an element that is an object, by its naming fields, e.g.
+      ``[0](beta=0.25)/r_h``; empty for a number directly in the section;
+    * ``quantity`` — the number's key (``slope``, ``median``, …); a list within a list adds the outer position
+      (``band[1]``);
+    * ``index`` — the position in a list of numbers (``median`` per depth), empty for a single number;
+    * ``value`` — the number (None where the JSON has ``null``).
+
+    Text, flags and verdicts are left out (the JSON has them).
+    """
+    rows: list[dict[str, Any]] = []
+
+    def label(position: int, node: dict[str, Any]) -> str:
+        names = [f"{key}={node[key]}" for key in _LABEL_KEYS
+                 if key in node and isinstance(node[key], (str, int, float)) and not isinstance(node[key], bool)]
+        return f"[{position}]" + (f"({', '.join(names)})" if names else "")
+
+    def visit(node: Any, section: str, record: tuple[str, ...], quantity: str, index: int | None) -> None:
+        if isinstance(node, dict):
+            if index is not None:
+                record = record + ((quantity if quantity != section or record else "") + label(index, node),)
+            elif quantity != section or record:
+                record = record + (quantity,)
+            for key, value in node.items():
+                visit(value, section, record, str(key), None)
+        elif isinstance(node, list):
+            name = quantity if index is None else f"{quantity}[{index}]"
+            for position, item in enumerate(node):
+                visit(item, section, record, name, position)
+        elif node is None or (isinstance(node, (int, float)) and not isinstance(node, bool)):
+            rows.append({"entry": entry, "section": section, "record": "/".join(record), "quantity": quantity,
+                         "index": index, "value": node})
+
+    for key, value in to_jsonable(result).items():
+        visit(value, str(key), (), str(key), None)
+    return rows
 
 
 def rows_from_columns(columns: dict[str, Iterable[Any]]) -> list[dict[str, Any]]:

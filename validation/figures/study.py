@@ -39,7 +39,7 @@ from typing import Any, Sequence
 from limits.fractional import check_hurst
 from validation.core import cli, runtime
 from validation.core.checks import check_line, combine
-from validation.core.results import RunInfo, StudyResult, utc_now
+from validation.core.results import RunInfo, StudyResult, long_rows, utc_now
 from validation.core.workers import PROCESS_MB, check_workers, run_memory_mb, task_runner
 from validation.core.settings import (
     CommonSettings, SettingsError, check_choice, check_depths, check_float, check_int, make_settings, parse_float_list,
@@ -327,6 +327,18 @@ class FiguresResult(StudyResult):
     def summary(self) -> dict[str, Any]:
         return {"figure": self.figure, **self.numbers}
 
+    def csv_rows(self) -> list[dict[str, Any]]:
+        """The CSV, in the long format every figure shares: one row per number of the JSON's ``result`` (the
+        figures' results differ in shape).
+
+        Columns (:func:`validation.core.results.long_rows`): ``entry`` (the figure), ``section`` (the top-level key
+        of the JSON's ``result``: ``per_hurst``, ``checks``, …), ``record`` (the path below it to the object holding
+        the number, a list element as ``[i]`` with its naming fields, e.g. ``per_hurst``, ``[0](hurst=0.2)``,
+        quantity ``estimate``), ``quantity`` (the number's key), ``index`` (its position in a list of numbers, empty
+        for a single number) and ``value`` (empty where the JSON has ``null``).
+        Text, flags and verdicts stay in the JSON."""
+        return long_rows(self.figure, self.summary())
+
     def table(self) -> str:
         text = FIGURES[self.figure].table(self.numbers)
         lines = [f"{self.numbers['title']}", f"paper: {self.numbers['paper']}", text, "", "checks:"]
@@ -406,7 +418,8 @@ COMMAND = cli.Command(
     listing=listing,
     estimate_mb=_estimate_mb,
     estimate_seconds=_estimate_seconds,
-    outputs=("json", "plot"),
+    csv_help="write every number of the result as CSV to this file, one row each, in the columns entry, section, "
+             "record, quantity, index, value",
 )
 
 

@@ -62,7 +62,7 @@ from limits.regime_theory import fractional_critical_beta
 from validation.core.regime_rule import critical_beta
 from validation.core.workers import check_workers, default_workers, run_memory_mb, run_tasks
 from validation.core.checks import FAIL, INCONCLUSIVE, Check, check_line, combine, interval_check
-from validation.core.results import RunInfo, StudyResult, utc_now
+from validation.core.results import RunInfo, StudyResult, to_jsonable, utc_now
 from validation.core.settings import (
     CommonSettings, SettingsError, check_choice, check_float, check_int, make_settings, parse_grid,
     optional_torch_dtype, resolve_device, setting,
@@ -354,6 +354,32 @@ class PhaseResult(StudyResult):
     def summary(self) -> dict[str, Any]:
         return dict(self.numbers)
 
+    def csv_rows(self) -> list[dict[str, Any]]:
+        """The CSV: one row per (H, β) cell of the diagram, H by H — the JSON's ``grid``, with the critical β of the
+        cell's H repeated on each of its rows. Columns:
+
+        * ``hurst``, ``beta`` — the cell;
+        * every array of the JSON's ``grid``, by its name: ``main_r_h_median_log10`` (the median of log10 r_h at
+          depth L), ``main_r_h_overflow`` (its overflowed samples), the same for ``r_p`` and for the second depth
+          L' (``ref_…``), and ``slope_r_h``, ``slope_r_p`` (the local slope in log L whose zero in β is the
+          depth-invariance β_c);
+        * ``predicted_critical_beta`` — the prediction β_c(H);
+        * ``critical_beta_depth_r_h``, ``critical_beta_depth_r_p``, ``critical_beta_level_r_h``,
+          ``critical_beta_level_r_p`` — the estimates of β_c(H) (empty where the β grid does not locate it).
+
+        A median that overflowed (+∞) is an empty cell, as it is ``null`` in the JSON; its overflow count says so."""
+        numbers = to_jsonable({key: self.numbers[key] for key in ("hursts", "betas", "grid", "critical_beta",
+                                                                  "predicted_critical_beta")})
+        rows: list[dict[str, Any]] = []
+        for j, hurst in enumerate(numbers["hursts"]):
+            for i, beta in enumerate(numbers["betas"]):
+                row: dict[str, Any] = {"hurst": hurst, "beta": beta}
+                row.update({key: values[i][j] for key, values in numbers["grid"].items()})
+                row["predicted_critical_beta"] = numbers["predicted_critical_beta"][j]
+                row.update({f"critical_beta_{key}": values[j] for key, values in numbers["critical_beta"].items()})
+                rows.append(row)
+        return rows
+
     def table(self) -> str:
         result = self.numbers
         h, b = result["hursts"], result["betas"]
@@ -427,7 +453,8 @@ COMMAND = cli.Command(
     run=run,
     estimate_mb=estimate_mb,
     estimate_seconds=estimate_seconds,
-    outputs=("json", "plot"),
+    csv_help="write one CSV row per H, β cell to this file: its medians, overflow counts and slopes, and the "
+             "critical β of its H",
 )
 
 

@@ -57,7 +57,7 @@ from limits.smooth import LENGTHSCALE_RANGE
 from validation.core import cli, runtime
 from validation.core.checks import check_line, combine
 from validation.core.regime_rule import TAU
-from validation.core.results import RunInfo, StudyResult, utc_now
+from validation.core.results import RunInfo, StudyResult, long_rows, utc_now
 from validation.core.settings import (
     CommonSettings, SettingsError, check_choice, check_depths, check_float, check_int, make_settings,
     parse_float_list, parse_int_list, resolve_device, setting,
@@ -270,6 +270,19 @@ class RegimesResult(StudyResult):
     def summary(self) -> dict[str, Any]:
         return dict(self.numbers)
 
+    def csv_rows(self) -> list[dict[str, Any]]:
+        """The CSV, in the long format every preset shares: one row per number of the JSON's ``result`` (the
+        presets' results differ in shape).
+
+        Columns (:func:`validation.core.results.long_rows`): ``entry`` (the preset), ``section`` (the top-level key
+        of the JSON's ``result``: ``per_beta``, ``bounds``, ``forward``, ``per_alpha``, …), ``record`` (the path
+        below it to the object holding the number, a list element as ``[i]`` with its naming fields, e.g.
+        ``per_beta``, ``[0](beta=0.25)/r_h``, quantity ``median``, index 2: the median r_h of β = 0.25 at the third
+        depth), ``quantity`` (the number's key), ``index`` (its position in a list of numbers, empty for a single
+        number) and ``value`` (empty where the JSON has ``null``).
+        Text, flags and verdicts stay in the JSON."""
+        return long_rows(self.settings.preset, self.summary())
+
     def table(self) -> str:
         text = PRESETS[self.settings.preset].table(self.numbers)
         lines = [text, "", "checks:"]
@@ -350,7 +363,8 @@ COMMAND = cli.Command(
     listing=listing,
     estimate_mb=estimate_mb,
     estimate_seconds=estimate_seconds,
-    outputs=("json", "plot"),
+    csv_help="write every number of the result as CSV to this file, one row each, in the columns entry, section, "
+             "record, quantity, index, value",
 )
 
 

@@ -40,7 +40,7 @@ import torch
 from tqdm.auto import tqdm
 
 from ..core import cli, runtime
-from ..core.results import RunInfo, StudyResult, git_commit, to_jsonable
+from ..core.results import RunInfo, StudyResult, git_commit, long_rows, to_jsonable
 from ..core.settings import (MIN_CONFIDENCE, CommonSettings, SettingsError, check_choice, check_float, check_int,
                              distinct_names, make_settings, parse_float_list, parse_grid, parse_int_list,
                              refuse_inapplicable, resolve_device, setting, settings_dict, settings_given)
@@ -351,6 +351,19 @@ class TrainingResult(StudyResult):
                 "configurations": len(self.records), "resumed": self.resumed, "checkpoint": self.checkpoint,
                 **{k: v for k, v in self.numbers.items() if k != "verdict"}, "records": self.records}
 
+    def csv_rows(self) -> list[dict[str, Any]]:
+        """The CSV, in the long format every experiment shares: one row per number of the JSON's ``result`` (the
+        experiments' results differ in shape), the per-configuration ``records`` included.
+
+        Columns (:func:`validation.core.results.long_rows`): ``entry`` (the experiment), ``section`` (the top-level
+        key of the JSON's ``result``: ``groups``, ``checks``, ``records``, …), ``record`` (the path below it to the
+        object holding the number, a list element as ``[i]`` with its naming fields, e.g. ``groups``,
+        ``cohen-synthetic/tanh/A/max_norm``, quantity ``geometric_mean``, index 0: at the first depth), ``quantity``
+        (the number's key), ``index`` (its position in a list of numbers, empty for a single number) and ``value``
+        (empty where the JSON has ``null``).
+        Text, flags and verdicts stay in the JSON."""
+        return long_rows(self.settings.experiment, self.summary())
+
     def table(self) -> str:
         e, s = self.experiment, self.settings
         lines = [f"{e.name}: {e.title}", f"paper: {e.paper}", f"claim: {e.claim}",
@@ -553,7 +566,8 @@ COMMAND = cli.Command(
     listing=listing,
     estimate_mb=lambda experiment, settings: _estimate(experiment, settings, "estimate_mb"),
     estimate_seconds=lambda experiment, settings: _estimate(experiment, settings, "estimate_seconds"),
-    outputs=("json", "plot"),
+    csv_help="write every number of the result as CSV to this file, one row each, in the columns entry, section, "
+             "record, quantity, index, value",
 )
 
 
