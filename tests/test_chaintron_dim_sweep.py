@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from limits.embedded_resnet import EmbeddedResNet, InfiniteWidthResNet
 from validation.training import chaintron2026, run
 from validation.training.catalogue import EXPERIMENTS
@@ -86,4 +88,39 @@ def test_the_dim_width_check_fails_a_residual_scale_without_the_root_dim(monkeyp
     monkeypatch.setattr(chaintron2026, "EmbeddedResNet", FiniteAlphaOverLM)
     monkeypatch.setattr(chaintron2026, "InfiniteWidthResNet", InfiniteAlphaOverLM)
     verdict, p, (low, _), (_, highest), _ = _dim_width(monkeypatch)
+    assert verdict == "FAIL" and low > highest and abs(p) < 0.15
+
+
+NONLINEAR = "chaintron2026-nonlinear"
+
+
+def _nonlinear_dim_width(monkeypatch) -> tuple[str, float, tuple[float, float], tuple[float, float]]:
+    """The nonlinear entry's ``dim-width`` check run alone at :data:`SIZES` (tanh): M = 1024 against 2M = 2048
+    nested units at each D (no exact M = ∞ network for tanh blocks); verdict, p, its interval and the band."""
+    entry = type(EXPERIMENTS[NONLINEAR])
+    monkeypatch.setattr(entry, "sweeps", tuple(sweep for sweep in entry.sweeps if sweep.key == "dim-width"))
+    result = run(NONLINEAR, **SIZES)
+    (check,) = result.numbers["checks"]
+    sweep = EXPERIMENTS[NONLINEAR].sweep("dim-width", result.settings)
+    fit = result.numbers["sweeps"]["dim-width"]["hidden_exponents"][result.numbers["checked_step"]]
+    assert fit["defined"], check
+    assert result.numbers["sweeps"]["dim-width"]["fitted_sizes"] == [16, 32, 64, 128, 256]
+    return (check["verdict"], -fit["slope"], (-fit["ci"][1], -fit["ci"][0]),
+            (sweep.exponent - sweep.margin, sweep.exponent + sweep.margin))
+
+
+@pytest.mark.slow
+def test_the_nonlinear_dim_width_check_passes_an_error_growing_as_root_dim(monkeypatch):
+    """tanh blocks, L = 16, M = 1024 against 2048, D = 16 … 256, 32 replicates, after 5 steps: p = −0.510
+    [−0.532, −0.489] PASS at seed 0 (−0.541 [−0.558, −0.522] at seed 1); about 100 s on one busy core."""
+    verdict, p, (low, high), (lowest, highest) = _nonlinear_dim_width(monkeypatch)
+    assert verdict == "PASS" and lowest <= low <= high <= highest and p < 0
+
+
+@pytest.mark.slow
+def test_the_nonlinear_dim_width_check_fails_a_residual_scale_without_the_root_dim(monkeypatch):
+    """The same plant as the linear entry's (the residual scale α/(LM) in standard-normal units), on tanh blocks:
+    p = 0.004 [−0.018, 0.025] FAIL at seed 0 — an error that does not grow with D."""
+    monkeypatch.setattr(chaintron2026, "EmbeddedResNet", FiniteAlphaOverLM)
+    verdict, p, (low, _), (_, highest) = _nonlinear_dim_width(monkeypatch)
     assert verdict == "FAIL" and low > highest and abs(p) < 0.15

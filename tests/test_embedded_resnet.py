@@ -177,7 +177,7 @@ def test_the_nonlinear_entry_measures_every_term(monkeypatch):
 
     result = run("chaintron2026-nonlinear", **NONLINEAR)
     checks = _checks(result)
-    assert set(checks) == {"width", "depth-width", "depth", "embedding"} and "FAIL" not in checks.values()
+    assert set(checks) == {"width", "depth-width", "depth", "embedding", "dim-width"} and "FAIL" not in checks.values()
     assert checks["depth"] == "PASS"
     sweeps = result.numbers["sweeps"]
     assert sweeps["width"]["sizes"] == [32, 64, 128, 256]                       # each against the next, twice as wide

@@ -7,6 +7,11 @@ PASS them:
     python -m validation.convergence --model tests/wrong_noise_scale.py:NoiseScale130
     python -m validation.convergence --model tests/wrong_noise_scale.py:DriftMissing
 
+the README's other convergence commands against a limit that is wrong in one term (the calibration's alternatives,
+``benchmarks/calibrate.py``): ``Res2FieldScale110``, ``CohenODEFieldScale110`` (a vector field 10% too large) and
+``PFDriftMissing`` (Peluchetti–Favaro's SDE without its drift ½ φ''(0) …, the Itô term of Thm 3.1) and
+``CohenItoMissing`` (Cohen et al.'s SDE without its Itô correction, still claimed at rate ½ — the shipped
+``cohen-sde-naive`` pair claims the opposite, that the error does *not* vanish, so its PASS is the rejection);
 and two wrong pairs built the way a user extends a shipped limit, by a subclass that overrides one primary method
 (the closed forms it inherits are withdrawn, :mod:`limits.closed_forms`): ``DriftOverride``, ``NoiseOverride``.
 """
@@ -14,6 +19,11 @@ and two wrong pairs built the way a user extends a shipped limit, by a subclass 
 import importlib.util
 from pathlib import Path
 
+import torch
+
+from limits.cohen import CohenODE, CohenSDE
+from limits.peluchetti_favaro import PFLimit, PFPair
+from limits.res_ode import Res2ODE
 from limits.res_sde import Res1Limit, Res1SDE
 
 _spec = importlib.util.spec_from_file_location(
@@ -101,3 +111,49 @@ class ExitsMidRun(Res1SDE):
 
             sys.exit(0)
         return super().network_step(h, t, dt, dW)
+
+
+class Res2FieldScale110(Res2ODE):
+    """res-2's network (smooth weights), paired with dH/dt = 1.1 V_t σ(H): the ODE's field 10% too large."""
+
+    name = "res2-ode-field-x1.1"
+    description = "res-2 network  <->  neural ODE with a 10% too large field (deliberately wrong)"
+
+    def limit_field(self, t, h):
+        return 1.1 * super().limit_field(t, h)
+
+
+class CohenODEFieldScale110(CohenODE):
+    """Cohen et al.'s ODE-regime network, paired with its linear ODE's field 10% too large."""
+
+    name = "cohen-ode-field-x1.1"
+    description = "Cohen et al.'s ODE-regime network  <->  its linear ODE with a 10% too large field (deliberately wrong)"
+
+    def limit_field(self, t, h):
+        return 1.1 * super().limit_field(t, h)
+
+
+class _PFDriftFreeLimit(PFLimit):
+    """Peluchetti–Favaro's limit without its drift: an override of ``f`` alone (Thm 3.1's ½ φ''(0) term left out)."""
+
+    def f(self, t, y):
+        return torch.zeros_like(y)
+
+
+class PFDriftMissing(PFPair):
+    """Peluchetti–Favaro's network (swish, φ''(0) = ½), paired with its SDE less the drift."""
+
+    name = "pf-drift-missing"
+    description = "Peluchetti-Favaro network  <->  its SDE without the drift (deliberately wrong)"
+
+    def limit_sde(self) -> PFLimit:
+        return _PFDriftFreeLimit(self.block, self.horizon)
+
+
+class CohenItoMissing(CohenSDE):
+    """Cohen et al.'s network against the SDE without the Itô correction ½ σ''(0) Q dt, claimed, as ``cohen-sde``
+    claims its own limit, to converge at rate ½ (``cohen-sde-naive`` is the same limit with the opposite claim)."""
+
+    name = "cohen-sde-ito-missing"
+    description = "Cohen et al.'s network  <->  its SDE without the Ito correction, claimed at rate 1/2 (deliberately wrong)"
+    corrected = False

@@ -270,6 +270,11 @@ NONLINEAR_SWEEPS: tuple[Sweep, ...] = (
           f"D ≥ {DOMINANCE**2}", lambda s: s.widths, lambda s, D: D >= DOMINANCE**2,
           lambda s, held=False: _mean_field_megabytes(s, "embedding", s.depth, max(s.widths)),
           replicate_factor=EMBEDDING_FACTOR),
+    Sweep("dim-width", "D", -0.5, "√(D/(LM))", "M against 2M (nested units), growing as D^½",
+          f"LM ≥ {DOMINANCE**2}·D", lambda s: dim_width_sizes(s),
+          lambda s, D: s.depth * dim_width_hidden(s) >= DOMINANCE**2 * D,
+          lambda s, held=False: replicate_megabytes(s, s.depth * max(dim_width_sizes(s)) * 2 * dim_width_hidden(s), 0,
+                                                    held=held)),
 )
 
 #: the error along the shapes that minimise the bound at a parameter budget P = LMD: M = L³, D = L², where the three
@@ -627,8 +632,11 @@ class ChaintronNonlinear(ChaintronLinear):
 
     * the finite-width term is measured as the difference between a network and the network twice as wide that
       holds its units, over M (``width``: consecutive widths of ``--hiddens``, each twice the one before) and over L
-      (``depth-width``: M = ``--hidden`` against 2M at each depth). On identity blocks this successive difference has
-      the exact comparison's exponent (0.50 against 0.50 at L = 16, D = 16, M = 16 … 4096, measured);
+      (``depth-width``: M = ``--hidden`` against 2M at each depth) and over D (``dim-width``: M =
+      :func:`dim_width_hidden` against 2M at each D of :func:`dim_width_sizes`, the error growing as √D: seed 0
+      −0.510 [−0.532, −0.489], seed 1 −0.541 [−0.558, −0.522]; the residual scale α/(LM) planted, 0.004
+      [−0.018, 0.025], FAIL). On identity blocks this successive difference has the exact comparison's exponent
+      (0.50 against 0.50 at L = 16, D = 16, M = 16 … 4096, measured);
     * the depth and embedding terms are measured on the network at M = ∞ in its n-dimensional form
       (:func:`limits.embedded_resnet.reduced_embedding`: exact for any activation; its M = ∞ law is approximated by
       N = :data:`MEAN_FIELD_UNITS` Monte-Carlo units in n = 6 dimensions), as the linear entry's sweeps are: ``depth``,
@@ -659,6 +667,9 @@ class ChaintronNonlinear(ChaintronLinear):
         "whose Gram matrix EᵀE/D escapes the central limit theorem":
             "tests/test_chaintron_sweep_plants.py::"
             "test_the_nonlinear_embedding_check_fails_draws_whose_gram_matrix_escapes_the_central_limit",
+        "a finite-width error α/√(LM) that does not grow with D, not √(D/(LM)): the residual scale α/(LM) in "
+        "standard-normal units instead of √D/(LM), on tanh blocks":
+            "tests/test_chaintron_dim_sweep.py::test_the_nonlinear_dim_width_check_fails_a_residual_scale_without_the_root_dim",
     }
     defaults = dict(depths=(4, 8, 16, 32, 64, 128), hiddens=(16, 32, 64, 128, 256, 512, 1024, 2048, 4096),
                     widths=(16, 32, 64, 128, 256, 512, 1024, 2048, 4096), depth=16, width=16, hidden=256, epochs=15,
@@ -682,7 +693,7 @@ class ChaintronNonlinear(ChaintronLinear):
         return self._configurations(settings)
 
     def _networks(self, configuration):
-        return len(configuration.params["sizes"]) + (configuration.key != "depth-width")
+        return len(configuration.params["sizes"]) + (configuration.key not in ("depth-width", "dim-width"))
 
     def measured_of(self, key, settings):
         return self.measured + (("half_units_error",) if key in MEAN_FIELD_UNITS else ())
@@ -694,6 +705,8 @@ class ChaintronNonlinear(ChaintronLinear):
         draws = UnitDraws(self.name, s, key, replicates, device)
         if key in MEAN_FIELD_UNITS:
             return self._mean_field_errors(s, key, draws, progress)
+        if key == "dim-width":
+            return self._dim_width_errors(s, draws, progress)
         w_e, w_u = draws.embedding(s.width)
 
         def finite(u, v):
@@ -714,6 +727,26 @@ class ChaintronNonlinear(ChaintronLinear):
                 u, v = draws.units(depth, 2 * s.hidden, depth)
                 errors.append(compare(finite(u[..., :s.hidden], v[..., :s.hidden]), finite(u, v)))
                 progress()
+        return torch.stack([e[0] for e in errors]), torch.stack([e[1] for e in errors])
+
+    def _dim_width_errors(self, s, draws: UnitDraws, progress) -> tuple[torch.Tensor, torch.Tensor]:
+        """The ``dim-width`` sweep: at each D of :func:`dim_width_sizes`, the network of M = :func:`dim_width_hidden`
+        units against the one of 2M that holds them (nested, as the ``width`` sweep), at L = ``--depth``. A smaller
+        D holds the first coordinates of the largest one's embedding rows and units, the units rescaled from
+        N(0, D_max) to N(0, D) — the linear entry's coupling of D."""
+        dims, hidden = list(dim_width_sizes(s)), dim_width_hidden(s)
+        w_e, w_u = draws.embedding(max(dims))
+        u, v = draws.units(s.depth, 2 * hidden, "units", dim=max(dims))
+        errors = []
+        for dim in dims:
+            scale = math.sqrt(dim / max(dims))
+            u_d, v_d = (u, v) if dim == max(dims) else (u[..., :dim, :] * scale, v[..., :dim, :] * scale)
+            w_e_d, w_u_d = w_e[:, :dim], w_u[:, :dim]
+            small, wide = (draws.train(EmbeddedResNet(w_e_d, w_u_d, u_d[..., :m], v_d[..., :m], activation=s.activation))
+                           for m in (hidden, 2 * hidden))
+            errors.append(compare(small, wide))
+            del u_d, v_d
+            progress()
         return torch.stack([e[0] for e in errors]), torch.stack([e[1] for e in errors])
 
     def _mean_field_errors(self, s, key: str, draws: UnitDraws, progress) -> tuple[torch.Tensor, ...]:
@@ -767,8 +800,9 @@ class ChaintronNonlinear(ChaintronLinear):
         mean_field = 6.6e-8 * s.epochs * s.replicates * (MEAN_FIELD_UNITS["depth"] * len(s.depths)
                                                           + EMBEDDING_FACTOR * MEAN_FIELD_UNITS["embedding"]
                                                           * (len(s.widths) + 1))
+        dim_width = 3.0e-8 * s.epochs * s.replicates * s.depth * 3 * dim_width_hidden(s) * sum(dim_width_sizes(s))
         return (3.0e-8 * s.epochs * s.replicates * s.width * (s.depth * sum(s.hiddens) + 3 * s.hidden * sum(s.depths))
-                + mean_field + 2.0)
+                + mean_field + dim_width + 2.0)
 
 
 class ChaintronBudget(ChaintronLinear):
