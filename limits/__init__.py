@@ -33,8 +33,13 @@ from .smooth import SmoothGaussianProcess
 # string here named every later commit "0.5.0". In a checkout the file dates from the last install, which is why a
 # result file records git's commit too (validation.core.results.git_commit). Without the file (a source tree never
 # built): the installed distribution's version, else "0+unknown", not a release's number.
+# ``__build_commit__``: the commit the build read ("g" and its hash, as in the version; None without git) and
+# whether its tree had uncommitted changes (``__build_dirty__``): what an installed wheel's result files name as their
+# code (validation.core.results.build_commit), where there is no checkout for git to read.
 try:
     from ._version import __version__
+    from ._version import commit as __build_commit__
+    from ._version import dirty as __build_dirty__
 except ImportError:
     from importlib import metadata as _metadata
 
@@ -42,6 +47,7 @@ except ImportError:
         __version__ = _metadata.version("resnet-limits")
     except _metadata.PackageNotFoundError:
         __version__ = "0+unknown"
+    __build_commit__, __build_dirty__ = None, False
     del _metadata
 
 __all__ = [

@@ -60,6 +60,10 @@ def tree_paths(block: str) -> tuple[set[str], list[str]]:
     return paths, problems
 
 
+#: files a build writes into the tree (git-ignored, absent from a clone before its install): not the layout's
+GENERATED = {"limits/_version.py"}   # setuptools-scm's version file (pyproject.toml [tool.setuptools_scm])
+
+
 def shipped_paths(root: Path) -> set[str]:
     """What the tree must name: every ``.py`` under the complete folders (and the folders holding them, and the JSON
     schemas with their folder), every file and folder directly in benchmarks/."""
@@ -67,7 +71,7 @@ def shipped_paths(root: Path) -> set[str]:
     for top in COMPLETE:
         for path in (root / top).rglob("*"):
             relative = path.relative_to(root)
-            if "__pycache__" in relative.parts:
+            if "__pycache__" in relative.parts or relative.as_posix() in GENERATED:
                 continue
             if path.is_file() and (path.suffix == ".py" or "schemas" in relative.parts):
                 wanted.add(relative.as_posix())

@@ -100,16 +100,14 @@ def build_commit() -> dict[str, Any] | None:
     as setuptools-scm wrote it into ``limits/_version.py`` at build time; None where it was built without git (a copy
     of the sources) or never built. Issue 67: a wheel installed outside any checkout has no git for
     :func:`git_commit` to read, so its result files named no code at all, and its version said "0.5.0"."""
-    try:
-        from limits import _version
-    except ImportError:
-        return None
-    node = getattr(_version, "commit", None)
+    import limits
+
+    node = getattr(limits, "__build_commit__", None)
     if not isinstance(node, str) or not node:
         return None
     # setuptools-scm writes git's node as in the version's local part: "g" and the hash
     commit = node[1:] if re.fullmatch(r"g[0-9a-f]{4,40}", node) else node
-    return {"commit": commit, "dirty": bool(getattr(_version, "dirty", False))}
+    return {"commit": commit, "dirty": bool(getattr(limits, "__build_dirty__", False))}
 
 
 @dataclass(frozen=True)
