@@ -171,3 +171,16 @@ def test_the_page_is_estimated_before_it_is_computed():
     mb, seconds = explore.estimate("res1")
     big_mb, big_seconds = explore.estimate("res1", width=64, samples=100_000)
     assert 0 < mb <= big_mb < 4096 and seconds < 600 < big_seconds
+
+
+def test_the_header_writes_the_model_as_a_formula_not_as_source_code():
+    """Issue 66: the header read "dH = (s/sqrt d) dB sigma(H) … <-> …", source-code text on a projected page. Every
+    shipped pair's description is shown in Unicode; whole words only ("sigmoid" is a word of its own)."""
+    from limits import PAIRS
+
+    assert explore.formula_text(PAIRS["res1"].description) == (
+        "res-1, i.i.d. weights, L^(−1/2) scaling  ↔  neural SDE dH = (s/√d) dB σ(H)")
+    for name, pair in PAIRS.items():
+        shown = explore.formula_text(pair.description)
+        assert not re.search(r"\bsigma\b|\bphi\b|\bpsi\b|sqrt|<->|\b[A-Za-z]_[tk]\b", shown), (name, shown)
+    assert explore.formula_text("sigmoid(x), beta_1") == "sigmoid(x), beta_1"

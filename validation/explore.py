@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -58,6 +59,24 @@ def _pair(model: str, width: int, seed: int):
     return pair_class(model)(ModelConfig(width=width), samples=1, seed=seed)
 
 
+
+#: a pair's one-line description as the command line prints it (ASCII), and as a class reads it on the page
+_GREEK = {"sigma": "σ", "phi": "φ", "psi": "ψ", "alpha": "α", "beta": "β", "nu": "ν"}
+_SUBSCRIPT = str.maketrans("tk", "ₜₖ")
+
+
+def formula_text(description: str) -> str:
+    """A pair's description with its formulas in Unicode for the page's header: "(s/sqrt d) dB sigma(H)" reads
+    "(s/√d) dB σ(H)", "<->" "↔", "V_t" "Vₜ", "L^-1/2" "L^(−1/2)", "1/2 sigma''(0)" "½ σ''(0)", "Ito" "Itô" (issue 66:
+    the header was source-code text). Words are matched whole, so "sigmoid" stays as it is."""
+    text = description.replace("<->", "↔").replace("sqrt ", "√")
+    text = re.sub(r"\^-([\w/]+)", lambda m: "^(−" + m.group(1) + ")", text)
+    text = re.sub(r"\b(" + "|".join(_GREEK) + r")\b", lambda m: _GREEK[m.group(1)], text)
+    text = re.sub(r"\b([A-Za-z])_([tk])\b", lambda m: m.group(1) + m.group(2).translate(_SUBSCRIPT), text)
+    text = re.sub(r"(?<![\w^(−/])1/2(?![\w/])", "½", text)
+    return re.sub(r"\bIto\b", "Itô", text)
+
+
 def _paths(model: str, width: int, seed: int, depths: Sequence[int]) -> dict[str, Any]:
     """One draw: the network's states at every depth and the limit's path on the same draw (first coordinates)."""
     from limits import BrownianGrid, SDEPair, run_network
@@ -78,7 +97,7 @@ def _paths(model: str, width: int, seed: int, depths: Sequence[int]) -> dict[str
         states = {L: run_network(pair, L, states=True) for L in depths}
         how = "the ODE on the same weights (dopri5, rtol 1e-10)"
     coordinates = min(pair.width, 4)
-    return {"description": pair.description, "kind": pair.kind, "limit_how": how, "coordinates": coordinates,
+    return {"description": formula_text(pair.description), "kind": pair.kind, "limit_how": how, "coordinates": coordinates,
             "times": times.tolist(), "limit": limit[:, 0, :coordinates].T.tolist(),
             "networks": {str(L): states[L][:, 0, :coordinates].T.tolist() for L in depths},
             "final_error": {str(L): float((states[L][-1, 0] - limit[-1, 0]).norm()) for L in depths}}
