@@ -29,11 +29,20 @@ def _execute(notebook, monkeypatch) -> list[dict]:
 
 
 @pytest.mark.parametrize("path", TUTORIALS, ids=lambda p: p.name)
-def test_every_tutorial_page_runs_as_a_notebook_in_a_kernel(path, monkeypatch):
+def test_every_tutorial_page_runs_as_a_notebook_and_shows_its_figures_as_images(path, monkeypatch):
+    """Each page runs without an error, and each cell that ends with a figure (``figure_…``) shows it as an image:
+    pages 01, 02 and 06 drew plain Matplotlib ``Figure``s, which a notebook shows as text only."""
     jupytext = pytest.importorskip("jupytext")
-    outputs = _execute(jupytext.read(path), monkeypatch)
+    notebook = jupytext.read(path)
+    outputs = _execute(notebook, monkeypatch)
     errors = [f"{o.get('ename')}: {o.get('evalue')}" for o in outputs if o.get("output_type") == "error"]
     assert not errors, errors
+    figures = [cell for cell in notebook.cells if cell.cell_type == "code"
+               and cell.source.strip().splitlines()[-1:] and cell.source.strip().splitlines()[-1].startswith("figure_")]
+    assert figures, f"{path.name}: no cell ends with a figure"
+    blind = [cell.source.strip().splitlines()[-1] for cell in figures
+             if not any("image/png" in output.get("data", {}) for output in cell.get("outputs", []))]
+    assert not blind, f"{path.name}: shown as text, not as an image: {blind}"
 
 
 def test_a_result_shows_its_report_and_its_figure_as_an_image_in_a_kernel(monkeypatch):

@@ -22,7 +22,7 @@ QUICK = os.environ.get("TUTORIAL_QUICK") == "1"  # the test suite runs this page
 import numpy as np
 import torch
 import torchsde
-from matplotlib.figure import Figure
+from validation.core.plots import new_figure  # a Matplotlib figure a notebook shows as an image
 
 import limits
 
@@ -166,7 +166,7 @@ print(f"the reference H (Euler, {FINE} steps) == the network of depth {FINE}: {t
 # has $L + 1$ of them. The thin straight lines between them only guide the eye.
 
 # %%
-figure_paths = Figure(figsize=(7.5, 4.2), layout="constrained")
+figure_paths = new_figure(figsize=(7.5, 4.2))
 ax = figure_paths.add_subplot()
 ax.plot(t_ref, H[:, 0, 0], color="black", lw=1.0, label=f"SDE: $H_t$ (Euler, {FINE} steps)")
 for L, style in zip(DEPTHS, ("o-", "s-", ".-")):
@@ -207,7 +207,7 @@ for L, e in zip(error_depths, errors):
 print(f"least-squares rate on this one path: {slope:.2f} (one path, no error bar: not a measurement of the rate)")
 
 # %%
-figure_error = Figure(figsize=(6.0, 4.2), layout="constrained")
+figure_error = new_figure(figsize=(6.0, 4.2))
 ax = figure_error.add_subplot()
 ax.loglog(error_depths, errors, "o-", label=r"this path: $\|h_L - H_1\|$")
 guide = errors[0] * (np.array(error_depths) / error_depths[0]) ** -0.5

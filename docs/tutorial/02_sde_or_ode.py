@@ -25,7 +25,7 @@ QUICK = os.environ.get("TUTORIAL_QUICK") == "1"  # the test suite runs this page
 # %%
 import numpy as np
 import torch
-from matplotlib.figure import Figure
+from validation.core.plots import new_figure  # a Matplotlib figure a notebook shows as an image
 
 import limits
 
@@ -170,7 +170,7 @@ for kind, values in ratios.items():
 # $\beta = 1$ it is the other way round. The figure shows the whole table.
 
 # %%
-figure_scalings = Figure(figsize=(10, 4.2), layout="constrained")
+figure_scalings = new_figure(figsize=(10, 4.2))
 axes = figure_scalings.subplots(1, 2, sharey=True)
 for ax, kind, critical in zip(axes, ratios, (0.5, 1.0)):
     for j, beta in enumerate(BETAS):

@@ -15,7 +15,7 @@ QUICK = os.environ.get("TUTORIAL_QUICK") == "1"  # the test suite runs this page
 # %%
 import numpy as np
 import torch
-from matplotlib.figure import Figure
+from validation.core.plots import new_figure  # a Matplotlib figure a notebook shows as an image
 
 from validation import gradients
 
@@ -122,7 +122,7 @@ for result in (res1, res2):
 # ([Results: gradients](../results/gradients.md)).
 
 # %%
-figure_rates = Figure(figsize=(6.6, 4.6), layout="constrained")
+figure_rates = new_figure(figsize=(6.6, 4.6))
 ax = figure_rates.add_subplot()
 for result, color, slope, slope_text in ((res1, "C0", 0.5, "1/2"), (res2, "C3", 1.0, "1")):
     depths, errors, fit = np.array(result.depths), result.rms("input"), result.fits["input"]
