@@ -24,6 +24,7 @@ estimate is within 25 % of the peak (issue 46's bound); running some cases updat
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import json
 import os
@@ -166,6 +167,14 @@ def _stat_sizes(pid: int) -> tuple[int, int] | None:
         return None
 
 
+@functools.cache
+def _libc():
+    """The C library, loaded once (the poll asks it about every descendant every 20 ms)."""
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
 def _same_address_space(parent: int, pid: int) -> bool:
     """Whether ``pid`` runs in its ``parent``'s address space: a child made by ``vfork`` before its ``exec`` — how
     Python's ``subprocess`` starts a command (the package asks ``git`` for its commit while its arrays are alive).
@@ -175,9 +184,7 @@ def _same_address_space(parent: int, pid: int) -> bool:
     kernel has it; elsewhere, the same virtual and resident sizes as the parent's at the same moment (a child forked
     a moment ago matches too, but its private pages are then none, so skipping it loses nothing)."""
     if _KCMP_SYSCALL is not None:
-        import ctypes
-
-        answer = ctypes.CDLL(None, use_errno=True).syscall(_KCMP_SYSCALL, parent, pid, _KCMP_VM, 0, 0)
+        answer = _libc().syscall(_KCMP_SYSCALL, parent, pid, _KCMP_VM, 0, 0)
         if answer in (0, 1, 2):  # 0: the same; 1 or 2: which orders first (different)
             return answer == 0
     sizes = _stat_sizes(parent)

@@ -56,7 +56,7 @@ from .settings import UsageError, settings_dict
 __all__ = [
     "SCHEMA_VERSION", "RunInfo", "StudyResult", "to_jsonable", "schema", "validate", "OutputPlan", "plan_outputs",
     "write_outputs", "FigureNotWritten", "write_text", "write_json", "save_figure", "FIGURE_SUFFIXES", "utc_now", "rows_from_columns", "git_commit",
-    "build_commit", "long_rows", "LONG_COLUMNS", "csv_columns",
+    "build_commit", "long_rows", "LONG_COLUMNS", "LONG_CSV_HELP", "csv_columns",
 ]
 
 #: 2 since 0.4: a verdict may be INCONCLUSIVE, and verdicts judged with a margin carry their check
@@ -602,6 +602,9 @@ def csv_columns(rows: Iterable[dict[str, Any]]) -> list[str]:
 
 #: the columns of the long format (:func:`long_rows`) of a catalogue study's CSV
 LONG_COLUMNS = ("entry", "section", "record", "quantity", "index", "value")
+#: the ``--help`` of a catalogue study's ``--csv`` (the long format)
+LONG_CSV_HELP = ("write every number of the result as CSV to this file, one row each, in the columns "
+                 + ", ".join(LONG_COLUMNS))
 #: the keys whose values name an element of a list of records (``per_beta[0](beta=0.25)``), in this order
 _LABEL_KEYS = ("check", "quantity", "bound_kind", "dataset", "activation", "init", "hurst", "beta", "gamma", "kappa",
                "hidden", "width", "depth", "delta")

@@ -39,7 +39,7 @@ from typing import Any, Sequence
 from limits.fractional import check_hurst
 from validation.core import cli, runtime
 from validation.core.checks import check_line, combine
-from validation.core.results import RunInfo, StudyResult, long_rows, utc_now
+from validation.core.results import RunInfo, StudyResult, LONG_CSV_HELP, long_rows, utc_now
 from validation.core.workers import PROCESS_MB, check_workers, run_memory_mb, task_runner
 from validation.core.settings import (
     CommonSettings, SettingsError, check_choice, check_depths, check_float, check_int, make_settings, parse_float_list,
@@ -418,8 +418,7 @@ COMMAND = cli.Command(
     listing=listing,
     estimate_mb=_estimate_mb,
     estimate_seconds=_estimate_seconds,
-    csv_help="write every number of the result as CSV to this file, one row each, in the columns entry, section, "
-             "record, quantity, index, value",
+    csv_help=LONG_CSV_HELP,
 )
 
 

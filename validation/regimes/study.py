@@ -57,7 +57,7 @@ from limits.smooth import LENGTHSCALE_RANGE
 from validation.core import cli, runtime
 from validation.core.checks import check_line, combine
 from validation.core.regime_rule import TAU
-from validation.core.results import RunInfo, StudyResult, long_rows, utc_now
+from validation.core.results import RunInfo, StudyResult, LONG_CSV_HELP, long_rows, utc_now
 from validation.core.settings import (
     CommonSettings, SettingsError, check_choice, check_depths, check_float, check_int, make_settings,
     parse_float_list, parse_int_list, resolve_device, setting,
@@ -363,8 +363,7 @@ COMMAND = cli.Command(
     listing=listing,
     estimate_mb=estimate_mb,
     estimate_seconds=estimate_seconds,
-    csv_help="write every number of the result as CSV to this file, one row each, in the columns entry, section, "
-             "record, quantity, index, value",
+    csv_help=LONG_CSV_HELP,
 )
 
 

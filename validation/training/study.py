@@ -40,7 +40,7 @@ import torch
 from tqdm.auto import tqdm
 
 from ..core import cli, runtime
-from ..core.results import RunInfo, StudyResult, git_commit, long_rows, to_jsonable
+from ..core.results import RunInfo, StudyResult, git_commit, LONG_CSV_HELP, long_rows, to_jsonable
 from ..core.settings import (MIN_CONFIDENCE, CommonSettings, SettingsError, check_choice, check_float, check_int,
                              distinct_names, make_settings, parse_float_list, parse_grid, parse_int_list,
                              refuse_inapplicable, resolve_device, setting, settings_dict, settings_given)
@@ -566,8 +566,7 @@ COMMAND = cli.Command(
     listing=listing,
     estimate_mb=lambda experiment, settings: _estimate(experiment, settings, "estimate_mb"),
     estimate_seconds=lambda experiment, settings: _estimate(experiment, settings, "estimate_seconds"),
-    csv_help="write every number of the result as CSV to this file, one row each, in the columns entry, section, "
-             "record, quantity, index, value",
+    csv_help=LONG_CSV_HELP,
 )
 
 
