@@ -141,8 +141,11 @@ COMMANDS: tuple[CommandCheck, ...] = (
     CommandCheck(
         "convergence-res2-rk4", "convergence", ("--workers", "1"),
         "blocks that are RK4 steps of the ODE converge at rate 4 (a README command)",
-        (Hypothesis("null: res2-rk4", ("--model", "res2-rk4"), True, 20),),
-        seconds=8.0, in_readme=True, notes="no command-level alternative yet"),
+        (Hypothesis("null: res2-rk4", ("--model", "res2-rk4"), True, 20),
+         Hypothesis("Kutta's order-3 blocks claimed at rate 4 (the competing rate)",
+                    ("--model", f"{PLANTS}:Kutta3ClaimedAsRK4"), False, 10)),
+        seconds=11.0, in_readme=True,
+        notes="the rows marked 'before fit_from 128' ran when the window rule alone chose the fitted depths"),
     CommandCheck(
         "convergence-cohen-sde", "convergence", ("--workers", "1"),
         "Cohen et al.'s network converges at 1/2 to the Itô-corrected SDE (a README command)",
@@ -152,6 +155,14 @@ COMMANDS: tuple[CommandCheck, ...] = (
         seconds=15.0, in_readme=True,
         notes="the shipped cohen-sde-naive pair is not this alternative: it claims the error does not vanish, and "
               "PASSes on that claim (10 of 10 when first run here by mistake)"),
+    CommandCheck(
+        "convergence-cohen-sde-naive", "convergence", ("--workers", "1"),
+        "Cohen et al.'s network does not converge to the SDE without the Itô correction: the error neither decays "
+        "at 1/2 nor grows (a README command)",
+        (Hypothesis("null: cohen-sde-naive", ("--model", "cohen-sde-naive"), True, 20),
+         Hypothesis("the same claim for the Itô-corrected SDE, to which the error does vanish at 1/2",
+                    ("--model", f"{PLANTS}:NaiveClaimOnTheCorrectedSDE"), False, 10)),
+        seconds=17.0, in_readme=True),
     CommandCheck(
         "convergence-cohen-ode", "convergence", ("--workers", "1", "--beta", "0.3"),
         "Cohen et al.'s ODE regime at β = 0.3 converges at min(1, β) (a README command)",
@@ -225,8 +236,34 @@ COMMANDS: tuple[CommandCheck, ...] = (
     CommandCheck(
         "gradients-res1", "gradients", ("--workers", "1"),
         "the backward pass of res-1 converges to the limit's adjoint at rate 1/2 (the planted wrong pair must FAIL)",
-        (Hypothesis("noise scale 1.3x in the limit", ("--model", f"{PLANTS}:NoiseScale130"), False, 5),),
-        seconds=85.0, notes="the right pair's default PASS: docs/results/defaults.md (not yet over seeds)"),
+        (Hypothesis("null: res1", ("--model", "res1"), True, 5),
+         Hypothesis("noise scale 1.3x in the limit", ("--model", f"{PLANTS}:NoiseScale130"), False, 5)),
+        seconds=85.0, in_readme=True),
+    CommandCheck(
+        "ablation", "ablation", ("--workers", "1"),
+        "the Itô-corrected limit converges at 1/2 and the naive one does not, on one plot (a README command)",
+        (Hypothesis("null: the study", (), True, 5),), seconds=112.0, in_readme=True,
+        notes="its two halves' alternatives are the convergence rows of cohen-sde and cohen-sde-naive"),
+    CommandCheck(
+        "solvers-gbm", "solvers", ("--workers", "1", "--problem", "gbm"),
+        "every applicable scheme's strong order against geometric Brownian motion's exact solution (a README command)",
+        (Hypothesis("null: gbm", (), True, 20),), seconds=26.0, in_readme=True,
+        notes="no command-level alternative yet"),
+    CommandCheck(
+        "regimes-chizat", "regimes", ("--preset", "chizat"),
+        "Chizat & Netrapalli Prop. 2.1: a ResNet with ReLU two-layer blocks at initialisation (a README command)",
+        (Hypothesis("null: the preset", (), True, 20),), seconds=30.0, in_readme=True,
+        notes="no command-level alternative yet"),
+    CommandCheck(
+        "phase", "phase", ("--workers", "1"),
+        "Marion et al. Fig. 7: res-3 with fractional weights, the (Hurst index, β) phase diagram (a README command)",
+        (Hypothesis("null: the study", (), True, 5),), seconds=210.0, in_readme=True,
+        notes="no command-level alternative yet"),
+    CommandCheck(
+        "marion-fig8", "training", ("--experiment", "marion-fig8", "--checkpoint-dir", "none"),
+        "Marion et al. Fig. 8: trained weights keep their initialisation's regularity along depth (a README command)",
+        (Hypothesis("null: the experiment", (), True, 5),), seconds=120.0, in_readme=True,
+        notes="its planted alternative is a test (Entry.rejects: an optimiser that does nothing)"),
     CommandCheck(
         "solvers-res1", "solvers", ("--workers", "1"),
         "every scheme's strong order on res-1's limit, and the network's row: the network converges to the limit at 1/2",

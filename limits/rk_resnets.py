@@ -117,10 +117,14 @@ class Res2RK4(_RungeKuttaResNet):
     #: 256, 2.3e-10 at 512. No float64 adaptive solver reaches that far (dopri5 at rtol = 1e-13 leaves a gap of 9e-10
     #: to its 100×-looser second, dopri8 at 1e-13 stays 5e-9 from the converged network, measured), so the reference
     #: is fixed-step: torchdiffeq's rk4 (the 3/8 rule) with 8 steps per layer of L = 512, whose error is about
-    #: 2.3e-10 / 8⁴ ≈ 6e-14 (second: 4 per layer). The window rule drops L = 8, 16, 32, where the correction sits on
-    #: its bound, and fits L = 64 … 512 (docs/results/convergence.md)
+    #: 2.3e-10 / 8⁴ ≈ 6e-14 (second: 4 per layer). The fit starts at L = 128, the first depth with Δ ≤ ℓ/12 (ℓ = 0.1,
+    #: the weights' length-scale): below it the bend is not the corrected model's c/L — the local slope's excess over
+    #: 4 falls from 1.0 (32 → 64) to 0.02 (64 → 128), 40× in one doubling where c/L halves it — and the window rule,
+    #: left alone, kept L = 64 (its move, −0.012 … −0.034, is not resolved at 200 samples), biased the rate to
+    #: 3.97–3.99 and was INCONCLUSIVE on 6 seeds of 20 (benchmarks/results/calibration.json). On 128 … 512 a
+    #: straight line: 4.004 [4.003, 4.005] at seed 0 (docs/results/convergence.md); L = 8 … 64 are shown, not fitted
     default_study: ClassVar[dict[str, Any]] = {
-        "depths": (8, 16, 32, 64, 128, 256, 512), "samples": 200, "width": 10,
+        "depths": (8, 16, 32, 64, 128, 256, 512), "samples": 200, "width": 10, "fit_from": 128,
     }
     reference_refinement = 8
     reference_method = "rk4"

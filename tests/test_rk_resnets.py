@@ -146,6 +146,23 @@ def test_rk4_rate_is_four():
     assert verdict(fit, 4.0, 0.1) == "PASS"
 
 
+def test_the_same_measurement_fails_kuttas_order_three_block_claimed_at_four():
+    """The planted alternative of the calibration (tests/wrong_noise_scale.py): blocks that are Kutta's order-3 step,
+    claimed at res2-rk4's rate 4, measure 3 and FAIL on the depths and reference where RK4's blocks PASS."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("plants", Path(__file__).with_name("wrong_noise_scale.py"))
+    plants = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plants)
+    pair = plants.Kutta3ClaimedAsRK4(ModelConfig(width=6), samples=20, seed=0)
+    depths = [64, 128, 256]
+    errors = ode_errors(pair, depths, rtol=1e-13, atol=1e-13)
+    fit = fit_rate(depths, errors.final_sq, resamples=300)
+    assert abs(fit.rate - 3.0) < 0.05, fit
+    assert pair.theory_rate == 4.0 and verdict(fit, pair.theory_rate, 0.1) == "FAIL"
+
+
 def test_stage_times_read_alone_equal_the_engines_batch():
     """A stage time read alone (inside the block) or in the engine's batch gives the same weights."""
     pair = _pair("res2-rk4")

@@ -11,7 +11,9 @@ the README's other convergence commands against a limit that is wrong in one ter
 ``benchmarks/calibrate.py``): ``Res2FieldScale110``, ``CohenODEFieldScale110`` (a vector field 10% too large) and
 ``PFDriftMissing`` (Peluchetti–Favaro's SDE without its drift ½ φ''(0) …, the Itô term of Thm 3.1) and
 ``CohenItoMissing`` (Cohen et al.'s SDE without its Itô correction, still claimed at rate ½ — the shipped
-``cohen-sde-naive`` pair claims the opposite, that the error does *not* vanish, so its PASS is the rejection);
+``cohen-sde-naive`` pair claims the opposite, that the error does *not* vanish, so its PASS is the rejection), and
+``Kutta3ClaimedAsRK4`` (res2-rk4's claim of rate 4 for blocks that are Kutta's order-3 step: the competing rate),
+``NaiveClaimOnTheCorrectedSDE`` (``cohen-sde-naive``'s claim, no convergence, made where the error does vanish);
 and two wrong pairs built the way a user extends a shipped limit, by a subclass that overrides one primary method
 (the closed forms it inherits are withdrawn, :mod:`limits.closed_forms`): ``DriftOverride``, ``NoiseOverride``.
 """
@@ -21,10 +23,11 @@ from pathlib import Path
 
 import torch
 
-from limits.cohen import CohenODE, CohenSDE
+from limits.cohen import CohenODE, CohenSDE, CohenSDENaive
 from limits.peluchetti_favaro import PFLimit, PFPair
 from limits.res_ode import Res2ODE
 from limits.res_sde import Res1Limit, Res1SDE
+from limits.rk_resnets import Res2RK4
 
 _spec = importlib.util.spec_from_file_location(
     "damped_res1_ode", Path(__file__).resolve().parents[1] / "docs/examples/damped_res1_ode.py")
@@ -157,3 +160,34 @@ class CohenItoMissing(CohenSDE):
     name = "cohen-sde-ito-missing"
     description = "Cohen et al.'s network  <->  its SDE without the Ito correction, claimed at rate 1/2 (deliberately wrong)"
     corrected = False
+
+
+class Kutta3ClaimedAsRK4(Res2RK4):
+    """res2-rk4's claim (rate 4) made for a network whose blocks are Kutta's third-order step of the same ODE:
+
+        k₁ = F(t_k, h_k),  k₂ = F(t_k + Δ/2, h_k + (Δ/2) k₁),  k₃ = F(t_k + Δ, h_k − Δ k₁ + 2Δ k₂),
+        h_{k+1} = h_k + (Δ/6)(k₁ + 4k₂ + k₃),
+
+    a scheme of order 3: the competing rate, 20 δ from the claim (Hairer, Nørsett & Wanner, Table II.1.1)."""
+
+    name = "res2-kutta3-claimed-4"
+    description = "res-2 network with Kutta's order-3 block  <->  its neural ODE, claimed at rate 4 (deliberately wrong)"
+    scheme = "Kutta's third-order scheme (claimed as order 4)"
+    evaluations_per_layer = 3
+
+    def network_step(self, h, t, dt, weights):
+        half = dt * 0.5
+        k1 = self.block(h, weights)
+        k2 = self.block(h + half * k1, self._weights_at(t + half))
+        k3 = self.block(h + dt * (2 * k2 - k1), self._weights_at(t + dt))
+        return h + (k1 + 4 * k2 + k3) * dt * (1 / 6)
+
+
+class NaiveClaimOnTheCorrectedSDE(CohenSDENaive):
+    """``cohen-sde-naive``'s claim — the error does not vanish (rate 0, ½ excluded) — made for the network against the
+    Itô-corrected SDE it does converge to at ½: the alternative that claim must reject."""
+
+    name = "cohen-sde-naive-claim-on-corrected"
+    description = ("cohen-sde network  <->  its Ito-corrected SDE, claimed not to converge (deliberately wrong: the "
+                   "error vanishes at 1/2)")
+    corrected = True

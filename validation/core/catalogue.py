@@ -13,6 +13,9 @@ so adding an entry is one new file and its line in that tuple (docs/design.md, "
 The registry resolves a run's settings the same way for every study (:meth:`Catalogue.resolve_values`): a given
 setting the entry does not take is refused, naming the ones it takes; every other setting is the entry's default
 unless given.
+
+It also states them: ``--help`` prints a setting's default from the entries' :attr:`Entry.defaults`
+(:meth:`Catalogue.stated_default`), never from prose a maintainer keeps in step by hand.
 """
 
 from __future__ import annotations
@@ -20,9 +23,25 @@ from __future__ import annotations
 import abc
 from typing import Any, ClassVar, Generic, Iterable, Iterator, Mapping, TypeVar
 
-from .settings import SettingsError, refuse_inapplicable, settings_given
+from .settings import ALWAYS_APPLY, SettingsError, refuse_inapplicable, settings_given
 
-__all__ = ["Entry", "Catalogue"]
+__all__ = ["Entry", "Catalogue", "cli_text"]
+
+
+def cli_text(value: Any, none_text: str | None = None) -> str:
+    """A setting's value as the command line writes it: ``(8, 32, 128)`` → ``8,32,128``, pairs ``((-1.5, -1.0),
+    …)`` → ``-1.5:-1,…``, numbers by ``%g`` (``3.1622776601683795`` → ``3.16228``); ``None`` → ``none_text`` (what
+    the setting does when left unset, e.g. "1/√d"; "none" when not given)."""
+    if value is None:
+        return none_text if none_text is not None else "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, (tuple, list)):
+        return ",".join(":".join(cli_text(part) for part in item) if isinstance(item, (tuple, list))
+                        else cli_text(item) for item in value) if value else "none"
+    return str(value)
 
 
 class Entry(abc.ABC):
@@ -128,6 +147,26 @@ class Catalogue(Mapping[str, E], Generic[E]):
         refuse_inapplicable(given, entry.takes(), entry.described(self.noun))
         values = {**entry.defaults, **{key: getattr(settings, key) for key in given}}
         return entry, values, given
+
+    def stated_default(self, setting: str, default: Any = None, none_text: str | None = None,
+                       entry: str | None = None) -> str | None:
+        """The default of ``setting`` as ``--help`` states it, from the entries' own :attr:`Entry.defaults` (None
+        when no entry sets it): the one value the entries that take it share, or each value followed by its
+        entries, the most common first — ``the figure's: 32 (pf-function-space, pf-abc); 8 (pf-qualitative,
+        pf-relu)``. An entry that takes the setting (or one every entry takes: seed, dtype, device) without setting
+        it runs at the study's ``default``; ``none_text`` says what a value of None means. With ``entry``
+        (``--figure NAME --help``), that entry's value alone."""
+        if not any(setting in e.defaults for e in self._entries.values()):
+            return None
+        chosen = [self[entry]] if entry is not None else list(self._entries.values())
+        groups: dict[str, list[str]] = {}
+        for taker in chosen:
+            if setting in taker.defaults or setting in taker.takes() or setting in ALWAYS_APPLY:
+                groups.setdefault(cli_text(taker.defaults.get(setting, default), none_text), []).append(taker.name)
+        if len(groups) <= 1:
+            return next(iter(groups), None)
+        ordered = sorted(groups.items(), key=lambda item: -len(item[1]))  # stable: ties keep the catalogue's order
+        return f"the {self.noun}'s: " + "; ".join(f"{text} ({', '.join(names)})" for text, names in ordered)
 
     def listing(self, header: str) -> str:
         """The ``--list`` text: ``header``, then each entry's name and title, and the flags it takes."""

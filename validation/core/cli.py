@@ -221,11 +221,13 @@ def brief(text: str, limit: int = BRIEF_CHARS, start: int = 15, marks: tuple[str
     return text[:min(cuts)].rstrip(" ,;:") + " …"
 
 
-def _help(field: dataclasses.Field, short: bool = False) -> str:
+def _help(field: dataclasses.Field, short: bool = False, stated: str | None = None) -> str:
+    """A flag's help and its default: ``stated`` where the catalogue states it from its entries, else the field's
+    ``default_text``, else its default."""
     meta = field.metadata
     if meta.get("action") in ("store_true", "store_false"):
         return brief(meta["help"]) if short else meta["help"]
-    text = meta.get("default_text")
+    text = stated if stated is not None else meta.get("default_text")
     if text is None:
         default = field.default
         if isinstance(default, tuple):
@@ -251,7 +253,7 @@ def brief_default(text: str) -> str:
     Never cut inside a value."""
     if len(text) <= BRIEF_DEFAULT_CHARS:
         return text
-    cuts = sorted(i for mark in DEFAULT_MARKS for i in _find_all(text, mark) if i >= 3)
+    cuts = sorted(i for mark in DEFAULT_MARKS for i in _find_all(text, mark) if i >= 1)
     head_start = 0
     for cut in cuts:
         head = text[:cut]
@@ -346,10 +348,14 @@ def build_parser(command: Command, *, short: bool = True, argv: Sequence[str] | 
     groups = {name: parser.add_argument_group(name) for name in names}
     if command.add_arguments is not None:
         command.add_arguments(groups["model"])
+    chosen = _chosen_entry(command, argv)[1] if command.catalogue is not None and command.positional else None
     for field in fields:
         meta = field.metadata
+        stated = (None if command.catalogue is None else
+                  command.catalogue.stated_default(field.name, field.default, meta.get("default_text"),
+                                                           chosen))
         kwargs: dict[str, Any] = {"dest": field.name, "default": argparse.SUPPRESS,
-                                  "help": _help(field, short) if shown is None or field.name in shown
+                                  "help": _help(field, short, stated) if shown is None or field.name in shown
                                   else argparse.SUPPRESS}
         action = meta.get("action")
         if action in ("store_true", "store_false"):

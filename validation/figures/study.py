@@ -59,124 +59,98 @@ SMOKE: dict[str, Any] = FIGURES.field("smoke")
 class FiguresSettings(CommonSettings):
     """Settings of the figures study; ``None`` means the figure's default."""
 
-    width: int | None = setting(None, "P&F: ResNet width D; chizat: width d", parse=int, group="model",
-                                default_text="the figure's (32; pf-qualitative, pf-relu 8; chizat 40; "
-                                             "chizat-feature-speed 128)")
+    width: int | None = setting(None, "P&F: ResNet width D; chizat: width d", parse=int, group="model")
     widths: tuple[int, ...] | None = setting(None, "pf-sizes: ResNet widths D, comma list, increasing (the grid is "
                                                    "--depths × --widths; the last cell is the reference)",
-                                             parse=parse_int_list, group="model", default_text="8,32,128")
-    depth: int | None = setting(None, "P&F: ResNet depth L (Δt = 1/L)", parse=int, group="model",
-                                default_text="64")
+                                             parse=parse_int_list, group="model")
+    depth: int | None = setting(None, "P&F: ResNet depth L (Δt = 1/L)", parse=int, group="model")
     inputs: int | None = setting(None, "P&F: inputs z equally spaced on [−2, 2] (pf-2d: per axis of [−2, 2]²); "
-                                       "chizat-kernel: inputs x ~ N(0, I_d) of the kernel", parse=int, group="model",
-                                 default_text="100; pf-correlation 40; pf-2d 25; pf-sizes 9; chizat-kernel 3; chizat-phase 4")
+                                       "chizat-kernel: inputs x ~ N(0, I_d) of the kernel", parse=int, group="model")
     draws: int | None = setting(None, "P&F: function draws (independent networks; pf-relu, pf-sizes: per depth, per "
-                                      "cell)", parse=int, group="model",
-                                default_text="200; pf-correlation, pf-relu 1000; pf-sizes 500; pf-qualitative, pf-abc 2000")
-    show: int | None = setting(None, "draws (realisations) drawn in each panel", parse=int, group="model",
-                               default_text="5; marion-fbm, pf-2d, pf-sizes 3; pf-abc 10")
-    sigma_w: float | None = setting(None, "P&F ResNet: σ_w (ΔW ~ N(0, σ_w²Δt/D)), 0 to 100", parse=float, group="model",
-                                    default_text="1; pf-abc √10")
-    sigma_b: float | None = setting(None, "P&F ResNet: σ_b (Δb ~ N(0, σ_b²Δt)), 0 to 100", parse=float, group="model",
-                                    default_text="1; pf-abc √10")
+                                      "cell)", parse=int, group="model")
+    show: int | None = setting(None, "draws (realisations) drawn in each panel", parse=int, group="model")
+    sigma_w: float | None = setting(None, "P&F ResNet: σ_w (ΔW ~ N(0, σ_w²Δt/D)), 0 to 100", parse=float, group="model")
+    sigma_b: float | None = setting(None, "P&F ResNet: σ_b (Δb ~ N(0, σ_b²Δt)), 0 to 100", parse=float, group="model")
     input_layer: str | None = setting(None, "P&F ResNet input: copy (x_0 = z·1, the paper's SC models) or random "
                                             "(x_0 = W_I z, W_I ~ N(0, I), the paper's SR models)",
-                                      choices=("copy", "random"), group="model",
-                                      default_text="copy; pf-abc random")
+                                      choices=("copy", "random"), group="model")
     sde_factor: int | None = setting(None, "pf-function-space, pf-qualitative: Euler steps of the SDE per ResNet "
                                            "layer, on the same Brownian path (pf-qualitative: a power of two)",
-                                     parse=int, group="model", default_text="8; pf-qualitative 4")
+                                     parse=int, group="model")
     eoc_width: int | None = setting(None, "P&F: width of the edge-of-chaos feed-forward networks", parse=int,
-                                    group="model", default_text="48")
+                                    group="model")
     eoc_depth: int | None = setting(None, "P&F: layers of the edge-of-chaos feed-forward networks", parse=int,
-                                    group="model", default_text="100")
+                                    group="model")
     eoc_sigma_b: float | None = setting(None, "P&F: bias std σ_b of EO_tanh, 0 to 100 (σ_w is then solved for χ = 1; "
-                                              "EO_ReLU is always σ_w² = 2, σ_b = 0)", parse=float, group="model",
-                                        default_text="0.2")
+                                              "EO_ReLU is always σ_w² = 2, σ_b = 0)", parse=float, group="model")
     accepted: int | None = setting(None, "pf-abc: the draws nearest to the data accepted as the posterior sample",
-                                   parse=int, group="model", default_text="10")
+                                   parse=int, group="model")
     data: tuple[tuple[float, float], ...] | None = setting(
         None, "pf-abc: the data set, z:y,z:y,… (z in [−2, 2])", parse=parse_data, group="model",
-        metavar="Z:Y,…", default_text="-1.5:-1,0:1,1.5:-1")
+        metavar="Z:Y,…")
     hursts: tuple[float, ...] | None = setting(None, "marion-fbm: Hurst indices, comma list, each in (0, 1)",
-                                               parse=parse_float_list, group="model", default_text="0.2,0.5,0.8")
+                                               parse=parse_float_list, group="model")
     length: int | None = setting(None, "marion-fbm: steps n of each path on [0, 1] (≥ 16)", parse=int,
-                                 group="model", default_text="1024")
+                                 group="model")
     realisations: int | None = setting(None, "marion-fbm: realisations per H for the estimate", parse=int,
-                                       group="model", default_text="500")
-    hidden: int | None = setting(None, "chizat: hidden units M per block", parse=int, group="model",
-                                 default_text="16; chizat-feature-speed 128")
-    layers: int | None = setting(None, "chizat: depth L", parse=int, group="model",
-                                 default_text="100; chizat-kernel 32; chizat-backward 64")
+                                       group="model")
+    hidden: int | None = setting(None, "chizat: hidden units M per block", parse=int, group="model")
+    layers: int | None = setting(None, "chizat: depth L", parse=int, group="model")
     kappas: tuple[float, ...] | None = setting(None, "chizat: α = κ/√(ML), comma list, each > 0 "
                                                      "(chizat-feature-speed: one ResNet per κ)",
-                                               parse=parse_float_list, group="model",
-                                               default_text="1,2; chizat-feature-speed 0.5,1,2; chizat-kernel, chizat-backward "
-                                                            "0.0625,0.125,0.25,0.5")
+                                               parse=parse_float_list, group="model")
     networks: int | None = setting(None, "chizat: independent networks (input x ~ N(0, I_d) each; "
-                                         "chizat-feature-speed: per depth and model)", parse=int, group="model",
-                                   default_text="2000; chizat-feature-speed 32; chizat-kernel 200; chizat-phase 16")
+                                         "chizat-feature-speed: per depth and model)", parse=int, group="model")
     sigma_u: float | None = setting(None, "chizat: std of u_j", parse=float, group="model", default_text="1/√d")
-    sigma_v: float | None = setting(None, "chizat: std of v_j", parse=float, group="model", default_text="1")
+    sigma_v: float | None = setting(None, "chizat: std of v_j", parse=float, group="model")
     thresholds: tuple[float, ...] | None = setting(None, "chizat: thresholds a as multiples of E[S^L], comma "
-                                                         "list, each > 0", parse=parse_float_list, group="model",
-                                                   default_text="1,2,4,8,16")
+                                                         "list, each > 0", parse=parse_float_list, group="model")
     sde_tolerance: float | None = setting(None, "pf-function-space: RMS(ResNet − SDE)/SD(ResNet) ≤ this",
-                                          parse=float, group="checks", default_text="0.25")
+                                          parse=float, group="checks")
     eoc_min_pc: float | None = setting(None, "pf-function-space: the EOC networks' first principal component "
-                                             "explains ≥ this fraction", parse=float, group="checks",
-                                       default_text="0.9")
+                                             "explains ≥ this fraction", parse=float, group="checks")
     resnet_max_pc: float | None = setting(None, "pf-function-space: the ResNets' first principal component "
-                                                "explains ≤ this fraction", parse=float, group="checks",
-                                          default_text="0.9")
+                                                "explains ≤ this fraction", parse=float, group="checks")
     eoc_min_correlation: float | None = setting(None, "pf-correlation: each EOC network's minimum correlation "
-                                                      "≥ this", parse=float, group="checks", default_text="0.8")
+                                                      "≥ this", parse=float, group="checks")
     resnet_max_correlation: float | None = setting(None, "pf-correlation: each ResNet's minimum correlation ≤ "
-                                                         "this", parse=float, group="checks", default_text="0.5")
+                                                         "this", parse=float, group="checks")
     alpha: float | None = setting(None, "pf-qualitative: the level of its tests (exchangeability not rejected, "
                                         "Gaussianity rejected, and the planted controls the other way)", parse=float,
-                                  group="checks", default_text="0.01")
-    hurst_tolerance: float | None = setting(None, "marion-fbm: |Ĥ − H| ≤ this", parse=float, group="checks",
-                                            default_text="0.02")
+                                  group="checks")
+    hurst_tolerance: float | None = setting(None, "marion-fbm: |Ĥ − H| ≤ this", parse=float, group="checks")
     doob_constant: float | None = setting(None, "chizat: the constant of E[sup S] ≤ C E[S^L] (Doob: 4)",
-                                          parse=float, group="checks", default_text="4")
+                                          parse=float, group="checks")
     tail_constant: float | None = setting(None, "chizat: P(sup S ≥ a) ≤ C E[S^L]/a is checked with this C "
-                                                "(Doob: 1)", parse=float, group="checks", default_text="1")
+                                                "(Doob: 1)", parse=float, group="checks")
     exponent_tolerance: float | None = setting(None, "chizat-backward: the exponent of E sup_ℓ S_b^ℓ in MLα² must lie "
                                                      "within 1 ± this; chizat-phase: an exponent in L within ± this is "
                                                      "'of order 1'; pf-relu, chizat-feature-speed: each exponent in L "
                                                      "within theory ± this",
-                                               parse=float, group="checks", default_text="0.1")
+                                               parse=float, group="checks")
     drift_tolerance: float | None = setting(None, "pf-relu: the control (φ = identity, γ = ½) keeps |E[x_T − x_0]|/SD(x_T) "
-                                                  "≤ this at every depth", parse=float, group="checks",
-                                            default_text="0.1")
+                                                  "≤ this at every depth", parse=float, group="checks")
     ode_tolerance: float | None = setting(None, "pf-relu: at γ = 1 the ReLU network's mean displacement at the deepest "
                                                 "depth is within this relative distance of the neural ODE's",
-                                          parse=float, group="checks", default_text="0.02")
+                                          parse=float, group="checks")
     shape_tolerance: float | None = setting(None, "pf-sizes: each judged cell's first-PC fraction and correlations "
-                                                  "within ± this of the reference cell's", parse=float, group="checks",
-                                            default_text="0.1")
+                                                  "within ± this of the reference cell's", parse=float, group="checks")
     scale_tolerance: float | None = setting(None, "pf-sizes: each judged cell's log SD of x_T,1(z) within ± this of the "
-                                                  "reference cell's", parse=float, group="checks", default_text="0.15")
+                                                  "reference cell's", parse=float, group="checks")
     judged_depth: int | None = setting(None, "pf-sizes: the checks judge the cells with L ≥ this (the others are "
-                                             "tabulated, not judged)", parse=int, group="checks", default_text="64")
+                                             "tabulated, not judged)", parse=int, group="checks")
     judged_width: int | None = setting(None, "pf-sizes: the checks judge the cells with D ≥ this", parse=int,
-                                       group="checks", default_text="32")
+                                       group="checks")
     depths: tuple[int, ...] | None = setting(None, "chizat-phase, chizat-feature-speed, pf-relu, pf-sizes: depths L, "
-                                                   "comma list, increasing", parse=parse_int_list, group="model",
-                                             default_text="8,32,128,512; chizat-feature-speed 4,8,…,64; pf-relu "
-                                                          "16,32,…,1024; pf-sizes 16,64,256")
+                                                   "comma list, increasing", parse=parse_int_list, group="model")
     betas: tuple[float, ...] | None = setting(None, "chizat-phase: β of α = L^-β/√M, comma list", parse=parse_float_list,
-                                              group="model", default_text="0.5,0.75,1")
+                                              group="model")
     gammas: tuple[float, ...] | None = setting(None, "chizat-phase: γ of the learning rate η = η₀ L^γ, comma list",
-                                               parse=parse_float_list, group="model", default_text="-0.5,0,0.5,1,1.5")
-    eta0: float | None = setting(None, "chizat-phase: η₀ of the learning rate", parse=float, group="model",
-                                 default_text="0.05")
-    steps: int | None = setting(None, "chizat-phase: full-batch gradient steps", parse=int, group="model",
-                                default_text="3")
+                                               parse=parse_float_list, group="model")
+    eta0: float | None = setting(None, "chizat-phase: η₀ of the learning rate", parse=float, group="model")
+    steps: int | None = setting(None, "chizat-phase: full-batch gradient steps", parse=int, group="model")
     resamples: int | None = setting(None, "bootstrap resamples of every interval; pf-qualitative: permutations of "
-                                          "its exchangeability test", parse=int, group="checks",
-                                    default_text="400; chizat, pf-abc 1000; pf-qualitative 499")
+                                          "its exchangeability test", parse=int, group="checks")
     workers: int | None = setting(None, "P&F figures: processes (each single-threaded) computing the draws' chunks "
                                         "side by side; the numbers never depend on it (each chunk reads its own "
                                         "streams)", parse=int, group="run and output", default_text="1: here")

@@ -56,7 +56,6 @@ from limits.initialisation import IID_LAWS, SMOOTH_CONVENTIONS
 from limits.smooth import LENGTHSCALE_RANGE
 from validation.core import cli, runtime
 from validation.core.checks import check_line, combine
-from validation.core.regime_rule import TAU
 from validation.core.results import RunInfo, StudyResult, LONG_CSV_HELP, long_rows, utc_now
 from validation.core.settings import (
     CommonSettings, SettingsError, check_choice, check_depths, check_float, check_int, make_settings,
@@ -79,54 +78,48 @@ class RegimesSettings(CommonSettings):
 
     regime: str | None = setting(None, "weight regime: iid entries, smooth RBF Gaussian processes read at k/L, or "
                                        "fractional Gaussian noise of Hurst index --hurst along the layers",
-                                 choices=("iid", "smooth", "fractional"), group="model", default_text="the preset's")
-    law: str | None = setting(None, "law of √d·V_ij for --regime iid (unit variance)", choices=IID_LAWS, group="model",
-                              default_text="uniform")
-    lengthscale: float | None = setting(None, "RBF length-scale ℓ for --regime smooth, 0.01 to 1000", parse=float, group="model",
-                                        default_text="0.1")
+                                 choices=("iid", "smooth", "fractional"), group="model")
+    law: str | None = setting(None, "law of √d·V_ij for --regime iid (unit variance)", choices=IID_LAWS, group="model")
+    lengthscale: float | None = setting(None, "RBF length-scale ℓ for --regime smooth, 0.01 to 1000", parse=float, group="model")
     smooth_weights: str | None = setting(None, "how --regime smooth reads its Gaussian processes: 'values', V_k = "
                                                "𝒱(k/L) (Marion et al.'s text), or 'increments', 𝒱(k/L) − 𝒱((k−1)/L) "
                                                "normalised to entry variance 1/d (the authors' code; docs/results/"
                                                "regimes.md, 'Against the authors' code')",
-                                         choices=SMOOTH_CONVENTIONS, group="model", default_text="values")
+                                         choices=SMOOTH_CONVENTIONS, group="model")
     hurst: float | None = setting(None, "Hurst index H ∈ (0, 1) for --regime fractional", parse=float, group="model",
                                   default_text="none; required with --regime fractional")
     block: str | None = setting(None, "residual block (Marion et al. Table 1)", choices=("res1", "res2", "res3"),
-                                group="model", default_text="the preset's")
+                                group="model")
     activation: str | None = setting(None, "σ for res1/res2 (e.g. relu, tanh, prelu:0.8); res3 is ReLU",
-                                     group="model", default_text="relu; prop13 identity")
+                                     group="model")
     betas: tuple[float, ...] | None = setting(None, "scalings β (α_L = L^-β), comma list, each ≥ 0",
-                                              parse=parse_float_list, default_text="the preset's")
+                                              parse=parse_float_list)
     depths: tuple[int, ...] | None = setting(None, "depths L, increasing comma list, each ≥ 1 (at least 3 for a "
-                                                   "sweep; one for fig2)", parse=parse_int_list,
-                                             default_text="the preset's")
-    width: int | None = setting(None, "width d", parse=int, default_text="the preset's")
-    n_in: int | None = setting(None, "input dimension n_in (h_0 = A x)", parse=int, default_text="64")
+                                                   "sweep; one for fig2)", parse=parse_int_list)
+    width: int | None = setting(None, "width d", parse=int)
+    n_in: int | None = setting(None, "input dimension n_in (h_0 = A x)", parse=int)
     samples: int | None = setting(None, "independent networks (each with its own weights, input layer and input)",
-                                  parse=int, default_text="the preset's")
-    inputs: int | None = setting(None, "inputs per network (samples = networks × inputs)", parse=int,
-                                 default_text="1")
-    sweep_samples: int | None = setting(None, "chizat: networks per depth in the β sweep", parse=int,
-                                        default_text="100")
-    hidden: int | None = setting(None, "chizat: hidden units M per block", parse=int, default_text="16")
+                                  parse=int)
+    inputs: int | None = setting(None, "inputs per network (samples = networks × inputs)", parse=int)
+    sweep_samples: int | None = setting(None, "chizat: networks per depth in the β sweep", parse=int)
+    hidden: int | None = setting(None, "chizat: hidden units M per block", parse=int)
     hiddens: tuple[int, ...] | None = setting(None, "chizat: hidden widths M of the M sweep (§2.1: the spread depends "
-                                                    "on MLα² alone), comma list, each ≥ 1", parse=parse_int_list,
-                                              default_text="4,16,64")
-    hidden_samples: int | None = setting(None, "chizat: networks per M in the M sweep", parse=int, default_text="400")
-    layers: int | None = setting(None, "chizat: depth L of the per-layer curves", parse=int, default_text="100")
+                                                    "on MLα² alone), comma list, each ≥ 1", parse=parse_int_list)
+    hidden_samples: int | None = setting(None, "chizat: networks per M in the M sweep", parse=int)
+    layers: int | None = setting(None, "chizat: depth L of the per-layer curves", parse=int)
     kappas: tuple[float, ...] | None = setting(None, "chizat: α = κ/√(ML) for the per-layer curves, each ≥ 0",
-                                               parse=parse_float_list, default_text="0.25,1,4")
+                                               parse=parse_float_list)
     sigma_u: float | None = setting(None, "chizat: std of u_j", parse=float, default_text="1/√d")
-    sigma_v: float | None = setting(None, "chizat: std of v_j", parse=float, default_text="1")
+    sigma_v: float | None = setting(None, "chizat: std of v_j", parse=float)
     tau: float | None = setting(None, "classification threshold on the log-log slope", parse=float,
-                                group="checks", default_text=str(TAU))
+                                group="checks")
     critical_tolerance: float | None = setting(None, "the critical-β check: |estimate − prediction| ≤ this",
-                                               parse=float, group="checks", default_text="0.1")
+                                               parse=float, group="checks")
     deltas: tuple[float, ...] | None = setting(None, "i.i.d. sweep: the δ values of Props. 2 and 6, P(r² ≤ 2Lα²/δ) ≥ "
                                                      "1 − δ, checked at every β ≥ ½ and depth (comma list, each in "
                                                      "(0, 1); with N draws and no exceedance a cell settles once "
                                                      "N ≥ ln(level/2)/ln(1 − δ))", parse=parse_float_list,
-                                               group="checks", default_text="0.25,0.5")
+                                               group="checks")
     noise_dtype: str | None = setting(None, "i.i.d. and fractional weights: the type they are drawn in, then cast to "
                                             "--dtype (float32 draws faster; another draw for the seed). Unlike the "
                                             "strong-error studies (float32 by default: network and limit read the same "
@@ -134,10 +127,10 @@ class RegimesSettings(CommonSettings):
                                             "ratios here are statistics of the draw itself, so float32 is opt-in",
                                       choices=("float32", "float64"), group="model", default_text="as --dtype")
     chunk_mb: float | None = setting(None, "memory budget per chunk of networks, MiB", parse=float,
-                                     group="run and output", default_text="512")
+                                     group="run and output")
     workers: int | None = setting(None, "fig2: processes (each single-threaded) sharing the networks in blocks of "
                                         f"{FIG2_BLOCK}; every network draws from its own streams, so the numbers do "
-                                        "not depend on it", parse=int, group="run and output", default_text="1")
+                                        "not depend on it", parse=int, group="run and output")
     scheduler: str | None = setting(None, "fig2: run the blocks on Dask instead: local:N (a local cluster of N "
                                           "single-threaded workers) or tcp://HOST:PORT (a running scheduler)",
                                     group="run and output", default_text="none: --workers local processes")

@@ -81,109 +81,94 @@ class TrainingSettings(CommonSettings):
     """Settings of the training experiments; ``None`` means the experiment's preset value."""
 
     dtype: str | None = setting(None, "floating-point type of training: float32 or float64",
-                                choices=("float32", "float64"), group="run and output",
-                                default_text="the experiment's: float32, but float64 for sander2022-linear")
+                                choices=("float32", "float64"), group="run and output", default_text=DEFAULT_DTYPE)
     dataset: str | None = setting(None, "data set: " + "; ".join(f"{k} ({v})" for k, v in DATASETS.items())
                                   + "; auto (CIFAR-10 if --data-dir holds it, else Fashion-MNIST from --data-dir or "
                                   f"{SYSTEM_FOLDERS['fashion-mnist']}, else digits)",
-                                  choices=(*DATASETS, "auto"), group="model", default_text="the experiment's")
+                                  choices=(*DATASETS, "auto"), group="model")
     datasets: tuple[str, ...] | None = setting(None, "cohen-scaling: data sets, comma list", parse=_parse_names,
-                                               group="model", default_text="cohen-synthetic,digits-25")
+                                               group="model")
     depths: tuple[int, ...] | None = setting(None, "depths L, increasing comma list", parse=parse_int_list,
-                                             group="model", default_text="the experiment's")
+                                             group="model")
     width: int | None = setting(None, "width d (cohen-conv: the channels of the first stage; the stages have 1, 2, 4, "
-                                      "8 times as many)", parse=int, group="model", default_text="the experiment's")
+                                      "8 times as many)", parse=int, group="model")
     stages: tuple[tuple[int, ...], ...] | None = setting(
         None, "cohen-conv: the stage repeats n1-n2-n3-n4 of each network (depth L = n1+n2+n3+n4, every n ≥ 2), comma "
               "list, e.g. 2-2-2-2,3-4-6-3; replaces --depths", parse=_parse_layouts, group="model",
         default_text="the authors' layouts of --depths")
     hidden: int | None = setting(None, "marion2024-fig1, chaintron2026-linear: hidden width M of each residual block",
-                                 parse=int, group="model", default_text="the experiment's")
+                                 parse=int, group="model")
     hiddens: tuple[int, ...] | None = setting(None, "chaintron2026-linear: hidden widths M of the width sweep; "
-                                                    "chaintron2026-grid: the grid's M; increasing comma list", parse=parse_int_list, group="model",
-                                              default_text="the experiment's")
+                                                    "chaintron2026-grid: the grid's M; increasing comma list", parse=parse_int_list, group="model")
     depth: int | None = setting(None, "chaintron2026-linear: the depth L of the width and embedding sweeps",
-                                parse=int, group="model", default_text="the experiment's")
+                                parse=int, group="model")
     widths: tuple[int, ...] | None = setting(None, "pf-sgd: widths D; chaintron2026-linear, -nonlinear: embedding "
                                                    "dimensions D of the embedding sweep; chaintron2026-grid: the grid's D; comma "
                                                    "list", parse=parse_int_list,
-                                             group="model", default_text="the experiment's")
-    activation: str | None = setting(None, "σ of the residual blocks (marion: relu, tanh, …)", group="model",
-                                     default_text="the experiment's")
+                                             group="model")
+    activation: str | None = setting(None, "σ of the residual blocks (marion: relu, tanh, …)", group="model")
     activations: tuple[str, ...] | None = setting(None, "cohen-scaling: set-ups, comma list of tanh (shared "
                                                         "δ ≥ 0) and relu (one δ_k per layer); "
                                                         "trained-ode-convergence: relu, sigmoid, tanh",
-                                                  parse=_parse_names, group="model",
-                                                  default_text="tanh,relu; trained-ode-convergence relu,sigmoid,tanh")
+                                                  parse=_parse_names, group="model")
     inits: tuple[str, ...] | None = setting(None, "marion-fig8: initialisations, comma list of iid (i.i.d., β = 1/2), "
                                                   "smooth (β = 1) and iid-beta1 (i.i.d., β = 1); "
                                                   "trained-ode-convergence: iid, smooth (each at every --betas)", parse=_parse_names,
-                                            group="model",
-                                            default_text="iid,smooth,iid-beta1; trained-ode-convergence iid,smooth")
+                                            group="model")
     standard_inits: tuple[str, ...] | None = setting(
         None, "pf-sgd: also train the standard-gradient network from these commonly used initialisations of ΔW "
               "(biases 0), each with its own common learning rate, and check it against the reparametrised one; "
               "comma list of glorot (N(0, 2/(fan_in+fan_out))), glorot-uniform (U(±√(6/(fan_in+fan_out)))) and he "
-              "(N(0, 2/fan_in)), or none", parse=_parse_inits, group="model", default_text="none")
+              "(N(0, 2/fan_in)), or none", parse=_parse_inits, group="model")
     hursts: tuple[float, ...] | None = setting(None, "marion-fig9: Hurst indices H of the fBm initialisation "
-                                                     "('a:b:n' or a comma list)", parse=parse_grid, group="model",
-                                               default_text="0.1,0.3,0.5,0.7,0.85,0.95")
+                                                     "('a:b:n' or a comma list)", parse=parse_grid, group="model")
     betas: tuple[float, ...] | None = setting(None, "marion-fig9, depth-transfer, trained-ode-convergence: scalings β (α_L = L^-β; 'a:b:n' "
                                                     "or a comma list)", parse=parse_grid,
-                                              group="model", default_text="0.2,0.4,0.6,0.8,1.0,1.2; depth-transfer 0,0.5,1; "
-                                                           "trained-ode-convergence 0.5,1")
+                                              group="model")
     alpha_exponents: tuple[float, ...] | None = setting(None, "chizat2025-alpha: exponents a of the residual scale's "
                                                               "α = (M/M₀)^a, M₀ the smallest of --hiddens (comma list, "
                                                               "each in [0, 1])", parse=parse_float_list,
-                                                        group="model", default_text="0,0.25,0.5")
+                                                        group="model")
     init: str | None = setting(None, "cohen-scaling: initialisation of A, b (xavier: std s/d; xavier-depth: "
-                                     "std s/(L d))", choices=("xavier", "xavier-depth"), group="model",
-                               default_text="xavier-depth")
+                                     "std s/(L d))", choices=("xavier", "xavier-depth"), group="model")
     init_scale: float | None = setting(None, "cohen-scaling: s in the initial standard deviations",
-                                       parse=float, group="model", default_text="0.01, the authors' code")
+                                       parse=float, group="model")
     epochs: int | None = setting(None, "passes over the training set (cohen-scaling: at most, with early stopping; "
                                        "given, it replaces the per-data-set values)", parse=int, group="training",
-                                 default_text="the experiment's; cohen-scaling: 5 on cohen-synthetic, 10 on digits-25 "
-                                              "(the paper's)")
+                                 default_text="5 on cohen-synthetic, 10 on digits-25, the paper's")
     batch_size: int | None = setting(None, "examples per update (cohen-scaling: given, it replaces the per-data-set "
                                            "values)", parse=int, group="training",
-                                     default_text="the experiment's; cohen-scaling: 32 on cohen-synthetic, 50 on "
-                                                  "digits-25 (the paper's)")
-    optimizer: str | None = setting(None, "sgd or adam", choices=("sgd", "adam"), group="training",
-                                    default_text="the experiment's")
-    momentum: float | None = setting(None, "cohen-conv: SGD's momentum", parse=float, group="training",
-                                     default_text="0.9, the paper's")
+                                     default_text="32 on cohen-synthetic, 50 on digits-25, the paper's")
+    optimizer: str | None = setting(None, "sgd or adam", choices=("sgd", "adam"), group="training")
+    momentum: float | None = setting(None, "cohen-conv: SGD's momentum", parse=float, group="training")
     weight_decay: float | None = setting(None, "cohen-conv: SGD's weight decay (L2 penalty added to the gradient)",
-                                         parse=float, group="training", default_text="5e-4, the paper's")
+                                         parse=float, group="training")
     lr_schedule: str | None = setting(None, "cohen-conv: learning-rate schedule over the epochs: constant, or cosine "
                                             "(lr·½(1 + cos(π e/epochs)) in epoch e)", choices=("constant", "cosine"),
-                                      group="training", default_text="cosine, the paper's")
+                                      group="training")
     learning_rates: tuple[float, ...] | None = setting(None, "learning rate(s), comma list (a grid: the best "
                                                              "is kept per configuration where the experiment "
                                                              "says so)", parse=parse_float_list,
-                                                       group="training", default_text="the experiment's")
+                                                       group="training")
     replicates: int | None = setting(None, "independent networks per configuration (own initialisation and data "
-                                           "order; the unit of every interval)", parse=int, group="training",
-                                     default_text="the experiment's")
+                                           "order; the unit of every interval)", parse=int, group="training")
     max_updates: int | None = setting(None, "cohen-scaling: at most this many updates (T_max)", parse=int,
-                                      group="training", default_text="the experiment's")
+                                      group="training", default_text="no limit")
     stop_loss: float | None = setting(None, "cohen-scaling: ε, a replicate stops when its training loss is below "
                                             "this (which loss, and when: --stop-rule)",
-                                      parse=float, group="training", default_text="0.01, the paper's Table 2")
+                                      parse=float, group="training")
     stop_rule: str | None = setting(None, "cohen-scaling: early stopping of each replicate. epoch (the authors' code): "
                                           "at the end of each epoch, stop when the mean of that epoch's mini-batch "
                                           "losses is below --stop-loss, or after --plateau-patience epochs in a row "
                                           "whose mean is not below 0.99 × the best epoch mean so far; batch: stop right after the "
                                           "first mini-batch whose loss is below --stop-loss, even mid-epoch",
-                                    choices=("epoch", "batch"), group="training", default_text="epoch")
+                                    choices=("epoch", "batch"), group="training")
     plateau_patience: int | None = setting(None, "cohen-scaling, --stop-rule epoch: stop a replicate after this many "
                                                  "epochs in a row whose mean loss is not below 0.99 × its best epoch mean "
-                                                 "(0: never; ignored by --stop-rule batch)", parse=int, group="training",
-                                           default_text="5, the authors' code")
+                                                 "(0: never; ignored by --stop-rule batch)", parse=int, group="training")
     input_norm: str | None = setting(None, "cohen-scaling: the inputs x of cohen-synthetic and digits-25: unit (each "
                                            "scaled to unit norm after its target is computed, the authors' code) or "
-                                           "none (as generated)", choices=("unit", "none"), group="training",
-                                     default_text="unit")
+                                           "none (as generated)", choices=("unit", "none"), group="training")
     train_size: int | None = setting(None, "use only this many training examples", parse=int, group="training",
                                      default_text="all")
     confidence: float = setting(0.95, "level of every interval, 0.5 ≤ c < 1", parse=float, group="fit and verdict")
