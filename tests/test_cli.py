@@ -603,3 +603,27 @@ def test_an_examples_comment_is_never_wrapped_onto_a_line_of_its_own(name, capsy
         orphans = [line for line in _help_text(name, flag, capsys).splitlines()
                    if re.match(r"^ {40,}[^\s#-]", line) and not re.match(r"^ {40,}python ", line)]
         assert not orphans, (flag, orphans)
+
+
+def test_the_pair_studies_state_the_width_each_model_runs_at(capsys):
+    """Issue 64: `multilevel --help` said the width defaults to "the model's, usually 10" (it is 2), and the pair
+    studies' "usually 10" was wrong for five models of eleven (6). The stated widths are now read from the pairs'
+    defaults: each shipped pair's resolved width stands beside its name in `convergence --help-all`, and multilevel's
+    stated 2 is the width its run records."""
+    import re
+
+    from limits import pair_names
+    from validation import multilevel
+    from validation.convergence import ConvergenceSettings
+    from validation.core.pair_study import resolve_sizes
+
+    text = " ".join(_help_text("convergence", "--help-all", capsys).split()).replace("- ", "-")
+    stated = re.search(r"width d of the hidden state \(default: the model's: (.*?)\)\)", text).group(1) + ")"
+    for name in pair_names():
+        width = resolve_sizes(name, ConvergenceSettings())[1].width
+        assert re.search(rf"\b{width} \([^)]*\b{re.escape(name)}\b", stated), (name, width, stated)
+    text = " ".join(_help_text("multilevel", "--help-all", capsys).split())
+    assert "width d of the hidden state (default: 2)" in text
+    result = multilevel.run("res1", samples=200, depths=(1, 2, 4, 8), schemes=("network",), accuracies=(5e-2,),
+                            resamples=100)
+    assert result.model["width"] == 2

@@ -76,12 +76,24 @@ S = TypeVar("S", bound="PairSettings")
 
 
 # ------------------------------------------------------------------------------------------------ settings
+def shipped_default_text(key: str) -> str:
+    """How ``--help`` states a size the model chooses (``width``): "the model's: " and each value the shipped
+    pairs' ``default_study`` (or their kind's :data:`KIND_DEFAULTS`) give, with its models — from the registry, so
+    it cannot drift from them (a user's pair brings its own)."""
+    groups: dict[str, list[str]] = {}
+    for name in pair_names():
+        cls = get_pair(name)
+        groups.setdefault(str({**KIND_DEFAULTS[cls.kind], **cls.default_study}[key]), []).append(name)
+    ordered = sorted(groups.items(), key=lambda item: -len(item[1]))
+    return "the model's: " + "; ".join(f"{value} ({', '.join(names)})" for value, names in ordered)
+
+
 @dataclass(frozen=True)
 class PairSettings(CommonSettings):
     """The model and the size of a pair study; ``None`` means the model's default (see ``--list``)."""
 
     width: int | None = setting(None, "width d of the hidden state", parse=int, group="model",
-                                default_text="the model's, usually 10")
+                                default_text=shipped_default_text("width"))
     activation: str | None = setting(None, f"activation σ: {', '.join(ACTIVATION_NAMES)} (prelu:SLOPE)",
                                      group="model", default_text="the model's")
     weight_var: float | None = setting(None, "s²: i.i.d. weight entries have variance s²/d, ≥ 1e-6 (res1: 2 "

@@ -105,6 +105,8 @@ class MultilevelSettings(PairSettings):
     """Settings of the multilevel study: the pair, the levels' depths (``depths``), the complexity test's samples per
     level (``samples``), the solvers, φ, the accuracies of the MLMC runs, and the verdict."""
 
+    width: int | None = setting(None, "width d of the hidden state", parse=int, group="model",
+                                default_text=str(DEFAULT_WIDTH))
     depths: tuple[int, ...] | None = setting(None, "the levels' depths L_0 … L_max: powers of two, consecutive "
                                                    "doublings, as '1,2,4' or a range '1:128'",
                                              parse=parse_power_of_two_list,
