@@ -23,7 +23,7 @@ from __future__ import annotations
 import abc
 from typing import Any, ClassVar, Generic, Iterable, Iterator, Mapping, TypeVar
 
-from .settings import ALWAYS_APPLY, SettingsError, refuse_inapplicable, settings_given
+from .settings import ALWAYS_APPLY, SettingsError, defaults_by_value, refuse_inapplicable, settings_given
 
 __all__ = ["Entry", "Catalogue", "cli_text"]
 
@@ -159,14 +159,9 @@ class Catalogue(Mapping[str, E], Generic[E]):
         if not any(setting in e.defaults for e in self._entries.values()):
             return None
         chosen = [self[entry]] if entry is not None else list(self._entries.values())
-        groups: dict[str, list[str]] = {}
-        for taker in chosen:
-            if setting in taker.defaults or setting in taker.takes() or setting in ALWAYS_APPLY:
-                groups.setdefault(cli_text(taker.defaults.get(setting, default), none_text), []).append(taker.name)
-        if len(groups) <= 1:
-            return next(iter(groups), None)
-        ordered = sorted(groups.items(), key=lambda item: -len(item[1]))  # stable: ties keep the catalogue's order
-        return f"the {self.noun}'s: " + "; ".join(f"{text} ({', '.join(names)})" for text, names in ordered)
+        return defaults_by_value(self.noun, ((taker.name, cli_text(taker.defaults.get(setting, default), none_text))
+                                             for taker in chosen if setting in taker.defaults
+                                             or setting in taker.takes() or setting in ALWAYS_APPLY))
 
     def listing(self, header: str) -> str:
         """The ``--list`` text: ``header``, then each entry's name and title, and the flags it takes."""

@@ -40,7 +40,7 @@ from limits.smooth import LENGTHSCALE_RANGE
 from validation.core.one_pass import CHUNK_BUDGET, SAMPLE_BLOCK, StudyErrors, block_seed, merge_errors, sample_blocks, study_errors
 from validation.core.settings import (MIN_CONFIDENCE,
     CommonSettings, SettingsError, check_choice, check_depths, check_float, check_int, check_power_of_two,
-    optional_torch_dtype, parse_name_value, parse_power_of_two_list, resolve_device, setting,
+    defaults_by_value, optional_torch_dtype, parse_name_value, parse_power_of_two_list, resolve_device, setting,
     torch_dtype,
 )
 from validation.core.stats import load_fit_libraries
@@ -80,12 +80,10 @@ def shipped_default_text(key: str) -> str:
     """How ``--help`` states a size the model chooses (``width``): "the model's: " and each value the shipped
     pairs' ``default_study`` (or their kind's :data:`KIND_DEFAULTS`) give, with its models — from the registry, so
     it cannot drift from them (a user's pair brings its own)."""
-    groups: dict[str, list[str]] = {}
-    for name in pair_names():
-        cls = get_pair(name)
-        groups.setdefault(str({**KIND_DEFAULTS[cls.kind], **cls.default_study}[key]), []).append(name)
-    ordered = sorted(groups.items(), key=lambda item: -len(item[1]))
-    return "the model's: " + "; ".join(f"{value} ({', '.join(names)})" for value, names in ordered)
+    values = [(name, str({**KIND_DEFAULTS[get_pair(name).kind], **get_pair(name).default_study}[key]))
+              for name in pair_names()]
+    stated = defaults_by_value("model", values) or ""
+    return stated if stated.startswith("the model's") else f"the model's: {stated}"
 
 
 @dataclass(frozen=True)

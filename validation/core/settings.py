@@ -24,7 +24,7 @@ __all__ = [
     "SettingsError", "UsageError", "setting", "CommonSettings", "settings_dict", "check_int", "check_float", "check_choice",
     "check_depths", "check_power_of_two", "is_power_of_two", "parse_power_of_two_list", "parse_float_list",
     "parse_int_list", "parse_grid", "parse_name_value", "distinct_names", "DTYPES", "torch_dtype",
-    "optional_torch_dtype", "resolve_device",
+    "optional_torch_dtype", "resolve_device", "defaults_by_value",
     "make_settings", "settings_given", "refuse_inapplicable", "ALWAYS_APPLY", "MIN_CONFIDENCE",
 ]
 
@@ -351,6 +351,20 @@ class CommonSettings:
 
 #: the settings every study takes: never refused as "does not apply"
 ALWAYS_APPLY = ("seed", "dtype", "device")
+
+
+def defaults_by_value(owner: str, values: Iterable[tuple[str, str]]) -> str | None:
+    """How ``--help`` states a default that each of several owners (catalogue entries, shipped models) sets for
+    itself, from ``(owner's name, value as text)`` pairs: the value alone when they all agree, else "the OWNER's: "
+    and each value with its owners, the most common first — "the figure's: 32 (pf-abc, pf-2d); 8 (pf-relu)". None
+    for no pair."""
+    groups: dict[str, list[str]] = {}
+    for name, text in values:
+        groups.setdefault(text, []).append(name)
+    if len(groups) <= 1:
+        return next(iter(groups), None)
+    ordered = sorted(groups.items(), key=lambda item: -len(item[1]))  # stable: ties keep the owners' order
+    return f"the {owner}'s: " + "; ".join(f"{text} ({', '.join(names)})" for text, names in ordered)
 
 
 def settings_given(settings: Any, *, against_defaults: bool = False) -> set[str]:
