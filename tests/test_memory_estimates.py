@@ -32,7 +32,8 @@ pytestmark = [pytest.mark.slow,
 #: in one CI run on 2 busy cores ``convergence-one-process`` read 526 and 313 MiB (estimate 305) — the measurement
 #: counted a ``git`` child started by ``vfork`` as a second copy of the study (``tests/test_bench_memory.py``) — and
 #: ``solvers-levy-areas-500`` 1255 and 1818 (its arrays now unmapped when freed: 1191–1217), as
-#: ``chaintron2026-nonlinear`` did at 876 and 1003 before its chunks were unmapped (510–551 over 10 runs)
+#: ``chaintron2026-nonlinear`` did at 876 and 1003 before its chunks were unmapped (510–551 over 10 runs), and at
+#: 541–644 over 11 runs with its arrays of 1–4 MiB left in the heap (unmapped from 1 MiB now: UNMAPPED_FROM_MB)
 RUNS = 2
 
 

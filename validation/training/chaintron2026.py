@@ -102,10 +102,18 @@ EMBEDDING_FACTOR = 4
 CHUNK_MB = 384
 #: what the process holds beside the largest chunk, in MiB: the interpreter with torch (226 measured at the first
 #: chunk), the records and the fits. With the chunks' arrays unmapped when freed (``train_one``), the peak is the
-#: largest chunk plus this: ``chaintron2026-nonlinear --workers 1`` peaked at 510–551 MiB over 10 runs (largest chunk
-#: 330 estimated: 180–221 beside it), ``chaintron2026-linear`` at 564 (its depth sweep, 381: 183 beside). It was 400
-#: while the heap kept freed blocks, whose peak followed the order blocks came free (600–1151 MiB for one command)
+#: largest chunk plus this: ``chaintron2026-nonlinear --workers 1`` peaked at 510–551 MiB over 10 runs before its
+#: ``dim-width`` sweep (largest chunk 330 estimated: 180–221 beside it), ``chaintron2026-linear`` at 564 (its depth
+#: sweep, 381: 183 beside). It was 400 while the heap kept freed blocks, whose peak followed the order blocks came
+#: free (600–1151 MiB for one command)
 PROCESS_FLOOR_MB = 200.0
+#: the chunks' arrays of this many MiB or more are mapped on their own and unmapped when freed (``train_one``). At
+#: 4 MiB, the default of :func:`validation.core.runtime.large_blocks_unmapped`, the arrays of 1–4 MiB (a chunk's
+#: states and the ``dim-width`` sweep's slices) stayed in the heap, whose holes and resident top depend on the order
+#: blocks come free; that order differed from run to run (traced: the heap reached 165 MiB in one run, 224 in the
+#: next, the mapped arrays 320 in both), and ``chaintron2026-nonlinear --workers 1`` peaked anywhere in 541–644 MiB
+#: over 11 runs. From 1 MiB: 525–546 over 10 runs, in the same time
+UNMAPPED_FROM_MB = 1.0
 
 
 def hidden_error(h: torch.Tensor, reference: torch.Tensor) -> torch.Tensor:
@@ -390,14 +398,15 @@ class ChaintronLinear(Experiment):
     def train_one(self, settings, configuration, data, device, progress):
         """One sweep's errors, its replicates trained in chunks of :data:`CHUNK_MB`. The chunks' large arrays (units,
         trajectories: their shapes change from size to size) are unmapped when freed
-        (:func:`validation.core.runtime.large_blocks_unmapped`): on the reused heap the peak followed the order in
-        which blocks came free (``chaintron2026-nonlinear --workers 1`` peaked at 600–1151 MiB from run to run with
-        one command); unmapped, it is the arrays alive. The numbers do not change."""
+        (:func:`validation.core.runtime.large_blocks_unmapped`, from :data:`UNMAPPED_FROM_MB`): on the reused heap
+        the peak followed the order in which blocks came free (``chaintron2026-nonlinear --workers 1`` peaked at
+        600–1151 MiB from run to run with one command); unmapped, it is the arrays alive. The numbers do not
+        change."""
         sweep = self.sweep(configuration.key, settings)
         replicates = settings.replicates * sweep.replicate_factor
         per_chunk = self._per_chunk(settings, sweep)
         shared, extras = self._shared(settings, sweep.key)
-        with large_blocks_unmapped():
+        with large_blocks_unmapped(UNMAPPED_FROM_MB):
             chunks = [self._errors(settings, sweep.key, range(start, min(start + per_chunk, replicates)), device,
                                    progress, shared) for start in range(0, replicates, per_chunk)]
         # each measured quantity: size × replicate (× step), the chunks' replicates one after the other
