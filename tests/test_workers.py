@@ -126,6 +126,21 @@ def test_a_bad_scheduler_is_refused(bad):
     assert phase.main(["--scheduler", bad, "--hursts", "0.5", "--quiet"]) == 2
 
 
+def test_a_scheduler_without_dask_is_refused_naming_the_extra(monkeypatch, capsys):
+    """Issue 67: Dask is an optional extra. Without it, --scheduler is bad input (exit 2) in one line that names the
+    extra to install, before anything is computed; without --scheduler nothing asks for Dask."""
+    import importlib.util
+
+    found = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "distributed" else found(name, *a))
+    with pytest.raises(ValueError, match=r"resnet-limits\[dask\]"):
+        check_scheduler("local:2")
+    assert check_scheduler(None) is None
+    assert phase.main(["--scheduler", "local:2", "--hursts", "0.5", "--quiet"]) == 2
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "resnet-limits[dask]" in lines[0], lines
+
+
 def test_a_pair_instance_is_one_block_run_here():
     from limits import ModelConfig
     from validation.core.settings import SettingsError

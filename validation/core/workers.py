@@ -23,6 +23,7 @@ numbers do not depend on the number of workers.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import re
 import signal
@@ -34,7 +35,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from .settings import SettingsError, UsageError, check_int
 
-__all__ = ["run_tasks", "check_scheduler", "check_workers", "default_workers", "MAX_WORKERS", "PROCESS_MB", "LEAN_PROCESS_MB", "run_memory_mb", "task_runner", "TaskRunner"]
+__all__ = ["run_tasks", "check_scheduler", "DASK_EXTRA", "check_workers", "default_workers", "MAX_WORKERS", "PROCESS_MB", "LEAN_PROCESS_MB", "run_memory_mb", "task_runner", "TaskRunner"]
 
 #: the most local worker processes a run may ask for
 MAX_WORKERS = 64
@@ -166,12 +167,20 @@ def _pool(workers: int) -> Iterator[ProcessPoolExecutor]:
 _ADDRESS = re.compile(r"(tcp|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):([0-9]+)")
 
 
+#: what a scheduler needs that the package does not require: Dask's ``distributed`` (the ``dask`` extra)
+DASK_EXTRA = "pip install 'resnet-limits[dask]' (or pip install 'dask[distributed]')"
+
+
 def check_scheduler(value: str | None) -> str | None:
     """``None``, ``local:N`` (1 ≤ N ≤ 256), ``tcp://HOST:PORT`` or ``tls://HOST:PORT`` (a scheduler with TLS, the
-    client's certificates from Dask's configuration; 1 ≤ PORT ≤ 65535); raises ``ValueError`` naming what is allowed.
-    The port is checked here: a port of 20 digits passed this check and overflowed in the socket call (exit 3)."""
+    client's certificates from Dask's configuration; 1 ≤ PORT ≤ 65535); raises ``ValueError`` naming what is allowed,
+    or naming the extra to install where Dask is missing (it is optional: :data:`DASK_EXTRA`). The port is checked
+    here: a port of 20 digits passed this check and overflowed in the socket call (exit 3)."""
     if value is None:
         return None
+    if importlib.util.find_spec("distributed") is None:
+        raise ValueError(f"{value!r}: a scheduler needs Dask, which is not installed here: {DASK_EXTRA}; or leave "
+                         "--scheduler out and use --workers")
     text = str(value).strip()
     if text.startswith("local:") and text[6:].isdigit() and 1 <= int(text[6:]) <= 256:
         return text
