@@ -1,5 +1,6 @@
-"""The one catalogue interface (validation.core.catalogue), and docs/design.md's worked example of a new figure:
-one file, registered beside the real figures, runs through the Python API and the command line."""
+"""The one catalogue interface (validation.core.catalogue), and docs/design.md's worked examples of a new figure and
+a new training experiment: one file each, registered beside the real entries, run through the Python API and the
+command line."""
 
 from __future__ import annotations
 
@@ -82,3 +83,49 @@ def test_the_registry_refuses_duplicates_and_names_the_allowed_entries():
         Catalogue("preset", [_Named("a")], aliases={"c": "missing"})
     wider = catalogue.with_entries(_Named("d"))
     assert list(wider) == ["a", "b", "d"] and list(catalogue) == ["a", "b"]
+
+
+def _worked_experiment() -> type:
+    """The ``ToyDepth`` class of docs/design.md's "Adding a training experiment", executed from the page itself."""
+    page = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
+    section = page[page.index("### Adding a training experiment"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    module = types.ModuleType("toy_depth")
+    exec(compile(code, "docs/design.md (toy_depth.py)", "exec"), module.__dict__)
+    return module.ToyDepth
+
+
+@pytest.fixture
+def toy_experiment(monkeypatch):
+    """The worked experiment registered beside the real ones (the study reads its registry at run time)."""
+    from validation.training import study as training
+
+    toy_class = _worked_experiment()
+    monkeypatch.setattr(training, "EXPERIMENTS", training.EXPERIMENTS.with_entries(toy_class()))
+    return toy_class
+
+
+def test_the_worked_experiment_runs_and_fails_on_a_planted_drift(toy_experiment, monkeypatch, tmp_path):
+    """Issue 64: "adding an experiment" shown by a worked example the tests execute from the page: it runs through
+    the Python API (its JSON checked against the shipped schema), gives the same numbers again, and FAILs when a
+    drift that does not vanish with L is planted."""
+    from validation.training import study as training
+
+    small = dict(toy_experiment.smoke, checkpoint_dir=None)
+    result = training.run("toy-depth", **small)
+    assert result.verdict == "PASS", "\n".join(result.table() if isinstance(result.table(), list) else [result.table()])
+    payload = json.loads(result.to_json())
+    assert payload["result"]["verdict"] == "PASS" and payload["settings"]["depths"] == list(small["depths"])
+    assert training.run("toy-depth", **small).numbers["fit"] == result.numbers["fit"]   # same seed, same numbers
+    monkeypatch.setattr(toy_experiment, "drift", 0.05)
+    assert training.run("toy-depth", **small).verdict == "FAIL"
+
+
+def test_the_worked_experiment_on_the_command_line(toy_experiment, tmp_path, capsys):
+    from validation.training import study as training
+
+    out = tmp_path / "toy.json"
+    assert training.main(["--experiment", "toy-depth", "--checkpoint-dir", "none", "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["result"]["verdict"] == "PASS"
+    assert training.main(["--list"]) == 0
+    assert "toy-depth" in capsys.readouterr().out
