@@ -247,8 +247,10 @@ COMMANDS: tuple[CommandCheck, ...] = (
     CommandCheck(
         "solvers-gbm", "solvers", ("--workers", "1", "--problem", "gbm"),
         "every applicable scheme's strong order against geometric Brownian motion's exact solution (a README command)",
-        (Hypothesis("null: gbm", (), True, 20),), seconds=26.0, in_readme=True,
-        notes="no command-level alternative yet"),
+        (Hypothesis("null: gbm", (), True, 20),
+         Hypothesis("the Itô GBM's solution stated without its Itô term −β²t/2", (), False, 10,
+                    plant="gbm-without-ito-term")),
+        seconds=26.0, in_readme=True),
     CommandCheck(
         "regimes-chizat", "regimes", ("--preset", "chizat"),
         "Chizat & Netrapalli Prop. 2.1: a ResNet with ReLU two-layer blocks at initialisation (a README command)",

@@ -23,6 +23,9 @@ Plants:
   claims smooth weights (critical β 1): tests/test_regimes.py's planted test, as a command.
 * ``backward-variance-115`` — ``figures --figure chizat-backward`` with its output weights drawn at variance
   1.15 σ_v², a 15% error in the constant of E S_b^0 = (1 + cα²M)^L − 1: tests/test_chizat_plants.py's, as a command.
+* ``gbm-without-ito-term`` — ``solvers --problem gbm`` against the Itô GBM's solution stated without its Itô term,
+  X_0 exp(αt + βW_t) (the Stratonovich equation's): every scheme converges to the right solution, so each error
+  against the misstated one stops falling, and the orders the check asks must FAIL.
 """
 
 from __future__ import annotations
@@ -90,8 +93,26 @@ def _backward_variance_115() -> Callable[[list[str]], int]:
     return study.main
 
 
+def _gbm_without_ito_term() -> Callable[[list[str]], int]:
+    from types import MappingProxyType
+
+    import limits.problems as problems
+    from limits.problems.gbm import GeometricBrownianMotion
+    from validation.solvers import study
+
+    class WithoutItoTerm(GeometricBrownianMotion):
+        """The Itô GBM with its solution stated as X_0 exp(αt + βW_t): the −β²t/2 left out."""
+
+        def solution(self, t, w, x0):
+            return x0 * torch.exp(self.alpha * t + self.beta * w)
+
+    problems.PROBLEMS = MappingProxyType({**problems.PROBLEMS, "gbm": WithoutItoTerm})   # what get_problem reads
+    return study.main
+
+
 PLANTS: dict[str, Callable[[], Callable[[list[str]], int]]] = {
-    "budget-depth-half": _budget_depth_half, "fig4-iid": _fig4_iid, "backward-variance-115": _backward_variance_115}
+    "budget-depth-half": _budget_depth_half, "fig4-iid": _fig4_iid, "backward-variance-115": _backward_variance_115,
+    "gbm-without-ito-term": _gbm_without_ito_term}
 
 
 def main(argv: list[str]) -> int:
