@@ -254,8 +254,9 @@ COMMANDS: tuple[CommandCheck, ...] = (
     CommandCheck(
         "regimes-chizat", "regimes", ("--preset", "chizat"),
         "Chizat & Netrapalli Prop. 2.1: a ResNet with ReLU two-layer blocks at initialisation (a README command)",
-        (Hypothesis("null: the preset", (), True, 20),), seconds=30.0, in_readme=True,
-        notes="no command-level alternative yet"),
+        (Hypothesis("null: the preset", (), True, 20),
+         Hypothesis("output weights of variance 1.15 σ_v² (c 15% off)", (), False, 10, plant="chizat-variance-115")),
+        seconds=30.0, in_readme=True),
     CommandCheck(
         "phase", "phase", ("--workers", "1"),
         "Marion et al. Fig. 7: res-3 with fractional weights, the (Hurst index, β) phase diagram (a README command)",

@@ -23,6 +23,8 @@ Plants:
   claims smooth weights (critical β 1): tests/test_regimes.py's planted test, as a command.
 * ``backward-variance-115`` — ``figures --figure chizat-backward`` with its output weights drawn at variance
   1.15 σ_v², a 15% error in the constant of E S_b^0 = (1 + cα²M)^L − 1: tests/test_chizat_plants.py's, as a command.
+* ``chizat-variance-115`` — ``regimes --preset chizat`` with its blocks' output weights drawn at variance 1.15 σ_v²
+  while its exact values keep σ_v: the constant c of E‖h^ℓ − x‖²/‖x‖² = (1 + cα²M)^ℓ − 1 15% off.
 * ``gbm-without-ito-term`` — ``solvers --problem gbm`` against the Itô GBM's solution stated without its Itô term,
   X_0 exp(αt + βW_t) (the Stratonovich equation's): every scheme converges to the right solution, so each error
   against the misstated one stops falling, and the orders the check asks must FAIL.
@@ -110,9 +112,21 @@ def _gbm_without_ito_term() -> Callable[[list[str]], int]:
     return study.main
 
 
+def _chizat_variance_115() -> Callable[[list[str]], int]:
+    from limits import chizat
+    from validation.regimes import chizat as preset
+    from validation.regimes import study
+
+    def planted(alphas, **kwargs):
+        return chizat.chizat_spread(alphas, **{**kwargs, "sigma_v": kwargs["sigma_v"] * math.sqrt(1.15)})
+
+    preset.chizat_spread = planted     # the preset draws its networks by this name; its exact values keep σ_v
+    return study.main
+
+
 PLANTS: dict[str, Callable[[], Callable[[list[str]], int]]] = {
     "budget-depth-half": _budget_depth_half, "fig4-iid": _fig4_iid, "backward-variance-115": _backward_variance_115,
-    "gbm-without-ito-term": _gbm_without_ito_term}
+    "gbm-without-ito-term": _gbm_without_ito_term, "chizat-variance-115": _chizat_variance_115}
 
 
 def main(argv: list[str]) -> int:
