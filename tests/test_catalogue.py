@@ -129,3 +129,35 @@ def test_the_worked_experiment_on_the_command_line(toy_experiment, tmp_path, cap
     assert json.loads(out.read_text())["result"]["verdict"] == "PASS"
     assert training.main(["--list"]) == 0
     assert "toy-depth" in capsys.readouterr().out
+
+
+def _worked_preset():
+    """The preset line of docs/design.md's "Adding a regimes preset", built from the page itself."""
+    from validation.regimes import catalogue
+
+    page = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
+    section = page[page.index("### Adding a regimes preset"):]
+    line = re.search(r"```python\n(.*?)```", section, re.S).group(1).strip().rstrip(",")
+    return eval(compile(line, "docs/design.md (the preset line)", "eval"), vars(catalogue))
+
+
+def test_the_worked_preset_runs_and_fails_on_smooth_weights(monkeypatch, tmp_path, capsys):
+    """Issue 64: "adding a preset" shown by a worked example the tests execute from the page: one line, registered
+    beside the real presets, PASSes through the Python API and the command line at small sizes, and FAILs when
+    smooth weights are drawn where the line claims i.i.d. ones."""
+    from limits.initialisation import SmoothRegime
+    from validation.regimes import study as regimes
+    from validation.regimes import sweep
+
+    preset = _worked_preset()
+    monkeypatch.setattr(regimes, "PRESETS", regimes.PRESETS.with_entries(preset))
+    small = dict(depths=(16, 64, 256), samples=30, width=16)
+    result = regimes.run("fig1-res1", **small)
+    assert result.verdict == "PASS", result.table()
+    assert json.loads(result.to_json())["result"]["verdict"] == "PASS"     # checked against the shipped schema
+    out = tmp_path / "p.json"
+    assert regimes.main(["--preset", "fig1-res1", "--depths", "16,64,256", "--samples", "30", "--width", "16",
+                         "--quiet", "--json", str(out)]) == 0
+    assert regimes.main(["--list"]) == 0 and "fig1-res1" in capsys.readouterr().out
+    monkeypatch.setattr(sweep, "regime_of", lambda values: SmoothRegime(0.1))
+    assert regimes.run("fig1-res1", **small).verdict == "FAIL"
