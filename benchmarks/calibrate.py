@@ -265,8 +265,10 @@ COMMANDS: tuple[CommandCheck, ...] = (
     CommandCheck(
         "marion-fig8", "training", ("--experiment", "marion-fig8", "--checkpoint-dir", "none"),
         "Marion et al. Fig. 8: trained weights keep their initialisation's regularity along depth (a README command)",
-        (Hypothesis("null: the experiment", (), True, 5),), seconds=120.0, in_readme=True,
-        notes="its planted alternative is a test (Entry.rejects: an optimiser that does nothing)"),
+        (Hypothesis("null: the experiment", (), True, 5),
+         Hypothesis("an optimiser step that does nothing (the weights stay at their initialisation)", (), False, 3,
+                    plant="optimiser-does-nothing")),
+        seconds=120.0, in_readme=True),
     CommandCheck(
         "solvers-res1", "solvers", ("--workers", "1"),
         "every scheme's strong order on res-1's limit, and the network's row: the network converges to the limit at 1/2",

@@ -25,6 +25,8 @@ Plants:
   1.15 σ_v², a 15% error in the constant of E S_b^0 = (1 + cα²M)^L − 1: tests/test_chizat_plants.py's, as a command.
 * ``chizat-variance-115`` — ``regimes --preset chizat`` with its blocks' output weights drawn at variance 1.15 σ_v²
   while its exact values keep σ_v: the constant c of E‖h^ℓ − x‖²/‖x‖² = (1 + cα²M)^ℓ − 1 15% off.
+* ``optimiser-does-nothing`` — a training experiment whose optimiser step is a no-op (``marion-fig8``: the trained
+  weights are their initialisation): tests/test_training_marion_checks.py's, as a command.
 * ``gbm-without-ito-term`` — ``solvers --problem gbm`` against the Itô GBM's solution stated without its Itô term,
   X_0 exp(αt + βW_t) (the Stratonovich equation's): every scheme converges to the right solution, so each error
   against the misstated one stops falling, and the orders the check asks must FAIL.
@@ -124,9 +126,18 @@ def _chizat_variance_115() -> Callable[[list[str]], int]:
     return study.main
 
 
+def _optimiser_does_nothing() -> Callable[[list[str]], int]:
+    from validation.training import study
+    from validation.training.trainer import BatchedOptimizer
+
+    BatchedOptimizer.step = lambda self, active, factor=1.0: None   # forked workers inherit it
+    return study.main
+
+
 PLANTS: dict[str, Callable[[], Callable[[list[str]], int]]] = {
     "budget-depth-half": _budget_depth_half, "fig4-iid": _fig4_iid, "backward-variance-115": _backward_variance_115,
-    "gbm-without-ito-term": _gbm_without_ito_term, "chizat-variance-115": _chizat_variance_115}
+    "gbm-without-ito-term": _gbm_without_ito_term, "chizat-variance-115": _chizat_variance_115,
+    "optimiser-does-nothing": _optimiser_does_nothing}
 
 
 def main(argv: list[str]) -> int:
