@@ -260,8 +260,10 @@ COMMANDS: tuple[CommandCheck, ...] = (
     CommandCheck(
         "phase", "phase", ("--workers", "1"),
         "Marion et al. Fig. 7: res-3 with fractional weights, the (Hurst index, β) phase diagram (a README command)",
-        (Hypothesis("null: the study", (), True, 5),), seconds=210.0, in_readme=True,
-        notes="no command-level alternative yet"),
+        (Hypothesis("null: the study", (), True, 5),
+         Hypothesis("fractional weights drawn at Hurst index H + 0.2 where H is claimed", (), False, 3,
+                    plant="hurst-plus-0.2")),
+        seconds=210.0, in_readme=True),
     CommandCheck(
         "marion-fig8", "training", ("--experiment", "marion-fig8", "--checkpoint-dir", "none"),
         "Marion et al. Fig. 8: trained weights keep their initialisation's regularity along depth (a README command)",

@@ -27,6 +27,8 @@ Plants:
   while its exact values keep σ_v: the constant c of E‖h^ℓ − x‖²/‖x‖² = (1 + cα²M)^ℓ − 1 15% off.
 * ``optimiser-does-nothing`` — a training experiment whose optimiser step is a no-op (``marion-fig8``: the trained
   weights are their initialisation): tests/test_training_marion_checks.py's, as a command.
+* ``hurst-plus-0.2`` — ``phase`` with its fractional weights drawn at Hurst index H + 0.2 (at most 0.99) where H is
+  claimed: the critical β moves with them above H = ½, away from the predicted max(H, ½).
 * ``gbm-without-ito-term`` — ``solvers --problem gbm`` against the Itô GBM's solution stated without its Itô term,
   X_0 exp(αt + βW_t) (the Stratonovich equation's): every scheme converges to the right solution, so each error
   against the misstated one stops falling, and the orders the check asks must FAIL.
@@ -134,10 +136,22 @@ def _optimiser_does_nothing() -> Callable[[list[str]], int]:
     return study.main
 
 
+#: the ``hurst-plus-0.2`` plant's shift of the drawn Hurst index
+HURST_SHIFT = 0.2
+
+
+def _hurst_plus() -> Callable[[list[str]], int]:
+    from limits.initialisation import FractionalRegime
+    from validation.phase import study
+
+    study.FractionalRegime = lambda hurst: FractionalRegime(min(hurst + HURST_SHIFT, 0.99))   # what each column draws
+    return study.main
+
+
 PLANTS: dict[str, Callable[[], Callable[[list[str]], int]]] = {
     "budget-depth-half": _budget_depth_half, "fig4-iid": _fig4_iid, "backward-variance-115": _backward_variance_115,
     "gbm-without-ito-term": _gbm_without_ito_term, "chizat-variance-115": _chizat_variance_115,
-    "optimiser-does-nothing": _optimiser_does_nothing}
+    "optimiser-does-nothing": _optimiser_does_nothing, "hurst-plus-0.2": _hurst_plus}
 
 
 def main(argv: list[str]) -> int:
