@@ -258,6 +258,13 @@ COMMANDS: tuple[CommandCheck, ...] = (
          Hypothesis("output weights of variance 1.15 σ_v² (c 15% off)", (), False, 10, plant="chizat-variance-115")),
         seconds=30.0, in_readme=True),
     CommandCheck(
+        "weak", "weak", ("--workers", "1"),
+        "Peluchetti & Favaro's SC_tanh and SC_swish ResNets agree in law with their SDE limits (two-sample tests at "
+        "D = L = 500), and the weak rate in L (a README command)",
+        (Hypothesis("null: the study", (), True, 5),), seconds=421.0, in_readme=True,
+        notes="no command-level alternative yet (the energy test's own power: tests/test_weak.py::"
+              "test_energy_test_accepts_equal_laws_and_rejects_different_ones)"),
+    CommandCheck(
         "phase", "phase", ("--workers", "1"),
         "Marion et al. Fig. 7: res-3 with fractional weights, the (Hurst index, β) phase diagram (a README command)",
         (Hypothesis("null: the study", (), True, 5),
