@@ -352,8 +352,7 @@ def build_parser(command: Command, *, short: bool = True, argv: Sequence[str] | 
     for field in fields:
         meta = field.metadata
         stated = (None if command.catalogue is None else
-                  command.catalogue.stated_default(field.name, field.default, meta.get("default_text"),
-                                                           chosen))
+                  command.catalogue.stated_default(field.name, field.default, meta.get("default_text"), chosen))
         kwargs: dict[str, Any] = {"dest": field.name, "default": argparse.SUPPRESS,
                                   "help": _help(field, short, stated) if shown is None or field.name in shown
                                   else argparse.SUPPRESS}
