@@ -633,6 +633,8 @@ def table(data: dict[str, Any]) -> list[str]:
     for key, entry in data["commands"].items():
         before = checks[key].before if key in checks else None
         for name, row in entry.get("hypotheses", {}).items():
+            if not row["runs"]:
+                continue                                       # declared, not run yet: no row to state
             rules = [("", row["runs"])]
             if before is not None and all("measured" in run for run in row["runs"].values()):
                 rules.append((f" — rule {before[0]}", {seed: {"verdict": before[1](run["measured"])}
