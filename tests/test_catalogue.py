@@ -18,14 +18,22 @@ from validation.figures import study as figures
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _worked_example() -> type:
-    """The ``ToyMean`` class of docs/design.md's "Adding a figure", executed from the page itself."""
+def _page_block(heading: str) -> str:
+    """The first Python block of docs/design.md's section ``heading``, as the page shows it."""
     page = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
-    section = page[page.index("### Adding a figure"):]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    module = types.ModuleType("toy_mean")
-    exec(compile(code, "docs/design.md (toy_mean.py)", "exec"), module.__dict__)
-    return module.ToyMean
+    return re.search(r"```python\n(.*?)```", page[page.index(heading):], re.S).group(1)
+
+
+def _page_class(heading: str, module_name: str, class_name: str) -> type:
+    """A class defined by the page's block under ``heading``, executed from the page itself."""
+    module = types.ModuleType(module_name)
+    exec(compile(_page_block(heading), f"docs/design.md ({module_name}.py)", "exec"), module.__dict__)
+    return getattr(module, class_name)
+
+
+def _worked_example() -> type:
+    """The ``ToyMean`` class of docs/design.md's "Adding a figure"."""
+    return _page_class("### Adding a figure", "toy_mean", "ToyMean")
 
 
 @pytest.fixture
@@ -86,13 +94,8 @@ def test_the_registry_refuses_duplicates_and_names_the_allowed_entries():
 
 
 def _worked_experiment() -> type:
-    """The ``ToyDepth`` class of docs/design.md's "Adding a training experiment", executed from the page itself."""
-    page = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
-    section = page[page.index("### Adding a training experiment"):]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    module = types.ModuleType("toy_depth")
-    exec(compile(code, "docs/design.md (toy_depth.py)", "exec"), module.__dict__)
-    return module.ToyDepth
+    """The ``ToyDepth`` class of docs/design.md's "Adding a training experiment"."""
+    return _page_class("### Adding a training experiment", "toy_depth", "ToyDepth")
 
 
 @pytest.fixture
@@ -135,9 +138,7 @@ def _worked_preset():
     """The preset line of docs/design.md's "Adding a regimes preset", built from the page itself."""
     from validation.regimes import catalogue
 
-    page = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
-    section = page[page.index("### Adding a regimes preset"):]
-    line = re.search(r"```python\n(.*?)```", section, re.S).group(1).strip().rstrip(",")
+    line = _page_block("### Adding a regimes preset").strip().rstrip(",")
     return eval(compile(line, "docs/design.md (the preset line)", "eval"), vars(catalogue))
 
 
