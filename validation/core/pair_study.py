@@ -76,12 +76,15 @@ S = TypeVar("S", bound="PairSettings")
 
 
 # ------------------------------------------------------------------------------------------------ settings
+def _defaults(cls: type[Pair]) -> dict[str, Any]:
+    return {**KIND_DEFAULTS[cls.kind], **cls.default_study}
+
+
 def shipped_default_text(key: str) -> str:
     """How ``--help`` states a size the model chooses (``width``): "the model's: " and each value the shipped
     pairs' ``default_study`` (or their kind's :data:`KIND_DEFAULTS`) give, with its models — from the registry, so
     it cannot drift from them (a user's pair brings its own)."""
-    values = [(name, str({**KIND_DEFAULTS[get_pair(name).kind], **get_pair(name).default_study}[key]))
-              for name in pair_names()]
+    values = [(name, str(_defaults(get_pair(name))[key])) for name in pair_names()]
     stated = defaults_by_value("model", values) or ""
     return stated if stated.startswith("the model's") else f"the model's: {stated}"
 
@@ -256,10 +259,6 @@ class ShardingSettings(CommonSettings):
 def pair_class(model: str | type[Pair] | Pair) -> type[Pair]:
     """The pair class of ``model``: a Pair instance's class, or :func:`limits.get_pair` of a name, path or class."""
     return type(model) if isinstance(model, Pair) else get_pair(model)
-
-
-def _defaults(cls: type[Pair]) -> dict[str, Any]:
-    return {**KIND_DEFAULTS[cls.kind], **cls.default_study}
 
 
 def _reference(cls: type[Pair], settings: ReferenceSettings, defaults: dict[str, Any],
