@@ -159,7 +159,7 @@ def _cases() -> dict[str, Callable[[], Any]]:
         accuracies=(5e-2,), resamples=100)
     # tests/test_gpu.py
     add("weak/tanh", weak.run, models=("tanh",), draws=100, width=8, depth=8, sde_steps=8, weak_draws=100,
-        weak_depths=(2, 4, 8), weak_reference=32, weak_fit_from=2, permutations=19, energy_points=50)
+        weak_depths=(2, 4, 8), weak_reference=32, weak_fit_from=2, permutations=600, energy_points=50)
     add("ablation/small", ablation.run, samples=100, width=3, depths=(4, 8, 16), reference_steps=256, bootstrap=200)
     add("phase/small", phase.run, hursts=(0.3, 0.7), betas=(0.2, 0.6, 1.0), depth=32, networks=2, inputs=2,
         workers=1)

@@ -29,6 +29,10 @@ Plants:
   weights are their initialisation): tests/test_training_marion_checks.py's, as a command.
 * ``hurst-plus-0.2`` — ``phase`` with its fractional weights drawn at Hurst index H + 0.2 (at most 0.99) where H is
   claimed: the critical β moves with them above H = ½, away from the predicted max(H, ½).
+* ``weak-sde-without-ito-drift`` — ``weak`` with the limit SDE's Itô drift ½ φ''(0) (σ_b² + σ_w² |ψ(X)|²/D) dt left
+  out of the SDE it samples (Peluchetti & Favaro's Thm 3.1 without its second-order term), while the ResNet keeps
+  its own: SC_swish (φ''(0) = ½) no longer agrees in law with its SDE, so the two-sample tests must FAIL it. SC_tanh
+  (φ''(0) = 0) is unchanged, and keeps PASSing: the plant is one model's error, as a referee would plant it.
 * ``gbm-without-ito-term`` — ``solvers --problem gbm`` against the Itô GBM's solution stated without its Itô term,
   X_0 exp(αt + βW_t) (the Stratonovich equation's): every scheme converges to the right solution, so each error
   against the misstated one stops falling, and the orders the check asks must FAIL.
@@ -148,10 +152,25 @@ def _hurst_plus() -> Callable[[list[str]], int]:
     return study.main
 
 
+def _weak_sde_without_ito_drift() -> Callable[[list[str]], int]:
+    import dataclasses
+
+    from validation import weak
+
+    simulate = weak.simulate_gram
+
+    def planted(phi, *args, mode="network", **kwargs):
+        return simulate(dataclasses.replace(phi, d2=0.0) if mode == "sde" else phi, *args, mode=mode, **kwargs)
+
+    weak.simulate_gram = planted       # what each of the study's SDE chunks calls (forked workers inherit it)
+    return weak.main
+
+
 PLANTS: dict[str, Callable[[], Callable[[list[str]], int]]] = {
     "budget-depth-half": _budget_depth_half, "fig4-iid": _fig4_iid, "backward-variance-115": _backward_variance_115,
     "gbm-without-ito-term": _gbm_without_ito_term, "chizat-variance-115": _chizat_variance_115,
-    "optimiser-does-nothing": _optimiser_does_nothing, "hurst-plus-0.2": _hurst_plus}
+    "optimiser-does-nothing": _optimiser_does_nothing, "hurst-plus-0.2": _hurst_plus,
+    "weak-sde-without-ito-drift": _weak_sde_without_ito_drift}
 
 
 def main(argv: list[str]) -> int:

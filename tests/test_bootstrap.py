@@ -80,3 +80,41 @@ def test_non_finite_resamples_give_no_interval():
 def test_too_few_rows_is_a_clear_error():
     with pytest.raises(ValueError, match="at least 2 paired rows; got 1"):
         paired_bootstrap([np.ones(1), np.ones(1)], _rate, resamples=10, confidence=0.95, seed=0)
+
+
+@pytest.mark.parametrize("metric", ["rms", "mean", "abs-mean", "sup"])
+def test_the_closed_form_jackknife_is_the_leave_one_out_one(metric):
+    """The O(N) leave-one-out curves of a mean-form statistic are the curves of the samples with one row left out,
+    to rounding; and the BCa interval made with them is the O(N²) one's to a few units in the last place (the
+    rate fits pass them to :func:`paired_bootstrap`). Planted: a jackknife that divides by N instead of N − 1
+    moves the curves by 1/N relative and fails the first comparison."""
+    from validation.core.stats import MEAN_FORMS, leave_one_out_curves, metric_statistic
+
+    rng = np.random.default_rng(3)
+    n, depths = 300, 5
+    data = np.exp(1.5 * rng.normal(size=(depths, n))) * 2.0 ** -np.arange(depths)[:, None]
+    if metric == "abs-mean":
+        data = data - 0.9 * data.mean(axis=1, keepdims=True)
+    stat = metric_statistic(metric)
+    rows = np.arange(n - 1)
+    direct = np.stack([stat(data[:, rows + (rows >= i)], axis=-1) for i in range(n)])
+    closed = leave_one_out_curves(data, metric)
+    np.testing.assert_allclose(closed, direct, rtol=1e-12, atol=0)
+    inner, outer = MEAN_FORMS["rms" if metric == "sup" else metric]
+    planted = outer((inner(data).sum(axis=1, keepdims=True) - inner(data)) / n).T  # divided by N, not N − 1
+    assert not np.allclose(planted, direct, rtol=1e-6, atol=0)
+
+    log_depths = np.log(2.0 ** np.arange(2, 2 + depths))
+
+    def rate_of_curve(curve):
+        return -slope(log_depths, np.log(curve))
+
+    def rate(*columns, axis=-1):
+        return rate_of_curve(np.stack([stat(c, axis=axis) for c in columns], axis=-1))
+
+    columns = list(data)
+    slow = paired_bootstrap(columns, rate, resamples=500, confidence=0.95, seed=1)
+    fast = paired_bootstrap(columns, rate, resamples=500, confidence=0.95, seed=1,
+                            leave_one_out=lambda d: rate_of_curve(leave_one_out_curves(d, metric)))
+    assert fast[2] == slow[2] == "paired bootstrap (BCa)"
+    np.testing.assert_allclose(fast[:2], slow[:2], rtol=1e-12, atol=0)

@@ -31,7 +31,7 @@ SMALL: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
                                 timing_repeats=1)),
     "gradients": (("res1",), dict(samples=12, width=3, depths=(4, 8, 16), reference_steps=128, resamples=200)),
     "weak": ((), dict(models=("tanh",), draws=100, width=8, depth=8, sde_steps=8, weak_draws=100,
-                      weak_depths=(2, 4, 8), weak_reference=32, weak_fit_from=2, permutations=19, energy_points=50)),
+                      weak_depths=(2, 4, 8), weak_reference=32, weak_fit_from=2, permutations=600, energy_points=50)),
     "multilevel": (("res1",), dict(samples=500, depths=(1, 2, 4, 8), schemes=("network",), accuracies=(5e-2,),
                                    resamples=100)),
     "phase": ((), dict(hursts=(0.3, 0.7), betas=(0.2, 0.4, 0.6, 0.8, 1.0, 1.2), depth=32, networks=2, inputs=2,
@@ -252,7 +252,7 @@ def test_the_command_line_writes_the_csv(tmp_path):
     out, js = tmp_path / "weak.csv", tmp_path / "weak.json"
     proc = subprocess.run([sys.executable, "-m", "validation.weak", "--models", "tanh", "--draws", "100", "--width", "8",
                            "--depth", "8", "--sde-steps", "8", "--weak-draws", "100", "--weak-depths", "2:8",
-                           "--weak-reference", "32", "--weak-fit-from", "2", "--permutations", "19",
+                           "--weak-reference", "32", "--weak-fit-from", "2", "--permutations", "600",
                            "--energy-points", "50", "--quiet", "--json", str(js), "--csv", str(out)],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode in (0, 1, 4), proc.stderr

@@ -40,7 +40,7 @@ def test_ablation_weak_solvers_on_cuda_are_reproducible():
     small_ablation = dict(samples=100, width=3, depths=(4, 8, 16), reference_steps=256, bootstrap=200)
     assert _same(ablation.run(device="cuda", **small_ablation), ablation.run(device="cuda", **small_ablation))
     small_weak = dict(models=("tanh",), draws=100, width=8, depth=8, sde_steps=8, weak_draws=100, weak_depths=(2, 4, 8),
-                      weak_reference=32, weak_fit_from=2, permutations=19, energy_points=50)
+                      weak_reference=32, weak_fit_from=2, permutations=600, energy_points=50)
     assert _same(weak.run(device="cuda", **small_weak), weak.run(device="cuda", **small_weak))
     small_solvers = dict(samples=40, depths=(4, 8, 16, 32), reference_steps=512, bootstrap=200)
     assert _same(solvers.run("res1", device="cuda", **small_solvers), solvers.run("res1", device="cuda", **small_solvers))

@@ -24,7 +24,7 @@ SMALL = {
                             "--fit-from", "4", "--bootstrap", "100"]),
     "weak": (weak, ["--models", "tanh", "--draws", "100", "--width", "8", "--depth", "8", "--sde-steps", "8",
                     "--weak-draws", "100", "--weak-depths", "2:8", "--weak-reference", "32", "--weak-fit-from", "2",
-                    "--permutations", "19", "--energy-points", "50"]),
+                    "--permutations", "600", "--energy-points", "50"]),
     "regimes": (regimes, ["--preset", "fig1", "--depths", "8,32,128", "--samples", "8", "--width", "8"]),
     "regimes-fig2": (regimes, ["--preset", "fig2", "--depths", "64", "--samples", "40", "--width", "16"]),
     "regimes-chizat": (regimes, ["--preset", "chizat", "--samples", "40", "--sweep-samples", "10", "--layers", "10",

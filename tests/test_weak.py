@@ -60,7 +60,7 @@ def test_cli_small_run_writes_json(tmp_path):
     plot = tmp_path / "weak.png"
     code = main(["--models", "swish", "--draws", "300", "--width", "20", "--depth", "20",
                               "--sde-steps", "20", "--weak-draws", "400", "--weak-depths", "2:8",
-                              "--weak-reference", "64", "--weak-fit-from", "2", "--permutations", "50",
+                              "--weak-reference", "64", "--weak-fit-from", "2", "--permutations", "400",
                               "--quiet", "--json", str(out), "--plot", str(plot)])
     assert code in (0, 1)
     data = json.loads(out.read_text())
@@ -72,6 +72,65 @@ def test_cli_small_run_writes_json(tmp_path):
     weak = result["models"]["swish"]["weak"]["functions"]
     assert set(weak) == {"sqnorm", "cos"} and len(weak["cos"]["network"]["errors"]) == 3
     assert plot.stat().st_size > 10_000
+
+
+def test_energy_test_batches_are_the_one_by_one_permutations():
+    """The permutations are evaluated 64 at a time as one matrix product; the p-value is the count of the same
+    permutations, drawn in the same order, evaluated one by one (the test as it was written first). Planted: the
+    within-sample term of the second sample taken as the first's changes the count."""
+    rng = np.random.default_rng(2)
+    x, y = rng.normal(size=(300, 2)), rng.normal(size=(250, 2)) + [0.15, 0.0]
+    stat, p = energy_test(x, y, permutations=150, seed=4)
+
+    def one_by_one(planted=False):
+        draw = np.random.default_rng(4)
+        pooled = np.concatenate([x, y])
+        dist = np.sqrt(((pooled[:, None] - pooled[None]) ** 2).sum(-1))
+        n, m = len(x), len(y)
+
+        def energy(labels):
+            a = labels.astype(float)
+            b = 1 - a
+            within_b = a @ dist @ a if planted else b @ dist @ b
+            return 2 * (a @ dist @ b) / (n * m) - (a @ dist @ a) / n**2 - within_b / m**2
+
+        labels = np.r_[np.ones(n, bool), np.zeros(m, bool)]
+        observed = energy(labels)
+        exceed = sum(energy(draw.permutation(labels)) >= observed for _ in range(150))
+        return observed, (1 + exceed) / 151
+
+    assert (stat, p) == pytest.approx(one_by_one(), rel=1e-12, abs=0)
+    assert p != pytest.approx(one_by_one(planted=True)[1], rel=1e-12, abs=0)
+
+
+def test_too_few_permutations_to_reject_is_bad_input(capsys):
+    """At the Bonferroni threshold alpha / (3 × models) = 0.01/6, 500 permutations (the old default) give a smallest
+    p-value 1/501 = 0.0020: the energy test could never reject, so the run is refused, naming the least count; with
+    one model (threshold 0.01/3) 500 are enough."""
+    assert main(["--permutations", "500"]) == 2
+    assert "use at least 600" in capsys.readouterr().err
+    small = ["--no-weak", "--draws", "20", "--width", "2", "--depth", "2", "--sde-steps", "2", "--quiet"]
+    assert main(["--permutations", "600", *small]) in (0, 1)
+    assert main(["--permutations", "500", "--models", "tanh", *small]) in (0, 1)
+
+
+def test_the_sde_without_its_ito_drift_fails(tmp_path):
+    """The calibration's planted alternative of the weak study (tests/planted_entries.py
+    ``weak-sde-without-ito-drift``): the limit SDE sampled without ½ φ''(0) q dt, at small sizes; SC_swish's
+    tests reject it (the energy test too, at its default permutations), SC_tanh's (φ''(0) = 0) do not."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, str(root / "tests" / "planted_entries.py"), "weak-sde-without-ito-drift",
+                          "--no-weak", "--draws", "1000", "--width", "100", "--depth", "100", "--sde-steps", "100",
+                          "--workers", "1", "--quiet", "--json", str(tmp_path / "r.json")], capture_output=True, text=True,
+                         cwd=root)
+    assert out.returncode == 1, out.stderr[-2000:]
+    tests = json.loads((tmp_path / "r.json").read_text())["result"]["models"]
+    assert all(t["p_value"] < 0.01 / 6 for t in tests["swish"]["tests"].values())
+    assert all(t["p_value"] > 0.01 / 6 for t in tests["tanh"]["tests"].values())
 
 
 @pytest.mark.parametrize("argv,message", [

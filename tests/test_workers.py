@@ -87,7 +87,7 @@ def test_a_worker_killed_during_a_convergence_run_loses_nothing(tmp_path, monkey
 
 def test_the_weak_study_shared_out_gives_the_numbers_of_one_process():
     small = dict(models=("tanh",), draws=120, width=8, depth=8, sde_steps=8, chunk=50, weak_draws=weak.WEAK_BATCH + 30,
-                 weak_width=2, weak_depths=(4, 8, 16), weak_reference=64, weak_fit_from=4, permutations=19,
+                 weak_width=2, weak_depths=(4, 8, 16), weak_reference=64, weak_fit_from=4, permutations=600,
                  energy_points=60)
     assert len(weak.weak_tasks(weak.WeakSettings(**small))) == 3 + 3 + 2
 

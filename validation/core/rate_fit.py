@@ -61,7 +61,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from validation.core.checks import INCONCLUSIVE, MIN_FIT_DEPTHS, Check, rate_check
-from validation.core.stats import metric_statistic, error_curve, local_slopes, paired_bootstrap, slope
+from validation.core.stats import (error_curve, leave_one_out_curves, local_slopes, metric_statistic,
+                                   paired_bootstrap, slope)
 
 __all__ = [
     "RateFit", "fit_rate", "verdict", "verdict_rule", "contains_theory", "interval_narrowing", "POWER_LAW", "CORRECTED", "DEFAULT_FLOOR_FACTOR", "MAX_CORRECTION", "MIN_CORRECTED_DEPTHS", "DEFAULT_TOLERANCE", "RATE_MOVE_FRACTION", "WINDOW_LEVEL", "measured_rate_check", "corrected_fit", "lack_of_fit", "shallow_move", "theory_distance", "distance_line",
@@ -549,7 +550,9 @@ def fit_rate(
     columns = [values[:, j] for j in index]
 
     def rate_of(*cols: np.ndarray, axis: int = -1) -> np.ndarray:
-        curve = np.stack([stat(c, axis=axis) for c in cols], axis=-1)
+        return rate_of_curve(np.stack([stat(c, axis=axis) for c in cols], axis=-1))
+
+    def rate_of_curve(curve: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
             log_curve = np.log(curve)
             if model == POWER_LAW:
@@ -566,7 +569,8 @@ def fit_rate(
     else:
         rate = float(rate_of(*columns))
     low, high, how = paired_bootstrap(columns, rate_of, resamples=resamples, confidence=confidence, seed=seed,
-                                      method=method)
+                                      method=method,
+                                      leave_one_out=lambda data: rate_of_curve(leave_one_out_curves(data, metric)))
     return RateFit(rate, (low, high), confidence, errors, fitted, local, how, model=model, correction=correction,
                    exclusions=tuple(reasons), rule=rule, lack_of_fit_p=p_fit, shallow_move=move, unsettled=unsettled,
                    **common)

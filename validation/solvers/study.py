@@ -344,13 +344,21 @@ LEVY_PATH_FACTOR = 1.1
 LEVY_ONE_BLOCK_FACTOR = 6.0
 
 
+#: an exactly solvable problem's run: the interpreter with torch and the fits (MiB), and the factor on its
+#: recorded path's size (twice the K·N·(2m + m(m − 1)/2) numbers). Measured on gbm (m = 1, K = 1024) at 2000, 8000
+#: and 16000 paths: 428, 683 and 1033 MiB, kp4446 at 12000: 853 (a line 342 + 1.38 × path); the old 200 + 1 × path
+#: gave 262, 450, 700 and 575 (ratios down to 0.61)
+PROBLEM_BASE_MB, PROBLEM_PATH_FACTOR = 360.0, 1.45
+
+
 def _one_process_mb(model: str | type[Pair] | Pair, settings: SolversSettings) -> float:
     """The peak memory in MiB of the run in one process: the pair study's, plus the recorded path (K·N·m numbers,
     twice with the space-time areas)."""
     if settings.problem is not None:
         problem, s = _resolve_problem(settings)
         m = problem.channels
-        return 200.0 + s.reference_steps * s.samples * (2 * m + m * (m - 1) // 2) * 8 * 2 / 2**20
+        path = s.reference_steps * s.samples * (2 * m + m * (m - 1) // 2) * 8 * 2 / 2**20
+        return PROBLEM_BASE_MB + PROBLEM_PATH_FACTOR * path
     base = pair_estimate_mb(model, settings)
     cls, s = resolve_sizes(model, settings)
     if cls.kind != "sde":
@@ -518,8 +526,8 @@ examples:
   python -m validation.solvers --list-problems
   python -m validation.solvers --model res1 --width 2 --schemes euler,milstein_levy_area --samples 2000   # Levy areas
 
-heavy-tailed problems (log-normal solutions; docs/results/solvers.md): gbm and gbm-stratonovich run 8000 paths by
-default (2000 left three schemes straddling an edge), kp4446 runs 12000 (at 2000 Milstein read 0.94 [0.92, 0.96];
+heavy-tailed problems (log-normal solutions; docs/results/solvers.md): gbm and gbm-stratonovich run 16000 paths by
+default (2000 left three schemes straddling an edge, 8000 one seed in four), kp4446 runs 12000 (at 2000 Milstein read 0.94 [0.92, 0.96];
 at 12000 every scheme PASSes, 52 s); kp4459 (log-variance 5) settles at no feasible count: at 16000
 paths its intervals are still about ±0.15 wide (INCONCLUSIVE, never a wrong rate). --model res1 --width 1 is
 INCONCLUSIVE at the default 4000 paths (Euler–Heun 1.021 [0.989, 1.058], SRK 1.544 [1.477, 1.625]) and settles at
