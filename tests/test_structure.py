@@ -248,3 +248,26 @@ def test_the_study_registry_is_every_study_the_package_has():
     assert commands == set(STUDIES)
     schema = json.loads((ROOT / "validation" / "core" / "schemas" / "result.schema.json").read_text())
     assert set(schema["properties"]["study"]["enum"]) == set(STUDIES)
+
+
+#: argparse's private names (a leading underscore: not its documented interface, free to change in any release)
+ARGPARSE_PRIVATE = r"argparse\._[A-Za-z]|\._(actions|action_groups|group_actions|option_string_actions|registries)\b"
+
+
+def argparse_private_uses(root: Path) -> list[str]:
+    """``file:line`` of every use of an argparse private name in the packages under ``root``."""
+    import re
+
+    pattern = re.compile(ARGPARSE_PRIVATE)
+    return [f"{path.relative_to(root)}:{number}" for package in PACKAGES for path in sorted((root / package).rglob("*.py"))
+            for number, line in enumerate(path.read_text().splitlines(), 1) if pattern.search(line)]
+
+
+def test_the_command_line_uses_only_argparse_public_interface(tmp_path):
+    """The settings' command line (validation/core/cli.py) finishes its parser from the actions it added
+    (``_RecordingGroup``), and the studies type their flags' section as ``cli.ArgumentGroup``: no private argparse
+    name anywhere (issue 67). Planted: a module that removes a section through ``parser._action_groups``."""
+    assert argparse_private_uses(ROOT) == []
+    (tmp_path / "validation").mkdir()
+    (tmp_path / "validation" / "planted.py").write_text("def f(parser):\n    parser._action_groups.remove(None)\n")
+    assert argparse_private_uses(tmp_path) == ["validation/planted.py:2"]

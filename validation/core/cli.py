@@ -35,7 +35,7 @@ import sys
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, NoReturn, Sequence
+from typing import Any, Callable, Iterator, NoReturn, Protocol, Sequence
 
 
 from limits.activations import ActivationError
@@ -190,7 +190,7 @@ class Command:
     settings: type
     run: Callable[..., StudyResult]
     positional: tuple[str, ...] = ()
-    add_arguments: Callable[[argparse.ArgumentParser], None] | None = None
+    add_arguments: Callable[[ArgumentGroup], None] | None = None
     listing: Callable[[], str] | None = None
     estimate_mb: Callable[..., float] | None = None
     estimate_seconds: Callable[..., float] | None = None
@@ -345,7 +345,10 @@ def build_parser(command: Command, *, short: bool = True, argv: Sequence[str] | 
     seen = list(dict.fromkeys(["model", *(f.metadata["group"] for f in fields), "run and output"]))
     names = sorted(seen, key=lambda g: (g == "run and output",
                                         _GROUP_ORDER.index(g) if g in _GROUP_ORDER else 50 + seen.index(g)))
-    groups = {name: parser.add_argument_group(name) for name in names}
+    used = {f.metadata["group"] for f in fields} | {"run and output"}
+    if command.add_arguments is not None:
+        used.add("model")              # a section is made only where a flag goes: none is left empty
+    groups = {name: _RecordingGroup(parser.add_argument_group(name)) for name in names if name in used}
     if command.add_arguments is not None:
         command.add_arguments(groups["model"])
     chosen = _chosen_entry(command, argv)[1] if command.catalogue is not None and command.positional else None
@@ -384,10 +387,8 @@ def build_parser(command: Command, *, short: bool = True, argv: Sequence[str] | 
     run.add_argument("--quiet", action="store_true", help=cut("no progress bars (none either when stderr is not a "
                                                               "terminal, or with TQDM_DISABLE=1)"))
     run.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
-    for group in groups.values():  # drop a section left empty
-        if not group._group_actions:
-            parser._action_groups.remove(group)
-    for action in parser._actions:  # a choice flag shows one name, its help the choices (once, not twice)
+    for action in (action for group in groups.values() for action in group.actions):
+        # a choice flag shows one name, its help the choices (once, not twice)
         if action.help == argparse.SUPPRESS:
             continue
         if action.choices is not None and action.metavar is None and action.option_strings:
@@ -396,6 +397,27 @@ def build_parser(command: Command, *, short: bool = True, argv: Sequence[str] | 
             if action.help and not all(c in action.help for c in listed):
                 action.help += " (one of: " + ", ".join(listed) + ")"
     return parser
+
+
+class ArgumentGroup(Protocol):
+    """What a study's ``add_arguments`` receives: a section of the parser that takes flags
+    (:meth:`argparse.ArgumentParser.add_argument`'s arguments), named without argparse's private class."""
+
+    def add_argument(self, *names: str, **options: Any) -> argparse.Action: ...
+
+
+class _RecordingGroup:
+    """A section of the parser (argparse's ``add_argument_group``) that keeps the actions added to it, so that the
+    parser is finished from them rather than from argparse's private lists."""
+
+    def __init__(self, group: Any) -> None:
+        self.group = group
+        self.actions: list[argparse.Action] = []
+
+    def add_argument(self, *names: str, **options: Any) -> argparse.Action:
+        action = self.group.add_argument(*names, **options)
+        self.actions.append(action)
+        return action
 
 
 def _chosen_entry(command: Command, argv: Sequence[str] | None) -> tuple[str, str | None]:

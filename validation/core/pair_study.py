@@ -26,7 +26,7 @@ import dataclasses
 import math
 import types
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Mapping, TypeVar
 
 import torch
 from tqdm.auto import tqdm
@@ -37,6 +37,7 @@ from limits.closed_forms import ClosedFormError
 from limits.pairs import ModelConfig, Pair, PairError
 from limits.registry import PAIRS, get_pair, pair_names
 from limits.smooth import LENGTHSCALE_RANGE
+
 from validation.core.one_pass import CHUNK_BUDGET, SAMPLE_BLOCK, StudyErrors, block_seed, merge_errors, sample_blocks, study_errors
 from validation.core.settings import (MIN_CONFIDENCE,
     CommonSettings, SettingsError, check_choice, check_depths, check_float, check_int, check_power_of_two,
@@ -45,6 +46,9 @@ from validation.core.settings import (MIN_CONFIDENCE,
 )
 from validation.core.stats import load_fit_libraries
 from validation.core.workers import LEAN_PROCESS_MB, check_workers, default_workers, run_memory_mb, run_tasks
+
+if TYPE_CHECKING:
+    from validation.core.cli import ArgumentGroup
 
 __all__ = [
     "PairSettings", "ReferenceSettings", "RateFitSettings", "ShardingSettings", "KIND_DEFAULTS", "FIT_MODELS",
@@ -411,7 +415,7 @@ def model_spec(model: str | type[Pair] | Pair) -> str:
     return cls.name if cls.name in pair_names() and get_pair(cls.name) is cls else f"{cls.__module__}:{cls.__qualname__}"
 
 
-def add_model_arguments(group: Any) -> None:
+def add_model_arguments(group: ArgumentGroup) -> None:
     """The ``--model`` and ``--list`` flags of a study of one pair (an argparse group; ``cli.Command.add_arguments``)."""
     group.add_argument("--model", default="res1",
                        help="the pair: a name from --list, or your own, module:Class or file.py:Class (default: res1)")

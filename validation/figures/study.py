@@ -28,7 +28,6 @@ Exit status: 0 PASS, 1 FAIL, 2 bad input, 3 internal error, 4 INCONCLUSIVE.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import dataclasses
 import math
@@ -360,7 +359,7 @@ examples:
 """
 
 
-def _add_arguments(group: argparse._ArgumentGroup) -> None:
+def _add_arguments(group: cli.ArgumentGroup) -> None:
     group.add_argument("--figure", choices=list(FIGURES), default=None,
                        help="the figure: " + ", ".join(FIGURES) + " (required unless --list)")
     group.add_argument("--list", action="store_true", help="list the figures and the settings each takes")

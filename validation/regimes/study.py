@@ -41,7 +41,6 @@ Exit status: 0 PASS, 1 FAIL, 4 INCONCLUSIVE, 2 bad input, 3 internal error.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import math
 import time
@@ -331,7 +330,7 @@ def listing() -> str:
     return PRESETS.listing("presets (python -m validation.regimes --preset NAME):") + f"\n  aliases: {aliases}"
 
 
-def _add_arguments(group: argparse._ArgumentGroup) -> None:
+def _add_arguments(group: cli.ArgumentGroup) -> None:
     # not argparse's required=True: it would refuse --list, which needs no preset
     group.add_argument("--preset", default=None, choices=PRESETS.choices(),
                        help="paper settings: fig1 (= fig3), fig2, fig4 (= fig5), chizat (required unless --list)")

@@ -535,7 +535,7 @@ INCONCLUSIVE at the default 4000 paths (Euler–Heun 1.021 [0.989, 1.058], SRK 1
 """
 
 
-def _add_arguments(group: argparse._ArgumentGroup) -> None:
+def _add_arguments(group: cli.ArgumentGroup) -> None:
     group.add_argument("--model", default="res1",
                        help="the pair whose limit the schemes integrate: a name from "
                             "`python -m validation.convergence --list`, or package.module:ClassName (default: res1)")

@@ -29,7 +29,6 @@ stay checkpointed).
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import functools
 import time
@@ -509,7 +508,7 @@ examples:
 """
 
 
-def _add_arguments(group: argparse._ArgumentGroup) -> None:
+def _add_arguments(group: cli.ArgumentGroup) -> None:
     group.add_argument("--experiment", default=None, choices=sorted(EXPERIMENTS),
                        help="the experiment (required unless --list): " + ", ".join(sorted(EXPERIMENTS)))
     group.add_argument("--list", action="store_true", help="list the experiments, their papers and presets, and exit")
