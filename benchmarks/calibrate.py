@@ -197,6 +197,41 @@ COMMANDS: tuple[CommandCheck, ...] = (
                     plant="backward-variance-115")),
         seconds=10.0),
     CommandCheck(
+        "figures-pf-2d", "figures", ("--figure", "pf-2d"),
+        "Peluchetti & Favaro App. B.4: 2-D function samples of x_{T,1}(z)",
+        (Hypothesis("null: the figure", (), True, 20),), seconds=25.0,
+        notes="declared: its planted alternatives are test-level (Entry.rejects), not yet commands"),
+    CommandCheck(
+        "figures-pf-sizes", "figures", ("--figure", "pf-sizes"),
+        "Peluchetti & Favaro SM B.3: function samples of x_{T,1}(z) over (L, D)",
+        (Hypothesis("null: the figure", (), True, 20),), seconds=42.0,
+        notes="declared: its planted alternatives are test-level (Entry.rejects), not yet commands"),
+    CommandCheck(
+        "figures-pf-function-space", "figures", ("--figure", "pf-function-space"),
+        "Peluchetti & Favaro Figs. 1 and 3: function samples of x_{T,1}(z)",
+        (Hypothesis("null: the figure", (), True, 20),), seconds=17.0,
+        notes="declared: its planted alternatives are test-level (Entry.rejects), not yet commands"),
+    CommandCheck(
+        "figures-pf-correlation", "figures", ("--figure", "pf-correlation"),
+        "Peluchetti & Favaro Fig. 4: the output correlation against its limit",
+        (Hypothesis("null: the figure", (), True, 20),), seconds=20.0,
+        notes="declared: its planted alternatives are test-level (Entry.rejects), not yet commands"),
+    CommandCheck(
+        "figures-marion-fbm", "figures", ("--figure", "marion-fbm"),
+        "Marion et al. Fig. 6: fractional Brownian motion's Hurst index recovered",
+        (Hypothesis("null: the figure", (), True, 20),), seconds=3.0,
+        notes="declared: its planted alternatives are test-level (Entry.rejects), not yet commands"),
+    CommandCheck(
+        "figures-chizat-maximal", "figures", ("--figure", "chizat-maximal"),
+        "Chizat Remark 2.2: Doob's maximal inequality for ‖h^ℓ − x‖²",
+        (Hypothesis("null: the figure", (), True, 20),), seconds=7.0,
+        notes="declared: its planted alternatives are test-level (Entry.rejects), not yet commands"),
+    CommandCheck(
+        "figures-chizat-kernel", "figures", ("--figure", "chizat-kernel"),
+        "Chizat §3.2–3.3: at initialisation the ResNet is, to first order, a shallow network",
+        (Hypothesis("null: the figure", (), True, 20),), seconds=32.0,
+        notes="declared: its planted alternatives are test-level (Entry.rejects), not yet commands"),
+    CommandCheck(
         "figures-pf-relu", "figures", ("--figure", "pf-relu"),
         "Peluchetti & Favaro's ReLU regimes: a diffusion at γ = 1/2, deterministic at γ = 1, the drift's order",
         (Hypothesis("null: the figure", (), True, 20),), seconds=14.0,
@@ -253,6 +288,16 @@ COMMANDS: tuple[CommandCheck, ...] = (
                     plant="gbm-without-ito-term")),
         seconds=30.0, in_readme=True,
         notes="the rows marked 'before 16000 paths' ran at the old default of 8000 paths"),
+    CommandCheck(
+        "regimes-prop13", "regimes", ("--preset", "prop13"),
+        "Marion et al. Prop. 13: linear res-1 with smooth weights, the bound on max_k ‖h_k − h_0‖/‖h_0‖ under 𝒱(0)",
+        (Hypothesis("null: the preset", (), True, 20),), seconds=30.0,
+        notes="declared: its planted alternatives are test-level, not yet commands"),
+    CommandCheck(
+        "regimes-assumptions", "regimes", ("--preset", "assumptions"),
+        "Marion et al. (A₂), (A₄): Props. 1 and 5, Lemma 16, the eighth moment",
+        (Hypothesis("null: the preset", (), True, 20),), seconds=20.0,
+        notes="declared: its planted alternatives are test-level, not yet commands"),
     CommandCheck(
         "regimes-chizat", "regimes", ("--preset", "chizat"),
         "Chizat & Netrapalli Prop. 2.1: a ResNet with ReLU two-layer blocks at initialisation (a README command)",

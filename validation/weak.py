@@ -85,7 +85,7 @@ def energy_test(x: np.ndarray, y: np.ndarray, permutations: int = 500, max_point
     that no p-value is below 1/(1 + P) (:data:`TESTS_PER_MODEL` and the settings' check keep it under the
     Bonferroni threshold). The permutations are drawn one by one in one order and evaluated
     :data:`PERMUTATION_BATCH` at a time as one matrix product (the distance matrix read once per batch, not twice
-    per permutation: 500 permutations of 2 × 2000 points took 9.1 s, now about 1 s). Returns (E, p).
+    per permutation: 500 permutations of 2 × 3000 points took 9.2 s, now 2.0 s). Returns (E, p).
     """
     rng = np.random.default_rng(seed)
     x = np.asarray(x, float).reshape(len(x), -1)
