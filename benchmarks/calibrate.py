@@ -311,7 +311,7 @@ COMMANDS: tuple[CommandCheck, ...] = (
         (Hypothesis("null: the study", (), True, 5),
          Hypothesis("the limit SDE sampled without its Itô drift ½ φ''(0) q dt (SC_swish's; SC_tanh has none)", (),
                     False, 3, plant="weak-sde-without-ito-drift")),
-        seconds=421.0, in_readme=True,
+        seconds=260.0, in_readme=True,
         notes="before 1000 permutations, the energy test (500) could never reject at alpha/6: its least p-value "
               "was 1/501"),
     CommandCheck(
