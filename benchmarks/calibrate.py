@@ -232,6 +232,11 @@ COMMANDS: tuple[CommandCheck, ...] = (
         (Hypothesis("null: the figure", (), True, 20),), seconds=32.0,
         notes="declared: its planted alternatives are test-level (Entry.rejects), not yet commands"),
     CommandCheck(
+        "figures-chizat-phase", "figures", ("--figure", "chizat-phase"),
+        "Chizat §3, Fig. 1: lazy ODE against local feature learning over (β, γ), each cell's regime read from the run",
+        (Hypothesis("null: the figure", (), True, 20),), seconds=50.0,
+        notes="declared: its planted alternatives are test-level (Entry.rejects), not yet commands"),
+    CommandCheck(
         "figures-pf-relu", "figures", ("--figure", "pf-relu"),
         "Peluchetti & Favaro's ReLU regimes: a diffusion at γ = 1/2, deterministic at γ = 1, the drift's order",
         (Hypothesis("null: the figure", (), True, 20),), seconds=14.0,
