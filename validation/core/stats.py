@@ -42,21 +42,26 @@ def load_fit_libraries() -> None:
     import scipy.special  # noqa: F401
 
 
-#: error statistics of an array of per-sample values, along ``axis``:
-#: ``rms`` (values are squared errors), ``mean`` (mean norm; values are squared errors), ``abs-mean``
-#: (|mean|; values are signed differences, e.g. of a weak error)
-STATISTICS: dict[str, Callable[..., np.ndarray]] = {
-    "rms": lambda x, axis=-1: np.sqrt(np.mean(x, axis=axis)),
-    "mean": lambda x, axis=-1: np.mean(np.sqrt(x), axis=axis),
-    "abs-mean": lambda x, axis=-1: np.abs(np.mean(x, axis=axis)),
-}
-#: each statistic as outer(mean(inner(x))) (inner, outer), which gives its N leave-one-out values in O(N):
-#: mean_(i) = (Σ_k inner(x_k) − inner(x_i)) / (N − 1) (:func:`leave_one_out_curves`)
+#: the error statistics of an array of per-sample values: ``rms`` (values are squared errors), ``mean`` (mean norm;
+#: values are squared errors), ``abs-mean`` (|mean|; values are signed differences, e.g. of a weak error). Each
+#: statistic is outer(mean(inner(x))), given here as (inner, outer): the one definition of a metric, from which
+#: :data:`STATISTICS` evaluates it and :func:`leave_one_out_curves` gives its N leave-one-out values in O(N),
+#: mean_(i) = (Σ_k inner(x_k) − inner(x_i)) / (N − 1)
 MEAN_FORMS: dict[str, tuple[Callable[[np.ndarray], np.ndarray], Callable[[np.ndarray], np.ndarray]]] = {
-    "rms": (np.asarray, np.sqrt),
-    "mean": (np.sqrt, np.asarray),
-    "abs-mean": (np.asarray, np.abs),
+    "rms": (lambda x: x, np.sqrt),
+    "mean": (np.sqrt, lambda m: m),
+    "abs-mean": (lambda x: x, np.abs),
 }
+
+
+def _mean_form_statistic(inner: Callable[[np.ndarray], np.ndarray],
+                         outer: Callable[[np.ndarray], np.ndarray]) -> Callable[..., np.ndarray]:
+    return lambda x, axis=-1: outer(np.mean(inner(x), axis=axis))
+
+
+#: each metric's statistic along ``axis``
+STATISTICS: dict[str, Callable[..., np.ndarray]] = {name: _mean_form_statistic(inner, outer)
+                                                   for name, (inner, outer) in MEAN_FORMS.items()}
 #: what each error metric of the strong studies measures (``sup`` squared errors use the RMS statistic)
 METRIC_HELP = {
     "rms": "(E||h_L - H_1||^2)^1/2",
