@@ -209,13 +209,19 @@ COMMANDS: tuple[CommandCheck, ...] = (
     CommandCheck(
         "figures-pf-function-space", "figures", ("--figure", "pf-function-space"),
         "Peluchetti & Favaro Figs. 1 and 3: function samples of x_{T,1}(z)",
-        (Hypothesis("null: the figure", (), True, 20),), seconds=17.0,
-        notes="declared: its planted alternatives are test-level (Entry.rejects), not yet commands"),
+        (Hypothesis("null: the figure", (), True, 20),
+         Hypothesis("EO_tanh drawn at 1.1x its edge-of-chaos sigma_w (the chaotic phase) where the edge is claimed", (),
+                    False, 10, plant="eoc-tanh-chaotic-110")), seconds=17.0,
+        notes="its checks read Kendall's correlation sin(pi tau/2) since 2026-12-07 (the rows marked 'before' read "
+              "Pearson's, undecided on EO_ReLU's heavy tails)"),
     CommandCheck(
         "figures-pf-correlation", "figures", ("--figure", "pf-correlation"),
         "Peluchetti & Favaro Fig. 4: the output correlation against its limit",
-        (Hypothesis("null: the figure", (), True, 20),), seconds=20.0,
-        notes="declared: its planted alternatives are test-level (Entry.rejects), not yet commands"),
+        (Hypothesis("null: the figure", (), True, 20),
+         Hypothesis("EO_tanh drawn at 1.1x its edge-of-chaos sigma_w (the chaotic phase) where the edge is claimed", (),
+                    False, 10, plant="eoc-tanh-chaotic-110")), seconds=20.0,
+        notes="its checks read Kendall's correlation sin(pi tau/2) since 2026-12-07 (the rows marked 'before' read "
+              "Pearson's, undecided on EO_ReLU's heavy tails)"),
     CommandCheck(
         "figures-marion-fbm", "figures", ("--figure", "marion-fbm"),
         "Marion et al. Fig. 6: fractional Brownian motion's Hurst index recovered",

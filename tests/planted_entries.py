@@ -33,6 +33,11 @@ Plants:
   out of the SDE it samples (Peluchetti & Favaro's Thm 3.1 without its second-order term), while the ResNet keeps
   its own: SC_swish (φ''(0) = ½) no longer agrees in law with its SDE, so the two-sample tests must FAIL it. SC_tanh
   (φ''(0) = 0) is unchanged, and keeps PASSing: the plant is one model's error, as a referee would plant it.
+* ``eoc-tanh-chaotic-110`` — ``figures --figure pf-correlation`` or ``pf-function-space`` with EO_tanh's weights
+  drawn at 1.1× the edge of chaos's σ_w, 10% into the chaotic phase, where the edge is claimed: its correlation map's
+  fixed point falls below 1 and the outputs of distant inputs decorrelate (seed 0: min ρ_τ 0.740 [0.707, 0.774]
+  against 0.8; first-PC share 0.786 [0.745, 0.828] against 0.9). EO_ReLU (σ_b = 0: σ_w sets only its scale) is
+  unchanged and keeps PASSing.
 * ``gbm-without-ito-term`` — ``solvers --problem gbm`` against the Itô GBM's solution stated without its Itô term,
   X_0 exp(αt + βW_t) (the Stratonovich equation's): every scheme converges to the right solution, so each error
   against the misstated one stops falling, and the orders the check asks must FAIL.
@@ -166,11 +171,27 @@ def _weak_sde_without_ito_drift() -> Callable[[list[str]], int]:
     return weak.main
 
 
+#: the factor on EO_tanh's edge-of-chaos σ_w of the ``eoc-tanh-chaotic-110`` plant
+EOC_SIGMA_W_FACTOR = 1.1
+
+
+def _eoc_tanh_chaotic() -> Callable[[list[str]], int]:
+    from validation.figures import pf_models, study
+
+    edge = pf_models.eoc_sigma_w
+
+    def planted(activation: str, sigma_b: float) -> float:
+        return edge(activation, sigma_b) * (EOC_SIGMA_W_FACTOR if activation == "tanh" else 1.0)
+
+    pf_models.eoc_sigma_w = planted      # what eoc_outputs reads for each EOC network
+    return study.main
+
+
 PLANTS: dict[str, Callable[[], Callable[[list[str]], int]]] = {
     "budget-depth-half": _budget_depth_half, "fig4-iid": _fig4_iid, "backward-variance-115": _backward_variance_115,
     "gbm-without-ito-term": _gbm_without_ito_term, "chizat-variance-115": _chizat_variance_115,
     "optimiser-does-nothing": _optimiser_does_nothing, "hurst-plus-0.2": _hurst_plus,
-    "weak-sde-without-ito-drift": _weak_sde_without_ito_drift}
+    "weak-sde-without-ito-drift": _weak_sde_without_ito_drift, "eoc-tanh-chaotic-110": _eoc_tanh_chaotic}
 
 
 def main(argv: list[str]) -> int:

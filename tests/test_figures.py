@@ -337,6 +337,21 @@ def test_pf_correlation_fails_eoc_outputs_independent_across_inputs(monkeypatch)
     assert _checks_of(figures.run("pf-correlation", **CORRELATION), "EO_") == ["FAIL", "FAIL"]
 
 
+@pytest.mark.parametrize("name, sizes, check", [("pf-correlation", CORRELATION, "EO_tanh"),
+                                                 ("pf-function-space", FUNCTION_SPACE, "EO_tanh")])
+def test_eoc_checks_fail_tanh_networks_ten_percent_into_the_chaotic_phase(name, sizes, check, monkeypatch):
+    """Planted (tests/planted_entries.py eoc-tanh-chaotic-110): EO_tanh drawn at 1.1× its edge-of-chaos σ_w, where the
+    edge is claimed. Its outputs decorrelate across inputs, and the EOC check FAILs at the default EOC sizes and
+    thresholds (only the ResNets and the draws are small); unplanted it PASSes."""
+    import planted_entries
+
+    monkeypatch.setattr(pf_models, "eoc_sigma_w", pf_models.eoc_sigma_w)   # restored after the plant replaces it
+    sizes = {**sizes, "eoc_width": 48, "eoc_depth": 100, "draws": 300}
+    assert _checks_of(figures.run(name, **sizes), check) == ["PASS"]
+    planted_entries._eoc_tanh_chaotic()
+    assert _checks_of(figures.run(name, **sizes), check) == ["FAIL"]
+
+
 #: pf-2d at a size (under a second) where both checks PASS unplanted
 PF_2D = dict(width=16, depth=32, inputs=6, draws=100, resamples=100)
 

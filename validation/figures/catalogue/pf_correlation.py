@@ -165,6 +165,8 @@ class PFCorrelation(Figure):
             "tests/test_figures.py::test_pf_correlation_fails_resnet_samples_that_are_constant_in_z",
         "EOC network outputs independent across inputs instead of correlated near 1 (planted records)":
             "tests/test_figures.py::test_pf_correlation_fails_eoc_outputs_independent_across_inputs",
+        "EO_tanh drawn at 1.1× its edge-of-chaos σ_w, 10% into the chaotic phase, where the edge is claimed":
+            "tests/test_figures.py::test_eoc_checks_fail_tanh_networks_ten_percent_into_the_chaotic_phase",
     }
 
     def estimate_seconds(self, s: Any) -> float:

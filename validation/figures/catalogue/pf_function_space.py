@@ -186,6 +186,8 @@ class PFFunctionSpace(Figure):
             "tests/test_figures.py::test_pf_function_space_fails_an_sde_with_twice_the_bias_scale",
         "ResNet function samples degenerate in z, every draw a constant function (planted records)":
             "tests/test_figures.py::test_pf_function_space_fails_resnet_samples_that_are_constant_in_z",
+        "EO_tanh drawn at 1.1× its edge-of-chaos σ_w, 10% into the chaotic phase, where the edge is claimed":
+            "tests/test_figures.py::test_eoc_checks_fail_tanh_networks_ten_percent_into_the_chaotic_phase",
     }
 
     def estimate_seconds(self, s: Any) -> float:
