@@ -265,6 +265,29 @@ COMMANDS: tuple[CommandCheck, ...] = (
         seconds=66.0, measured=_budget_exponent, before=("margin 0.1 (before)", _within(1 / 6, 0.1)),
         notes="the margin 1/24 is half the distance from 1/6 to the alternative 1/12"),
     CommandCheck(
+        "chizat2025-alpha", "training", ("--experiment", "chizat2025-alpha", "--checkpoint-dir", "none",
+                                         "--workers", "1"),
+        "Chizat 2025: the width error 1/sqrt(LM) at alpha fixed, feature learning at a = 0, the lazy ODE as alpha grows",
+        (Hypothesis("null: the experiment", (), True, 20),
+         Hypothesis("a residual scale alpha/L without the width M", (), False, 10, plant="alpha-without-width")),
+        seconds=17.0),
+    CommandCheck(
+        "trained-ode-convergence", "training", ("--experiment", "trained-ode-convergence", "--checkpoint-dir",
+                                                "none", "--workers", "1"),
+        "Marion et al. 2024 / Sander et al. 2022: trained depths converge for smooth weights and stay apart for "
+        "i.i.d. ones at beta = 1/2",
+        (Hypothesis("null: the experiment", (), True, 20),
+         Hypothesis("the depth-2N network's odd layers copying its even ones (no independent half of the noise)", (),
+                    False, 10, plant="ode-layers-in-pairs")),
+        seconds=71.0),
+    CommandCheck(
+        "regimes-prop3", "regimes", ("--preset", "prop3"),
+        "Marion et al. Prop. 3: the bounds (i) and (ii) on r_h^2 at L >= 1024",
+        (Hypothesis("null: the preset", (), True, 20),
+         Hypothesis("i.i.d. weights of variance 0.4/d (E m2 = 0.08, below (A2)'s 1/2)", (), False, 10,
+                    plant="prop3-variance-0.4")),
+        seconds=35.0),
+    CommandCheck(
         "figures-pf-abc", "figures", ("--figure", "pf-abc"),
         "Peluchetti & Favaro App. B.1: SR_tanh's ABC posterior lies nearer the data than EO_tanh's (log ratio < 0)",
         (Hypothesis("null: the figure (a bump no constant fits)", (), True, 5),

@@ -38,6 +38,15 @@ Plants:
   fixed point falls below 1 and the outputs of distant inputs decorrelate (seed 0: min ρ_τ 0.740 [0.707, 0.774]
   against 0.8; first-PC share 0.786 [0.745, 0.828] against 0.9). EO_ReLU (σ_b = 0: σ_w sets only its scale) is
   unchanged and keeps PASSing.
+* ``alpha-without-width`` — ``training --experiment chizat2025-alpha`` (or any Chaintron–Chizat–Maass experiment)
+  with its finite networks' residual scale α/L instead of α/(LM): wider networks no longer approach the limit, so
+  the width checks must FAIL: tests/test_embedded_resnet.py's, as a command.
+* ``ode-layers-in-pairs`` — ``training --experiment trained-ode-convergence`` with the depth-2N network's odd layers
+  copying its even ones: the i.i.d. weights at β = ½ lose the independent half of their noise, the trained depths
+  converge, and "i.i.d. weights at β = ½ stay apart" must FAIL: tests/test_training_plants.py's, as a command.
+* ``prop3-variance-0.4`` — ``regimes --preset prop3`` with its i.i.d. uniform weights drawn at variance 0.4/d
+  instead of 1/d: res-3's E m₂ falls to 0.08, below the ½ of (A₂) on which Prop. 3's lower bound (i) rests, so
+  its "Prop. 3 bounds" check must FAIL: tests/test_regimes_plants.py's, as a command.
 * ``gbm-without-ito-term`` — ``solvers --problem gbm`` against the Itô GBM's solution stated without its Itô term,
   X_0 exp(αt + βW_t) (the Stratonovich equation's): every scheme converges to the right solution, so each error
   against the misstated one stops falling, and the orders the check asks must FAIL.
@@ -52,6 +61,7 @@ from typing import Callable
 import torch
 
 from limits.embedded_resnet import EmbeddedResNet
+from limits.initialisation import IIDRegime
 
 #: c of the ``budget-depth-half`` plant
 BUDGET_DEPTH_CONSTANT = 1
@@ -76,6 +86,62 @@ class OffByRootDepth(EmbeddedResNet):
         depth = u.shape[1]
         super().__init__(w_e * (1 + BUDGET_DEPTH_CONSTANT / math.sqrt(depth)), w_u, u, v, alpha=alpha,
                          activation=activation)
+
+
+class ScaledByDepthOnly(EmbeddedResNet):
+    """The ``alpha-without-width`` plant's finite network: the residual scale α/L instead of α/(LM)."""
+
+    def forward(self, x):
+        hidden = self.hidden
+        self.hidden = 1          # the forward's scale α/(L·M) becomes α/L
+        try:
+            return super().forward(x)
+        finally:
+            self.hidden = hidden
+
+
+def pair_the_layers(initialise: Callable[..., None]) -> Callable[..., None]:
+    """The ``ode-layers-in-pairs`` plant of ``_PairedNetworks.__init__``: the depth-2N network's odd layers copy its
+    even ones (V_{2k+1} = V_{2k}, W_{2k+1} = W_{2k}); the depth-N network still starts from the even layers."""
+
+    def paired_layers(self, V, W, A, w, beta, activation):
+        V, W = V.clone(), W.clone()
+        V[:, 1::2], W[:, 1::2] = V[:, ::2], W[:, ::2]
+        initialise(self, V, W, A, w, beta, activation)
+
+    return paired_layers
+
+
+#: the weight variance (× 1/d) of the ``prop3-variance-0.4`` plant
+PROP3_PLANTED_VARIANCE = 0.4
+
+
+class DeflatedWeights(IIDRegime):
+    """The ``prop3-variance-0.4`` plant's weights: i.i.d. of variance 0.4/d (each of V, W) instead of 1/d."""
+
+    def fill(self, out: torch.Tensor, gen: torch.Generator, scale: float) -> torch.Tensor:
+        return super().fill(out, gen, scale * math.sqrt(PROP3_PLANTED_VARIANCE))
+
+
+def _prop3_variance() -> Callable[[list[str]], int]:
+    from validation.regimes import study, sweep
+
+    sweep.regime_of = lambda settings: DeflatedWeights("uniform")     # the sweep builds its weights' regime by this name
+    return study.main
+
+
+def _alpha_without_width() -> Callable[[list[str]], int]:
+    from validation.training import chaintron2026, chizat2025, study
+
+    chaintron2026.EmbeddedResNet = chizat2025.EmbeddedResNet = ScaledByDepthOnly   # what the experiments build
+    return study.main
+
+
+def _ode_layers_in_pairs() -> Callable[[list[str]], int]:
+    from validation.training import ode_convergence, study
+
+    ode_convergence._PairedNetworks.__init__ = pair_the_layers(ode_convergence._PairedNetworks.__init__)
+    return study.main
 
 
 def _budget_depth_half() -> Callable[[list[str]], int]:
@@ -191,7 +257,9 @@ PLANTS: dict[str, Callable[[], Callable[[list[str]], int]]] = {
     "budget-depth-half": _budget_depth_half, "fig4-iid": _fig4_iid, "backward-variance-115": _backward_variance_115,
     "gbm-without-ito-term": _gbm_without_ito_term, "chizat-variance-115": _chizat_variance_115,
     "optimiser-does-nothing": _optimiser_does_nothing, "hurst-plus-0.2": _hurst_plus,
-    "weak-sde-without-ito-drift": _weak_sde_without_ito_drift, "eoc-tanh-chaotic-110": _eoc_tanh_chaotic}
+    "weak-sde-without-ito-drift": _weak_sde_without_ito_drift, "eoc-tanh-chaotic-110": _eoc_tanh_chaotic,
+    "alpha-without-width": _alpha_without_width, "ode-layers-in-pairs": _ode_layers_in_pairs,
+    "prop3-variance-0.4": _prop3_variance}
 
 
 def main(argv: list[str]) -> int:

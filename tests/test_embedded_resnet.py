@@ -7,6 +7,7 @@ import math
 
 import pytest
 import torch
+from planted_entries import ScaledByDepthOnly
 
 from limits.embedded_resnet import (EmbeddedResNet, InfiniteWidthResNet, MomentResNet, embedding_draws,
                                     one_example_task, train, unit_draws)
@@ -129,22 +130,10 @@ def test_the_experiment_runs_and_nothing_fails_at_small_sizes():
     assert again.records == result.records
 
 
-class _ScaledByDepthOnly(EmbeddedResNet):
-    """A planted error: the residual scale α/L instead of α/(LM)."""
-
-    def forward(self, x):
-        hidden = self.hidden
-        self.hidden = 1          # the forward's scale α/(L·M) becomes α/L
-        try:
-            return super().forward(x)
-        finally:
-            self.hidden = hidden
-
-
 def test_a_residual_scale_without_the_width_fails_the_width_check(monkeypatch):
     from validation.training import chaintron2026, run
 
-    monkeypatch.setattr(chaintron2026, "EmbeddedResNet", _ScaledByDepthOnly)
+    monkeypatch.setattr(chaintron2026, "EmbeddedResNet", ScaledByDepthOnly)
     result = run("chaintron2026-linear", **SMALL)
     checks = _checks(result)
     assert checks["width"] == "FAIL" and checks["depth-width"] == "FAIL"
@@ -184,7 +173,7 @@ def test_the_nonlinear_entry_measures_every_term(monkeypatch):
     assert sweeps["depth"]["fitted_sizes"] == [8, 16, 32] and sweeps["embedding"]["fitted_sizes"] == [64, 128, 256]
     assert all(0 < r < 1 / 8 for key in ("depth", "embedding") for r in sweeps[key]["monte_carlo"])
     with monkeypatch.context() as patch:
-        patch.setattr(chaintron2026, "EmbeddedResNet", _ScaledByDepthOnly)
+        patch.setattr(chaintron2026, "EmbeddedResNet", ScaledByDepthOnly)
         planted = _checks(run("chaintron2026-nonlinear", **NONLINEAR))
     assert planted["width"] == "FAIL"
     assert planted["depth"] == "INCONCLUSIVE"      # its networks diverge: no M = ∞ reference to judge against
@@ -396,7 +385,7 @@ def test_the_budget_entry_fits_the_error_against_the_limit_along_the_shapes(monk
     assert entry["sizes"] == [8**6, 9**6, 10**6] and entry["fitted_sizes"] == entry["sizes"]
     assert _checks(result)["budget"] != "FAIL"
     assert all(0 < bias < 1e-5 for bias in result.records["budget"]["reference_bias"])
-    monkeypatch.setattr(chaintron2026, "EmbeddedResNet", _ScaledByDepthOnly)
+    monkeypatch.setattr(chaintron2026, "EmbeddedResNet", ScaledByDepthOnly)
     assert _checks(run("chaintron2026-budget", **BUDGET))["budget"] == "FAIL"
 
 
@@ -513,7 +502,7 @@ def test_with_tanh_blocks_the_alpha_entry_reads_the_regimes_on_the_limits_pooled
 def test_a_residual_scale_without_the_width_fails_the_alpha_entrys_width_checks(monkeypatch):
     from validation.training import chizat2025, run
 
-    monkeypatch.setattr(chizat2025, "EmbeddedResNet", _ScaledByDepthOnly)
+    monkeypatch.setattr(chizat2025, "EmbeddedResNet", ScaledByDepthOnly)
     checks = {c["check"].split(":")[0] + (" share" if "share" in c["check"] else ""): c["verdict"]
               for c in run("chizat2025-alpha", **ALPHA).numbers["checks"]}
     assert checks["a=0"] == "FAIL" and checks["a=0.5"] == "FAIL"

@@ -12,7 +12,7 @@ import math
 import pytest
 import torch
 
-from limits.initialisation import IIDRegime
+from planted_entries import DeflatedWeights
 from validation.regimes import chizat as regime_chizat
 from validation.regimes import study as regimes
 from validation.regimes import sweep
@@ -37,17 +37,6 @@ def _starting(result: regimes.RegimesResult, prefix: str) -> dict[str, str]:
 #: with 40 networks in float32: about 15–20 s a run on one core (the preset: 50 networks, 4 β, float64, ~45 s)
 PROP3_SIZES = dict(betas=(0.4,), samples=40, dtype="float32")
 
-#: the planted weights' variance, in units of 1/d
-PROP3_PLANTED_VARIANCE = 0.4
-
-
-class _DeflatedWeights(IIDRegime):
-    """A planted error: i.i.d. uniform weights of variance 0.4/d (each of V, W) instead of 1/d."""
-
-    def fill(self, out: torch.Tensor, gen: torch.Generator, scale: float) -> torch.Tensor:
-        return super().fill(out, gen, scale * math.sqrt(PROP3_PLANTED_VARIANCE))
-
-
 @pytest.mark.slow   # about 40 s: the preset's depths 1024 … 4096 at d = 64
 def test_prop3_lower_bound_fails_on_weights_of_variance_0_4_over_d(monkeypatch: pytest.MonkeyPatch) -> None:
     """Planted: the networks' i.i.d. weights drawn with variance 0.4/d instead of 1/d (the eighth-moment C of the
@@ -62,7 +51,7 @@ def test_prop3_lower_bound_fails_on_weights_of_variance_0_4_over_d(monkeypatch: 
     assert {(c["beta"], c["depth"]) for c in lower} == {(0.4, 4096)} and len(lower) == 2, lower
     assert all(c["verdict"] == "PASS" and c["exceedances"] == 0 for c in lower), lower
 
-    monkeypatch.setattr(sweep, "regime_of", lambda values: _DeflatedWeights("uniform"))
+    monkeypatch.setattr(sweep, "regime_of", lambda values: DeflatedWeights("uniform"))
     wrong = regimes.run("prop3", **PROP3_SIZES)
     assert _starting(wrong, "Prop. 3 bounds") == {"Prop. 3 bounds": "FAIL"}
     cells = wrong.numbers["prop3_bounds"]["cells"]

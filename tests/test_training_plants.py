@@ -81,14 +81,10 @@ def test_ode_convergence_fails_when_the_iid_deep_network_repeats_its_layers_in_p
     assert unplanted.verdict == "PASS", unplanted.numbers["checks"]
     assert _cells(unplanted)["beta0.5-iid-tanh"]["check"]["verdict"] == "PASS"         # rate −0.012 [−0.041, 0.016]
 
-    original = ode_convergence._PairedNetworks.__init__
+    from planted_entries import pair_the_layers
 
-    def paired_layers(self, V, W, A, w, beta, activation):
-        V, W = V.clone(), W.clone()
-        V[:, 1::2], W[:, 1::2] = V[:, ::2], W[:, ::2]
-        original(self, V, W, A, w, beta, activation)
-
-    monkeypatch.setattr(ode_convergence._PairedNetworks, "__init__", paired_layers)
+    monkeypatch.setattr(ode_convergence._PairedNetworks, "__init__",
+                        pair_the_layers(ode_convergence._PairedNetworks.__init__))
     planted = training.run("trained-ode-convergence", **ODE)
     assert planted.verdict == "FAIL"
     cell = _cells(planted)["beta0.5-iid-tanh"]
