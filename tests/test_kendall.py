@@ -71,6 +71,8 @@ def test_a_constant_column_has_no_tau_and_is_left_out():
 def test_too_few_draws_are_refused_with_the_shape():
     with pytest.raises(ValueError, match="n ≥ 3"):
         kendall_tau(np.zeros((2, 4)))
+    full, interval, rho = elliptical_statistic(np.zeros((2, 4)), minimum_off_diagonal)
+    assert math.isnan(full) and np.isnan(interval).all() and rho.shape == (4, 4)
 
 
 def test_the_statistic_is_the_same_in_chunks_of_any_size(monkeypatch):

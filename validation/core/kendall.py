@@ -111,7 +111,10 @@ def elliptical_statistic(x: np.ndarray, statistic: Callable[[np.ndarray], np.nda
                          confidence: float = 0.95) -> tuple[float, list[float], np.ndarray]:
     """A statistic of the elliptical correlation matrix ρ_τ = sin(πτ/2) of the columns of ``x`` (n draws × K), its
     jackknife interval, and ρ_τ itself. ``statistic`` maps a stack (m, K, K) of such matrices to m values; the
-    columns without a τ (constant over the draws) are left out, where NaN."""
+    columns without a τ (constant over the draws) are left out, where NaN; fewer than 3 draws give NaN."""
+    x = np.asarray(x, dtype=float)
+    if x.ndim == 2 and x.shape[0] < 3:
+        return math.nan, [math.nan, math.nan], np.full((x.shape[1],) * 2, math.nan)
     x = _checked(x)
     total = _total(x)
     rho = elliptical_correlation(_undefined(x, (total / (len(x) * (len(x) - 1))).numpy()))
