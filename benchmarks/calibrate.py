@@ -288,6 +288,22 @@ COMMANDS: tuple[CommandCheck, ...] = (
                     plant="prop3-variance-0.4")),
         seconds=35.0),
     CommandCheck(
+        "marion2024-fig1", "training", ("--experiment", "marion2024-fig1", "--checkpoint-dir", "none",
+                                        "--workers", "1"),
+        "Marion et al. 2024 Fig. 1: trained weights converge at rate 1 in L to a function of t = k/L",
+        (Hypothesis("null: the experiment", (), True, 5),
+         Hypothesis("each depth started from its own initial weights (no common function of t)", (), False, 3,
+                    plant="independent-starts")),
+        seconds=192.0),
+    CommandCheck(
+        "chaintron2026-nonlinear", "training", ("--experiment", "chaintron2026-nonlinear", "--checkpoint-dir", "none",
+                                                "--workers", "1"),
+        "Chaintron, Chizat & Maass 2026 with tanh blocks: each error term at its exponent (width, depth, embedding, "
+        "D in the width term)",
+        (Hypothesis("null: the experiment", (), True, 5),
+         Hypothesis("a residual scale alpha/L without the width M", (), False, 3, plant="alpha-without-width")),
+        seconds=200.0),
+    CommandCheck(
         "figures-pf-abc", "figures", ("--figure", "pf-abc"),
         "Peluchetti & Favaro App. B.1: SR_tanh's ABC posterior lies nearer the data than EO_tanh's (log ratio < 0)",
         (Hypothesis("null: the figure (a bump no constant fits)", (), True, 5),

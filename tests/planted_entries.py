@@ -47,6 +47,9 @@ Plants:
 * ``prop3-variance-0.4`` — ``regimes --preset prop3`` with its i.i.d. uniform weights drawn at variance 0.4/d
   instead of 1/d: res-3's E m₂ falls to 0.08, below the ½ of (A₂) on which Prop. 3's lower bound (i) rests, so
   its "Prop. 3 bounds" check must FAIL: tests/test_regimes_plants.py's, as a command.
+* ``independent-starts`` — ``training --experiment marion2024-fig1`` or ``marion2024-fig2`` with each depth's
+  network started from its own W⁰ (constant over the layers, drawn per depth): no common function of t = k/L for
+  the trained depths to discretise, so the rate-1 checks must FAIL: tests/test_marion2024.py's, as a command.
 * ``gbm-without-ito-term`` — ``solvers --problem gbm`` against the Itô GBM's solution stated without its Itô term,
   X_0 exp(αt + βW_t) (the Stratonovich equation's): every scheme converges to the right solution, so each error
   against the misstated one stops falling, and the orders the check asks must FAIL.
@@ -127,6 +130,30 @@ def _prop3_variance() -> Callable[[list[str]], int]:
     from validation.regimes import study, sweep
 
     sweep.regime_of = lambda settings: DeflatedWeights("uniform")     # the sweep builds its weights' regime by this name
+    return study.main
+
+
+def independent_initial_weights(networks: Callable[..., list]) -> Callable[..., list]:
+    """The ``independent-starts`` plant of an experiment's ``networks``: each depth's network started from its own
+    W⁰ (constant over the layers, drawn per depth from seed 100 + its index)."""
+
+    def independent(self, settings, depths, device):
+        built = networks(self, settings, depths, device)
+        for index, net in enumerate(built):
+            with torch.no_grad():
+                draw = torch.Generator().manual_seed(100 + index)
+                net.W.copy_(torch.randn(net.W.shape[0], 1, *net.W.shape[2:], generator=draw,
+                                        dtype=net.W.dtype).expand_as(net.W))
+        return built
+
+    return independent
+
+
+def _independent_starts() -> Callable[[list[str]], int]:
+    from validation.training import marion2024, study
+
+    for experiment in (marion2024.MarionFig1, marion2024.MarionFig2):
+        experiment.networks = independent_initial_weights(experiment.networks)
     return study.main
 
 
@@ -259,7 +286,7 @@ PLANTS: dict[str, Callable[[], Callable[[list[str]], int]]] = {
     "optimiser-does-nothing": _optimiser_does_nothing, "hurst-plus-0.2": _hurst_plus,
     "weak-sde-without-ito-drift": _weak_sde_without_ito_drift, "eoc-tanh-chaotic-110": _eoc_tanh_chaotic,
     "alpha-without-width": _alpha_without_width, "ode-layers-in-pairs": _ode_layers_in_pairs,
-    "prop3-variance-0.4": _prop3_variance}
+    "prop3-variance-0.4": _prop3_variance, "independent-starts": _independent_starts}
 
 
 def main(argv: list[str]) -> int:

@@ -60,20 +60,11 @@ def test_long_training_checks_successive_differences_uniformly_in_time():
 
 
 def _plant_independent_initial_weights(monkeypatch, experiment: type) -> None:
-    """The plant of both entries' tests: each depth's network started from its own W⁰ (constant over the layers, drawn
-    per depth), so there is no common function of t = k/L for the depths to discretise."""
-    original = experiment.networks
+    """The plant of both entries' tests (tests/planted_entries.py ``independent-starts``): each depth's network
+    started from its own W⁰, so there is no common function of t = k/L for the depths to discretise."""
+    from planted_entries import independent_initial_weights
 
-    def independent(self, settings, depths, device):
-        networks = original(self, settings, depths, device)
-        for index, net in enumerate(networks):
-            with torch.no_grad():
-                generator = torch.Generator().manual_seed(100 + index)
-                net.W.copy_(torch.randn(net.W.shape[0], 1, *net.W.shape[2:], generator=generator,
-                                        dtype=net.W.dtype).expand_as(net.W))
-        return networks
-
-    monkeypatch.setattr(experiment, "networks", independent)
+    monkeypatch.setattr(experiment, "networks", independent_initial_weights(experiment.networks))
 
 
 def test_long_training_fails_when_the_depths_do_not_share_their_initial_function(monkeypatch):
