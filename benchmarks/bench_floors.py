@@ -55,25 +55,40 @@ def time_generator(fill: str, repeats: int = 5) -> float:
     return _best(times) / DRAW
 
 
-def time_product(product: Product, repeats: int = 5, budget: float = 0.2) -> float:
-    """Seconds per multiply–add of ``torch.bmm`` at the product's shape and dtype (best of ``repeats`` loops of about
-    ``budget`` seconds, one thread)."""
-    dtype = getattr(torch, product.dtype)
-    left = torch.randn(product.batch, product.m, product.k, dtype=dtype)
-    right = torch.randn(product.batch, product.k, product.n, dtype=dtype)
-    out = torch.empty(product.batch, product.m, product.n, dtype=dtype)
-    torch.bmm(left, right, out=out)
+def _loop_time(call: Any, repeats: int, budget: float) -> float:
+    """Best seconds of one ``call()`` over ``repeats`` loops of about ``budget / 4`` seconds each."""
+    call()
     started, loops = time.perf_counter(), 0
     while time.perf_counter() - started < budget / 4:
-        torch.bmm(left, right, out=out)
+        call()
         loops += 1
     times = []
     for _ in range(repeats):
         started = time.perf_counter()
         for _ in range(loops):
-            torch.bmm(left, right, out=out)
+            call()
         times.append((time.perf_counter() - started) / loops)
-    return _best(times) / (product.batch * product.m * product.k * product.n)
+    return _best(times)
+
+
+def time_product(product: Product, repeats: int = 5, budget: float = 0.2) -> tuple[float, str]:
+    """Seconds per multiply–add of the fastest of torch's ways to compute the product at its shape and dtype (one
+    thread), and which: ``bmm``; one 2-D ``mm`` per matrix of the batch; and, for matrix–vector products, the
+    elementwise product summed (``bmm`` of a (3, 100, 100)·(3, 100, 1) float32 batch took 47–53 µs here, the
+    elementwise form 13 µs: the floor is the arithmetic at the best kernel, not at the one a study happens to call)."""
+    dtype = getattr(torch, product.dtype)
+    left = torch.randn(product.batch, product.m, product.k, dtype=dtype)
+    right = torch.randn(product.batch, product.k, product.n, dtype=dtype)
+    out = torch.empty(product.batch, product.m, product.n, dtype=dtype)
+    ways = {"bmm": lambda: torch.bmm(left, right, out=out)}
+    if product.batch <= 64:
+        ways["mm per matrix"] = lambda: [torch.mm(left[i], right[i], out=out[i]) for i in range(product.batch)]
+    if product.n == 1:
+        row = right.transpose(1, 2).contiguous()
+        ways["elementwise, summed"] = lambda: torch.sum(left * row, dim=-1)
+    timed = {name: _loop_time(call, repeats, budget) for name, call in ways.items()}
+    fastest = min(timed, key=timed.__getitem__)
+    return timed[fastest] / (product.batch * product.m * product.k * product.n), fastest
 
 
 def time_step(repeats: int = 5, loops: int = 20000) -> float:
@@ -129,14 +144,16 @@ def run(names: list[str] | None = None) -> dict[str, Any]:
         if names and not any(name in model.command for name in names):
             continue
         work = model.work()
-        rates = {product: time_product(product) for product in work.products}
+        timed = {product: time_product(product) for product in work.products}
+        rates = {product: seconds for product, (seconds, _) in timed.items()}
         floor = floor_of(work, model.cores, primitives, rates)
         rows.append({"command": model.command, "measured_s": model.measured_seconds,
                      "measured_source": model.measured_source, **floor,
                      "ratio": model.measured_seconds / floor["floor_s"],
                      "normals": work.normals, "uniforms": work.uniforms,
                      "products": [{"count": p.count, "shape": [p.batch, p.m, p.k, p.n], "dtype": p.dtype,
-                                   "madds": p.madds, "s_per_madd": rates[p]} for p in work.products],
+                                   "madds": p.madds, "s_per_madd": rates[p], "fastest_way": timed[p][1]}
+                                  for p in work.products],
                      "chain": work.chain, "how": work.how, "notes": model.notes})
     return {"benchmark": "floors of the slow defaults", "primitives": primitives, "rows": rows}
 
