@@ -259,9 +259,10 @@ def chizat_kernel_errors(alphas: list[float], width: int, hidden: int, layers: i
         for col, alpha in enumerate(alphas):
             with torch.enable_grad():
                 U, V = U0.clone().requires_grad_(True), V0.clone().requires_grad_(True)
+                us, vs = U.unbind(0), V.unbind(0)      # once: O(L) gradients, not O(L²) (chizat_training_changes)
                 h = X
                 for ell in range(layers):
-                    h = h + alpha * torch.bmm(V[ell], torch.relu(torch.bmm(U[ell], h)))
+                    h = h + alpha * torch.bmm(vs[ell], torch.relu(torch.bmm(us[ell], h)))
                 rows = []
                 for i in range(inputs):                                               # the Jacobian, row by row
                     for c in range(width):
@@ -324,9 +325,13 @@ def chizat_training_changes(beta: float, gamma: float, depth: int, eta0: float, 
         return alpha * torch.bmm(V[ell], torch.relu(torch.bmm(U[ell], h)))
 
     def states(U: torch.Tensor, V: torch.Tensor) -> list[torch.Tensor]:
+        # the layers' weights unbound once: autograd then stacks their L gradients, where indexing U[ℓ] in the loop
+        # made it fill a whole (L, n, M, d) tensor of zeros per layer and add them up (O(L²): at L = 512, 4·10⁹
+        # numbers a step); the sums are the same, so are the numbers
+        us, vs = U.unbind(0), V.unbind(0)
         out = [X]
         for ell in range(depth):
-            out.append(out[-1] + block(U, V, ell, out[-1]))
+            out.append(out[-1] + alpha * torch.bmm(vs[ell], torch.relu(torch.bmm(us[ell], out[-1]))))
         return out
 
     U, V = U0, V0
