@@ -240,7 +240,7 @@ COMMANDS: tuple[CommandCheck, ...] = (
     CommandCheck(
         "figures-chizat-phase", "figures", ("--figure", "chizat-phase"),
         "Chizat §3, Fig. 1: lazy ODE against local feature learning over (β, γ), each cell's regime read from the run",
-        (Hypothesis("null: the figure", (), True, 20),), seconds=50.0,
+        (Hypothesis("null: the figure", (), True, 20),), seconds=12.0,
         notes="declared: its planted alternatives are test-level (Entry.rejects), not yet commands"),
     CommandCheck(
         "figures-pf-relu", "figures", ("--figure", "pf-relu"),
