@@ -294,7 +294,7 @@ COMMANDS: tuple[CommandCheck, ...] = (
         (Hypothesis("null: the experiment", (), True, 5),
          Hypothesis("each depth started from its own initial weights (no common function of t)", (), False, 3,
                     plant="independent-starts")),
-        seconds=192.0),
+        seconds=70.0),
     CommandCheck(
         "chaintron2026-nonlinear", "training", ("--experiment", "chaintron2026-nonlinear", "--checkpoint-dir", "none",
                                                 "--workers", "1"),

@@ -254,17 +254,18 @@ def _chizat_phase() -> Work:
 
 
 MODELS: list[FloorModel] = [
-    FloorModel("python -m validation.weak", 421.1, "docs/results/defaults.md", _weak, cores=2,
+    FloorModel("python -m validation.weak", 76.6, "whole process, idle machine, 2026-12-07 (docs/results/defaults.md)", _weak, cores=2,
                notes="workers: every core (2 here); part 2's (N, 4, 4)·(N, 4, 1) products (≈ 1% of the arithmetic) and "
                      "the bootstraps of the weak-rate fits are not counted"),
-    FloorModel("python -m validation.phase", 210.5, "docs/results/defaults.md", _phase, cores=2,
+    FloorModel("python -m validation.phase", 58.8, "whole process, idle machine, 2026-12-07 (docs/results/defaults.md)", _phase, cores=2,
                notes="workers: every core (2 here), split over H; the Davies–Harte FFTs (length 2L, d² per network) "
                      "and the check's 200-resample bootstrap are not counted"),
-    FloorModel("python -m validation.figures --figure chizat-phase", 50.0,
-               "benchmarks/results/calibration.json (2026-12-07, beside another job)", _chizat_phase, cores=1,
+    FloorModel("python -m validation.figures --figure chizat-phase", 6.8,
+               "whole process, idle machine, 2026-12-07, after its autograd fix (docs/results/defaults.md)",
+               _chizat_phase, cores=1,
                notes="one process (the figure does not share its draws); its weights are redrawn for every (β, γ) cell "
                      "(the same streams). Not counted: autograd's gradient of each slice U[ℓ], V[ℓ] (select_backward "
-                     "fills a whole (L, n, M, d) tensor per layer and step, then it is summed: O(L²), 4.0·10⁹ elements "
-                     "written and as many added per cell at L = 512, counted at the dispatcher, against 1.7·10⁷ "
-                     "written by its products) and the 1000-resample exponent bootstraps"),
+                     "filled a whole (L, n, M, d) tensor per layer and step, then summed it: O(L²), 4.0·10⁹ elements "
+                     "written and as many added per cell at L = 512, against 1.7·10⁷ written by its products — fixed "
+                     "2026-12-07 by unbinding the weights once, 71.4 → 10.5 s) and the 1000-resample exponent bootstraps"),
 ]
