@@ -49,14 +49,14 @@ def _checked(x: np.ndarray) -> np.ndarray:
     return x
 
 
-def _concordance_chunks(x: np.ndarray) -> Iterator[tuple[int, torch.Tensor]]:
-    """(first draw, C_i for the draws of a chunk, shape (c, K, K) float64) over all draws, in order."""
+def _concordance_chunks(x: np.ndarray) -> Iterator[torch.Tensor]:
+    """C_i for the draws of each chunk, shape (c, K, K) float64, over all draws in order."""
     n, k = x.shape
     columns = torch.as_tensor(x)
     chunk = max(1, _CHUNK_ELEMENTS // (n * k))
     for start in range(0, n, chunk):
         signs = torch.sign(columns[start:start + chunk, None, :] - columns[None, :, :]).to(torch.float32)
-        yield start, torch.bmm(signs.transpose(1, 2), signs).double()
+        yield torch.bmm(signs.transpose(1, 2), signs).double()
 
 
 def _undefined(x: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -67,20 +67,24 @@ def _undefined(x: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 
 def _total(x: np.ndarray) -> torch.Tensor:
-    return sum((counts.sum(0) for _, counts in _concordance_chunks(x)), torch.zeros(()))
+    return sum((counts.sum(0) for counts in _concordance_chunks(x)), torch.zeros(()))
+
+
+def _tau(x: np.ndarray, total: torch.Tensor) -> np.ndarray:
+    n = len(x)
+    return _undefined(x, (total / (n * (n - 1))).numpy())
 
 
 def kendall_tau(x: np.ndarray) -> np.ndarray:
     """Kendall's τ (τ-a; ties count 0) between every pair of columns of ``x`` (n ≥ 3 draws × K columns), (K, K);
     NaN in the row and column of a constant column."""
     x = _checked(x)
-    n = len(x)
-    return _undefined(x, (_total(x) / (n * (n - 1))).numpy())
+    return _tau(x, _total(x))
 
 
 def _leave_one_out_chunks(x: np.ndarray, total: torch.Tensor) -> Iterator[np.ndarray]:
     n = len(x)
-    for _, counts in _concordance_chunks(x):
+    for counts in _concordance_chunks(x):
         yield _undefined(x, ((total[None] - 2 * counts) / ((n - 1) * (n - 2))).numpy())
 
 
@@ -117,7 +121,7 @@ def elliptical_statistic(x: np.ndarray, statistic: Callable[[np.ndarray], np.nda
         return math.nan, [math.nan, math.nan], np.full((x.shape[1],) * 2, math.nan)
     x = _checked(x)
     total = _total(x)
-    rho = elliptical_correlation(_undefined(x, (total / (len(x) * (len(x) - 1))).numpy()))
+    rho = elliptical_correlation(_tau(x, total))
     defined = ~np.isnan(np.diag(rho))
     if defined.sum() < 2:
         return math.nan, [math.nan, math.nan], rho
