@@ -61,7 +61,7 @@ def _width_check(result):
 
 
 def test_the_grid_entry_measures_every_cell_against_the_limit_and_a_planted_scale_fails(monkeypatch):
-    from tests.test_embedded_resnet import _ScaledByDepthOnly
+    from planted_entries import ScaledByDepthOnly
     from validation.training import chaintron2026_grid, run
 
     result = run("chaintron2026-grid", **GRID)
@@ -72,7 +72,7 @@ def test_the_grid_entry_measures_every_cell_against_the_limit_and_a_planted_scal
     fit = result.numbers["fit"]
     assert fit is not None and fit["terms"]["width"]["resolved"]
     assert _width_check(result) != "FAIL"
-    monkeypatch.setattr(chaintron2026_grid, "EmbeddedResNet", _ScaledByDepthOnly)
+    monkeypatch.setattr(chaintron2026_grid, "EmbeddedResNet", ScaledByDepthOnly)
     planted = run("chaintron2026-grid", **GRID)       # α/L: M times the residual scale, the training diverges
     assert planted.verdict == "FAIL" and "not finite" in planted.numbers["checks"][0]["detail"]
 
