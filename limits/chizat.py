@@ -321,8 +321,9 @@ def chizat_training_changes(beta: float, gamma: float, depth: int, eta0: float, 
         vs.append(torch.randn((depth, width, hidden), generator=gen, dtype=dtype, device=device) * sigma_v)
     X, Y, U0, V0 = torch.stack(xs), torch.stack(ys), torch.stack(us, 1), torch.stack(vs, 1)
 
-    def block(U: torch.Tensor, V: torch.Tensor, ell: int, h: torch.Tensor) -> torch.Tensor:
-        return alpha * torch.bmm(V[ell], torch.relu(torch.bmm(U[ell], h)))
+    def block(u: torch.Tensor, v: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        """f^ℓ(h; z) = α v ρ(u h), the block of one layer's weights u (n, M, d), v (n, d, M)."""
+        return alpha * torch.bmm(v, torch.relu(torch.bmm(u, h)))
 
     def states(U: torch.Tensor, V: torch.Tensor) -> list[torch.Tensor]:
         # the layers' weights unbound once: autograd then stacks their L gradients, where indexing U[ℓ] in the loop
@@ -331,7 +332,7 @@ def chizat_training_changes(beta: float, gamma: float, depth: int, eta0: float, 
         us, vs = U.unbind(0), V.unbind(0)
         out = [X]
         for ell in range(depth):
-            out.append(out[-1] + alpha * torch.bmm(vs[ell], torch.relu(torch.bmm(us[ell], out[-1]))))
+            out.append(out[-1] + block(us[ell], vs[ell], out[-1]))
         return out
 
     U, V = U0, V0
@@ -347,9 +348,9 @@ def chizat_training_changes(beta: float, gamma: float, depth: int, eta0: float, 
         local = torch.zeros(networks, dtype=dtype, device=device)
         below = torch.zeros_like(local)
         for ell in range(depth):
-            start = block(U0, V0, ell, before[ell])
-            own = block(U, V, ell, before[ell])
-            moved = block(U, V, ell, after[ell])
+            start = block(U0[ell], V0[ell], before[ell])
+            own = block(U[ell], V[ell], before[ell])
+            moved = block(U[ell], V[ell], after[ell])
             local += (own - start).square().sum((1, 2))
             below += (moved - own).square().sum((1, 2))
     share = local / (local + below)

@@ -171,8 +171,7 @@ class PFCorrelation(Figure):
 
     def estimate_seconds(self, s: Any) -> float:
         """~5e-10 s per multiply-add of the networks and ~1.5e-8 s per normal drawn (22 s measured at the defaults),
-        and Kendall's τ of four models: 2 draws² inputs² multiply–adds each, ~1e-10 s apiece (0.2 s at the
-        defaults)."""
+        and Kendall's τ of the four models (:func:`~validation.core.kendall.kendall_seconds`)."""
         return pf_seconds(s, resnet_passes=1, models=2, points=s.inputs + 2) + kendall_seconds(s.draws, s.inputs)
 
     def estimate_mb(self, s: Any) -> float:
